@@ -1,0 +1,1 @@
+"""Private subpackage; see the module docstrings."""

@@ -1,0 +1,54 @@
+"""JSON values as Python sees them, and the one compact encoding we write.
+
+Raw JSON is ``JsonValue``, a recursive alias, never ``Any``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TypeAlias
+
+__all__ = ["JsonObject", "JsonValue", "depth_exceeds", "dumps", "loads"]
+
+JsonValue: TypeAlias = (
+    "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
+)
+JsonObject: TypeAlias = "dict[str, JsonValue]"
+
+_encoder = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False
+)
+
+
+def dumps(value: JsonValue) -> str:
+    """Encode compactly: one line, no spaces, no NaN (the wire forbids them)."""
+    return _encoder.encode(value)
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(text: str | bytes) -> JsonValue:
+    """Decode strict JSON (no NaN or Infinity). Raises ValueError or RecursionError."""
+    value: JsonValue = json.loads(text, parse_constant=_reject_constant)
+    return value
+
+
+def depth_exceeds(value: JsonValue, max_depth: int) -> bool:
+    """Return whether arrays and objects nest deeper than ``max_depth``.
+
+    Iterative, so a hostile document cannot exhaust the stack here.
+    """
+    stack: list[tuple[JsonValue, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            if depth > max_depth:
+                return True
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            if depth > max_depth:
+                return True
+            stack.extend((v, depth + 1) for v in item)
+    return False

@@ -1,0 +1,51 @@
+"""Units and default limits, converted once at the edge.
+
+Durations are float seconds or ``datetime.timedelta``; sizes end in ``_bytes``.
+Milliseconds exist only on the wire (``ttlMs``).
+"""
+
+from __future__ import annotations
+
+import datetime
+
+__all__ = [
+    "DEFAULT_LIST_TTL_SECONDS",
+    "DEFAULT_MAX_CONCURRENT",
+    "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "KiB",
+    "MiB",
+    "Seconds",
+    "seconds",
+    "to_ms",
+]
+
+KiB = 1024
+MiB = 1024 * KiB
+
+DEFAULT_MAX_MESSAGE_BYTES = 4 * MiB
+DEFAULT_MAX_DEPTH = 128
+DEFAULT_MAX_CONCURRENT = 16
+DEFAULT_LIST_TTL_SECONDS = 3600.0
+
+Seconds = float | int | datetime.timedelta
+
+
+def seconds(value: Seconds | None, *, what: str) -> float | None:
+    """Return ``value`` as float seconds, rejecting negative or non-numeric values."""
+    if value is None:
+        return None
+    if isinstance(value, datetime.timedelta):
+        result = value.total_seconds()
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{what} must be seconds (int or float) or a timedelta")
+    else:
+        result = float(value)
+    if result < 0:
+        raise ValueError(f"{what} must not be negative")
+    return result
+
+
+def to_ms(value: float) -> int:
+    """Return seconds as whole milliseconds for the wire."""
+    return round(value * 1000)
