@@ -1,1 +1,1 @@
-"""Private subpackage; see the module docstrings."""
+"""The wire without I/O: messages, codes, versions, request state."""

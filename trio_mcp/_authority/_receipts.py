@@ -1,0 +1,57 @@
+"""Receipts: the evidence every call leaves, and their delivery.
+
+A receipt never holds argument values or secret plaintext: only what was called, by
+whom, under which grant, and how it ended.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Literal, TypeAlias
+
+import attrs
+
+__all__ = ["Outcome", "Receipt", "ReceiptSink", "receipt_logger"]
+
+Outcome: TypeAlias = Literal[
+    "ok", "error", "refused", "invalid", "cancelled", "timeout", "internal"
+]
+
+receipt_logger = logging.getLogger("trio_mcp.receipts")
+
+
+@attrs.frozen(kw_only=True)
+class Receipt:
+    """What one ``tools/call``, ``prompts/get`` or ``resources/read`` did."""
+
+    kind: Literal["tool", "prompt", "resource"]
+    declaration: str
+    """The handler as ``module:qualname``."""
+    name: str
+    """The wire name (or URI for resources)."""
+    required: frozenset[str]
+    granted: frozenset[str]
+    outcome: Outcome
+    error_type: str | None
+    """The qualified class of the exception that ended the call, if any."""
+    principal_id: str | None
+    client: str | None
+    request_id: str | int
+    started: float
+    """Wall-clock start, seconds since the epoch."""
+    duration: float
+    """Seconds, measured on a monotonic clock."""
+    trace_id: str | None = None
+    error_ref: str | None = None
+    """The reference shown to the client for an internal error."""
+
+    def as_record(self) -> dict[str, object]:
+        """Return the receipt as a flat dict for structured logging."""
+        record = attrs.asdict(self, recurse=False)
+        record["required"] = sorted(self.required)
+        record["granted"] = sorted(self.granted)
+        return record
+
+
+ReceiptSink: TypeAlias = Callable[[Receipt], "Awaitable[None] | None"]

@@ -1,0 +1,193 @@
+"""``ToolContext``: what a handler may know about the call it is serving.
+
+The dispatcher sets one context per call in a context variable; ``current()`` reads
+it. Outside a call ``current()`` gives an empty context whose methods are harmless
+no-ops, so handlers stay directly callable in plain tests.
+
+Progress and log notifications are gated here, not in transports: progress only
+when the request carried a ``progressToken`` and only while the call is in flight,
+with strictly increasing values; logs only at or above the request's ``logLevel``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+import trio
+
+from ._json import JsonObject, JsonValue
+from ._protocol import _wire as wire
+
+if TYPE_CHECKING:
+    from ._authority import Capability
+
+__all__ = ["CancelToken", "Emit", "Refusal", "ToolContext"]
+
+Emit = Callable[[JsonObject], Awaitable[None]]
+
+
+class Refusal(Exception):
+    """Raised by ``ToolContext.require`` when a capability is not both declared and granted.
+
+    The dispatcher turns it into an ``isError`` result and a ``refused`` receipt.
+    """
+
+    def __init__(self, capability: str, *, declared: bool) -> None:
+        self.capability = capability
+        self.declared = declared
+        reason = "is not granted to this caller" if declared else (
+            "is not declared by this tool"
+        )
+        super().__init__(f"capability '{capability}' {reason}")
+
+
+@attrs.define(eq=False)
+class CancelToken:
+    """The call's cancellation, backed by its Trio cancel scope.
+
+    It fires on ``notifications/cancelled``, a closed HTTP stream or the deadline.
+    """
+
+    _scope: trio.CancelScope | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether cancellation was requested."""
+        return self._scope is not None and self._scope.cancel_called
+
+    def cancel(self) -> None:
+        """Cancel the call: every pending await inside it is dropped."""
+        if self._scope is not None:
+            self._scope.cancel()
+
+
+async def _no_emit(message: JsonObject) -> None:
+    """Emit nothing: used outside a call."""
+
+
+@attrs.define(eq=False, kw_only=True)
+class ToolContext:
+    """What a handler may know about the call it serves (``ToolContext.current()``)."""
+
+    request_id: str | int | None = None
+    principal: object | None = None
+    client: JsonObject | None = None
+    """The client's self-description (``clientInfo``): for display only, never trust."""
+    client_capabilities: JsonObject = attrs.field(factory=dict)
+    deadline: float | None = None
+    """A ``trio.current_time()`` value, or None."""
+    cancel: CancelToken = attrs.field(factory=CancelToken)
+    input_responses: Mapping[str, object] = attrs.field(factory=dict)
+    state: JsonValue = None
+    """State carried from an earlier round of a multi round-trip request."""
+    declared: frozenset[str] = frozenset()
+    granted: frozenset[str] = frozenset()
+    progress_token: str | int | None = None
+    log_level: str | None = None
+    _emit: Emit = _no_emit
+    _last_progress: float | None = None
+    _in_flight: bool = True
+
+    @staticmethod
+    def current() -> ToolContext:
+        """Return the context of the call being served, or an empty one outside a call."""
+        ctx = _current.get()
+        return ctx if ctx is not None else ToolContext(request_id=None, in_flight=False)
+
+    @property
+    def principal_id(self) -> str | None:
+        """The principal's ``id``, ``identity`` or ``str()``, for receipts and bindings."""
+        return principal_id(self.principal)
+
+    async def progress(
+        self, done: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress, if the client asked for it; otherwise do nothing.
+
+        Values that do not increase are dropped (the protocol requires increase).
+        """
+        await trio.lowlevel.checkpoint()
+        if self.progress_token is None or not self._in_flight:
+            return
+        if self._last_progress is not None and done <= self._last_progress:
+            return
+        self._last_progress = done
+        params: JsonObject = {"progressToken": self.progress_token, "progress": done}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._emit(wire.notification_message("notifications/progress", params))
+
+    async def log(self, level: str, data: JsonValue, *, logger: str | None = None) -> None:
+        """Send a log message for this request, if at or above its ``logLevel``.
+
+        Raises:
+            ValueError: if ``level`` is not one of the protocol's levels.
+        """
+        rank = wire.LOG_LEVEL_RANK.get(level)
+        if rank is None:
+            raise ValueError(f"unknown log level {level!r}; use one of {wire.LOG_LEVELS}")
+        await trio.lowlevel.checkpoint()
+        if self.log_level is None or not self._in_flight:
+            return
+        if rank < wire.LOG_LEVEL_RANK[self.log_level]:
+            return
+        params: JsonObject = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self._emit(wire.notification_message("notifications/message", params))
+
+    def require(self, capability: Capability | str) -> None:
+        """Check that this call may use ``capability``.
+
+        It must be declared in the tool's ``caps=`` (the ceiling) and granted by the
+        host. Outside a call nothing is checked.
+
+        Raises:
+            Refusal: if the capability is not declared or not granted.
+        """
+        name = capability if isinstance(capability, str) else capability.name
+        if self.request_id is None:
+            return
+        if name not in self.declared:
+            raise Refusal(name, declared=False)
+        if name not in self.granted:
+            raise Refusal(name, declared=True)
+
+    def finish(self) -> None:
+        """Mark the call complete: nothing more may be sent for it."""
+        self._in_flight = False
+
+
+def principal_id(principal: object | None) -> str | None:
+    """Return a principal's identifier: its ``id``, ``identity`` or ``str()``."""
+    if principal is None:
+        return None
+    for attr in ("id", "identity"):
+        value = getattr(principal, attr, None)
+        if value is not None and not callable(value):
+            return str(value)
+    if isinstance(principal, Mapping):
+        for key in ("id", "identity", "sub"):
+            if key in principal:
+                return str(principal[key])
+    return str(principal)
+
+
+_current: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar(
+    "trio_mcp_tool_context", default=None
+)
+
+
+def set_current(ctx: ToolContext) -> contextvars.Token[ToolContext | None]:
+    """Install ``ctx`` for the running task (the dispatcher's business)."""
+    return _current.set(ctx)
+
+
+def reset_current(token: contextvars.Token[ToolContext | None]) -> None:
+    """Undo ``set_current``."""
+    _current.reset(token)

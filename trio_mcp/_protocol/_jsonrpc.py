@@ -1,0 +1,113 @@
+"""Bytes to JSON-RPC messages: a ``Request``, a ``Notification`` or a ``Fault``.
+
+Size is the transport's business (it must not buffer an oversized message); depth and
+shape are checked here. No I/O and no trio: transports call ``parse_message``.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from .._json import JsonObject, JsonValue, depth_exceeds, loads
+from . import _wire as wire
+
+__all__ = ["Fault", "Notification", "Request", "parse_message"]
+
+
+@attrs.frozen
+class Fault:
+    """A JSON-RPC error to send instead of a result.
+
+    ``request_id`` is ``None`` when the id could not be read; ``http_status`` is what
+    Streamable HTTP answers with.
+    """
+
+    code: int
+    message: str
+    data: JsonValue = None
+    request_id: str | int | None = None
+    http_status: int = 200
+
+    def to_message(self) -> JsonObject:
+        """Return the JSON-RPC error response."""
+        return wire.error_message(self.request_id, self.code, self.message, self.data)
+
+
+@attrs.frozen
+class Request:
+    """A request: it has an id and expects exactly one response."""
+
+    id: str | int
+    method: str
+    params: JsonValue
+
+
+@attrs.frozen
+class Notification:
+    """A message without an id; nothing is ever sent back for it."""
+
+    method: str
+    params: JsonValue
+
+
+def _is_request_id(value: JsonValue) -> bool:
+    return isinstance(value, str) or (
+        isinstance(value, int) and not isinstance(value, bool)
+    )
+
+
+def parse_message(
+    data: bytes | str, *, max_depth: int = 128
+) -> Request | Notification | Fault:
+    """Parse one message.
+
+    Malformed JSON, invalid UTF-8 or nesting deeper than ``max_depth`` is -32700; a
+    batch, a response or anything that is not a request object is -32600.
+    """
+    try:
+        if isinstance(data, bytes):
+            data = data.decode("utf-8")
+        value = loads(data)
+    except (ValueError, RecursionError):
+        return Fault(wire.PARSE_ERROR, "parse error: the message is not valid JSON",
+                     http_status=400)
+    if depth_exceeds(value, max_depth):
+        return Fault(
+            wire.PARSE_ERROR,
+            f"parse error: the message nests deeper than {max_depth} levels",
+            http_status=400,
+        )
+    return classify(value)
+
+
+def classify(value: JsonValue) -> Request | Notification | Fault:
+    """Sort a decoded JSON value into a request, a notification or an invalid message."""
+    if isinstance(value, list):
+        return Fault(wire.INVALID_REQUEST,
+                     "invalid request: batches are not supported; send one message",
+                     http_status=400)
+    if not isinstance(value, dict):
+        return Fault(wire.INVALID_REQUEST,
+                     "invalid request: a message must be a JSON object",
+                     http_status=400)
+    raw_id = value.get("id")
+    request_id = raw_id if raw_id is not None and _is_request_id(raw_id) else None
+    assert request_id is None or isinstance(request_id, str | int)
+    method = value.get("method")
+    if value.get("jsonrpc") != wire.JSONRPC:
+        return Fault(wire.INVALID_REQUEST,
+                     'invalid request: "jsonrpc" must be "2.0"',
+                     request_id=request_id, http_status=400)
+    if not isinstance(method, str):
+        return Fault(wire.INVALID_REQUEST,
+                     'invalid request: "method" must be a string; '
+                     "clients send only requests and notifications",
+                     request_id=request_id, http_status=400)
+    params = value.get("params")
+    if "id" not in value:
+        return Notification(method, params)
+    if request_id is None:
+        return Fault(wire.INVALID_REQUEST,
+                     'invalid request: "id" must be a string or an integer',
+                     http_status=400)
+    return Request(request_id, method, params)

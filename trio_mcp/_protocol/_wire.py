@@ -1,0 +1,88 @@
+"""Names, keys and codes of MCP revision 2026-07-28, spelled once.
+
+Plain constants and tiny builders of wire dicts; no I/O and no trio here.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .._json import JsonObject, JsonValue
+
+PROTOCOL_VERSION: Final = "2026-07-28"
+SUPPORTED_VERSIONS: Final = (PROTOCOL_VERSION,)
+JSONRPC: Final = "2.0"
+
+# _meta keys (mcp-2026-07-28.md §3)
+META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+META_PROGRESS_TOKEN: Final = "progressToken"
+META_TRACEPARENT: Final = "traceparent"
+META_TRACESTATE: Final = "tracestate"
+#: Our own key (reverse-DNS prefix, not reserved) for structured error detail.
+META_ERROR: Final = "dev.trio-mcp/error"
+
+# JSON-RPC and MCP error codes (§2.1)
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+HEADER_MISMATCH: Final = -32020
+MISSING_CLIENT_CAPABILITY: Final = -32021
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+
+#: Methods of earlier revisions that a modern-only server answers with -32601.
+REMOVED_METHODS: Final = frozenset(
+    {
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "tasks/get",
+        "tasks/list",
+        "tasks/result",
+        "tasks/cancel",
+    }
+)
+
+LOG_LEVELS: Final = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+LOG_LEVEL_RANK: Final = {name: rank for rank, name in enumerate(LOG_LEVELS)}
+
+
+def result_message(request_id: str | int, result: JsonObject) -> JsonObject:
+    """Return the JSON-RPC response carrying ``result``."""
+    return {"jsonrpc": JSONRPC, "id": request_id, "result": result}
+
+
+def error_message(
+    request_id: str | int | None, code: int, message: str, data: JsonValue = None
+) -> JsonObject:
+    """Return a JSON-RPC error response; ``id`` is omitted when it could not be read."""
+    error: JsonObject = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    msg: JsonObject = {"jsonrpc": JSONRPC}
+    if request_id is not None:
+        msg["id"] = request_id
+    msg["error"] = error
+    return msg
+
+
+def notification_message(method: str, params: JsonObject) -> JsonObject:
+    """Return a JSON-RPC notification."""
+    return {"jsonrpc": JSONRPC, "method": method, "params": params}
