@@ -5,6 +5,30 @@ Write ordinary typed functions, decorate them with ``@tool``, ``@resource`` or
 The public names are re-exported here; everything else is private.
 """
 
+from ._authority import Capability as Capability
+from ._authority import Receipt as Receipt
+from ._authority._secrets import Secret as Secret
+from ._context import CancelToken as CancelToken
+from ._context import Refusal as Refusal
+from ._context import ToolContext as ToolContext
+from ._declare import AudioContent as AudioContent
+from ._declare import BlobResourceContents as BlobResourceContents
+from ._declare import EmbeddedResource as EmbeddedResource
+from ._declare import ImageContent as ImageContent
+from ._declare import NeedsInput as NeedsInput
+from ._declare import Prompt as Prompt
+from ._declare import PromptMessage as PromptMessage
+from ._declare import Resource as Resource
+from ._declare import ResourceLink as ResourceLink
+from ._declare import TextContent as TextContent
+from ._declare import TextResourceContents as TextResourceContents
+from ._declare import Tool as Tool
+from ._declare import ToolHints as ToolHints
+from ._declare import prompt as prompt
+from ._declare import resource as resource
+from ._declare import tool as tool
+from ._decode import decode as decode
+from ._decode import encode as encode
 from ._errors import DecodeError as DecodeError
 from ._errors import DuplicateName as DuplicateName
 from ._errors import InsecureBinding as InsecureBinding
@@ -13,16 +37,55 @@ from ._errors import McpError as McpError
 from ._errors import Problem as Problem
 from ._errors import ToolError as ToolError
 from ._errors import Transport as Transport
+from ._schema import Field as Field
+from ._schema import json_schema as json_schema
+from ._server import Server as Server
 from ._version import __version__ as __version__
 
 __all__ = [
+    "AudioContent",
+    "BlobResourceContents",
+    "CancelToken",
+    "Capability",
     "DecodeError",
     "DuplicateName",
+    "EmbeddedResource",
+    "Field",
+    "ImageContent",
     "InsecureBinding",
     "InvalidDeclaration",
     "McpError",
+    "NeedsInput",
     "Problem",
+    "Prompt",
+    "PromptMessage",
+    "Receipt",
+    "Refusal",
+    "Resource",
+    "ResourceLink",
+    "Secret",
+    "Server",
+    "TextContent",
+    "TextResourceContents",
+    "Tool",
+    "ToolContext",
     "ToolError",
+    "ToolHints",
     "Transport",
     "__version__",
+    "decode",
+    "encode",
+    "json_schema",
+    "prompt",
+    "resource",
+    "tool",
 ]
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if getattr(_obj, "__module__", "").startswith("trio_mcp._"):
+        try:
+            _obj.__module__ = "trio_mcp"
+        except (AttributeError, TypeError):
+            pass
+del _name, _obj

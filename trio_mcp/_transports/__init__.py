@@ -1,1 +1,1 @@
-"""Private subpackage; see the module docstrings."""
+"""Each transport adapts a medium to the dispatcher's single entry point."""

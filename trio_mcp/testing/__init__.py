@@ -1,1 +1,9 @@
-"""Private subpackage; see the module docstrings."""
+"""Test a trio_mcp server in-process: ``McpTestClient`` and the pytest plugin."""
+
+from ._client import McpTestClient as McpTestClient
+from ._client import ProtocolError as ProtocolError
+from ._client import ToolResult as ToolResult
+from ._schema import SchemaViolation as SchemaViolation
+from ._schema import check_message as check_message
+
+__all__ = ["McpTestClient", "ProtocolError", "SchemaViolation", "ToolResult", "check_message"]

@@ -1,0 +1,147 @@
+"""What every declaration shares: binding to an instance, direct calls, running.
+
+A declaration is a descriptor: ``desk.search_tickets`` is a copy bound to ``desk``,
+still callable with the function's own arguments. Running a handler is uniform:
+async functions are awaited, sync ones run in a worker thread so they never block
+other requests.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Generic, ParamSpec, TypeVar
+
+import trio
+
+from .._authority import Capability
+from .._errors import InvalidDeclaration
+from .._units import Seconds, seconds
+from ._signature import declaration_id, is_method, resolve_hints
+
+__all__ = ["Declaration"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_UNBOUND: Any = object()
+
+
+class Declaration(Generic[P, R]):
+    """Base of ``Tool``, ``Resource`` and ``Prompt``: a handler plus its wire entry."""
+
+    kind: ClassVar[str]
+
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        *,
+        name: str | None,
+        title: str | None,
+        caps: Sequence[Capability],
+        timeout: Seconds | None,
+    ) -> None:
+        if not callable(fn):
+            raise InvalidDeclaration(f"@{self.kind} needs a function, got {fn!r}")
+        if isinstance(fn, staticmethod | classmethod):
+            raise InvalidDeclaration(
+                f"@{self.kind} goes above @staticmethod/@classmethod, or on a plain function"
+            )
+        self.fn = fn
+        self.declaration = declaration_id(fn)
+        self.name = name if name is not None else fn.__name__
+        self.title = title
+        caps = tuple(caps)
+        for cap in caps:
+            if not isinstance(cap, Capability):
+                raise InvalidDeclaration(
+                    f"{self.declaration}: caps= takes Capability values, got {cap!r}"
+                )
+        self.caps: tuple[Capability, ...] = caps
+        self.timeout = seconds(timeout, what=f"{self.declaration}: timeout")
+        self.is_async = inspect.iscoroutinefunction(fn)
+        self.is_method = is_method(fn)
+        self._instance: object = _UNBOUND
+        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        self._prepared = False
+        self._prepare_error: InvalidDeclaration | None = None
+        self._try_prepare()
+
+    # -- preparation ------------------------------------------------------------
+    def _try_prepare(self) -> None:
+        """Derive schemas now; a name not yet defined postpones it to the Server."""
+        try:
+            hints = resolve_hints(self.fn)
+        except NameError:
+            return
+        self._prepare(hints)
+        self._prepared = True
+
+    def ensure_prepared(self) -> None:
+        """Derive schemas if not done yet.
+
+        Raises:
+            InvalidDeclaration: if an annotation cannot be resolved or is unsupported.
+        """
+        if self._prepared:
+            return
+        try:
+            hints = resolve_hints(self.fn)
+        except NameError as exc:
+            raise InvalidDeclaration(
+                f"{self.declaration}: annotation names something undefined ({exc}); "
+                "define or import it before building the Server"
+            ) from None
+        self._prepare(hints)
+        self._prepared = True
+
+    def _prepare(self, hints: dict[str, object]) -> None:
+        raise NotImplementedError
+
+    def problems(self) -> list[str]:
+        """Return what must be fixed before a Server may serve this declaration."""
+        found: list[str] = []
+        if self.is_method and self._instance is _UNBOUND:
+            found.append(
+                f"{self.declaration}: is a method; list the bound method "
+                f"(for example 'obj.{self.fn.__name__}'), not the function"
+            )
+        return found
+
+    # -- binding and direct calls ----------------------------------------------
+    def __get__(self, instance: object, owner: type | None = None) -> Any:
+        if instance is None or not self.is_method:
+            return self
+        bound = object.__new__(type(self))
+        bound.__dict__.update(self.__dict__)
+        bound._instance = instance
+        return bound
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if self.is_method and self._instance is not _UNBOUND:
+            return self.fn(self._instance, *args, **kwargs)  # type: ignore[arg-type]
+        return self.fn(*args, **kwargs)
+
+    @property
+    def bound_to(self) -> object | None:
+        """The instance a method declaration is bound to, if any."""
+        return None if self._instance is _UNBOUND else self._instance
+
+    async def run(self, kwargs: dict[str, object]) -> object:
+        """Run the handler with decoded keyword arguments.
+
+        Sync handlers run in a worker thread (``trio.to_thread.run_sync``); on
+        cancellation the thread is abandoned and finishes on its own.
+        """
+        fn: Callable[..., Any] = self.fn
+        if self.is_method:
+            fn = functools.partial(fn, self._instance)
+        if self.is_async:
+            return await fn(**kwargs)
+        return await trio.to_thread.run_sync(
+            functools.partial(fn, **kwargs), abandon_on_cancel=True
+        )
+
+    def __repr__(self) -> str:
+        return f"<{self.kind} {self.name!r} {self.declaration}>"

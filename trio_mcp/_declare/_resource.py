@@ -1,0 +1,281 @@
+"""``@resource``: a function serves a static URI or an RFC 6570 level-1 template.
+
+A URI without variables is a static resource (``resources/list``); one with
+``{variables}`` is a template (``resources/templates/list``), matched on read with
+each variable bound to the parameter of the same name.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+import urllib.parse
+from collections.abc import Callable, Sequence
+from typing import Any, ParamSpec, TypeVar, overload
+
+import attrs
+
+from .._authority import Capability
+from .._decode import encode
+from .._errors import InvalidDeclaration
+from .._json import JsonObject, dumps
+from .._schema import UnsupportedType, json_schema
+from .._units import Seconds, seconds
+from ._base import Declaration
+from ._content import BlobResourceContents, TextResourceContents
+from ._docstring import describe
+from ._replies import MISSING, split_needs_input
+from ._signature import plan_arguments
+
+__all__ = ["Resource", "ResourceSpec", "UriTemplate", "resource"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_VAR = re.compile(r"\{([^{}]*)\}")
+_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@attrs.frozen
+class UriTemplate:
+    """An RFC 6570 level-1 template: literal text and ``{name}`` variables."""
+
+    template: str
+    variables: tuple[str, ...]
+    pattern: re.Pattern[str]
+
+    @classmethod
+    def parse(cls, template: str, *, where: str) -> UriTemplate:
+        """Parse ``template``.
+
+        Raises:
+            InvalidDeclaration: for an operator (``{+x}``), an empty or repeated name.
+        """
+        names: list[str] = []
+        regex = ["^"]
+        pos = 0
+        for m in _VAR.finditer(template):
+            name = m.group(1)
+            if not _VAR_NAME.match(name):
+                raise InvalidDeclaration(
+                    f"{where}: URI template variable {{{name}}} is not a plain name; "
+                    "only level-1 templates ({name}) are supported"
+                )
+            if name in names:
+                raise InvalidDeclaration(
+                    f"{where}: URI template variable {{{name}}} appears twice"
+                )
+            names.append(name)
+            regex.append(re.escape(template[pos : m.start()]))
+            regex.append(f"(?P<{name}>[^/?#]+)")
+            pos = m.end()
+        regex.append(re.escape(template[pos:]))
+        regex.append("$")
+        if "{" in template[pos:] or "}" in template[pos:]:
+            raise InvalidDeclaration(f"{where}: unbalanced braces in URI template")
+        return cls(template, tuple(names), re.compile("".join(regex)))
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """Return the variables if ``uri`` matches, else None."""
+        m = self.pattern.match(uri)
+        if m is None:
+            return None
+        return {k: urllib.parse.unquote(v) for k, v in m.groupdict().items()}
+
+
+@attrs.frozen(kw_only=True)
+class ResourceSpec:
+    """A resource's catalog entry (a ``Resource`` or a ``ResourceTemplate``)."""
+
+    uri: str
+    is_template: bool
+    name: str
+    title: str | None
+    description: str | None
+    mime_type: str | None
+    declaration: str
+
+    def to_wire(self) -> JsonObject:
+        """Return the protocol's ``Resource`` or ``ResourceTemplate``."""
+        out: JsonObject = {("uriTemplate" if self.is_template else "uri"): self.uri}
+        out["name"] = self.name
+        if self.title is not None:
+            out["title"] = self.title
+        if self.description is not None:
+            out["description"] = self.description
+        if self.mime_type is not None:
+            out["mimeType"] = self.mime_type
+        return out
+
+
+def _is_contents(annotation: object) -> bool:
+    if annotation in (TextResourceContents, BlobResourceContents):
+        return True
+    origin = typing.get_origin(annotation)
+    return bool(origin) and all(
+        _is_contents(a) for a in typing.get_args(annotation) if a is not Ellipsis
+    )
+
+
+class Resource(Declaration[P, R]):
+    """A resource declaration: a static URI or a template, and its reader."""
+
+    kind = "resource"
+
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        *,
+        uri: str,
+        name: str | None = None,
+        title: str | None = None,
+        mime_type: str | None = None,
+        ttl: Seconds | None = None,
+        updatable: bool = False,
+        caps: Sequence[Capability] = (),
+        timeout: Seconds | None = None,
+    ) -> None:
+        where = f"{fn.__module__}:{fn.__qualname__}"
+        if not isinstance(uri, str) or not uri:
+            raise InvalidDeclaration(f"{where}: @resource needs uri='scheme://...'")
+        self.uri = uri
+        self.template = UriTemplate.parse(uri, where=where)
+        self.mime_type = mime_type
+        self.ttl = seconds(ttl, what=f"{where}: ttl")
+        self.updatable = updatable
+        self.described = describe(fn)
+        super().__init__(fn, name=name, title=title, caps=caps, timeout=timeout)
+
+    @property
+    def is_template(self) -> bool:
+        """Whether the URI has variables."""
+        return bool(self.template.variables)
+
+    def _prepare(self, hints: dict[str, object]) -> None:
+        where = self.declaration
+        self.plan = plan_arguments(
+            self.fn, where=where, descriptions={}, skip_self=self.is_method, hints=hints
+        )
+        returns = hints.get("return", MISSING)
+        if returns is MISSING:
+            raise InvalidDeclaration(
+                f"{where}: the return type is not annotated; annotate it "
+                "('-> str', '-> bytes', an attrs class, or resource contents)"
+            )
+        inner, self.may_need_input = split_needs_input(returns)
+        if inner is str:
+            self.shape, default_mime = "text", "text/plain"
+        elif inner is bytes:
+            self.shape, default_mime = "blob", "application/octet-stream"
+        elif _is_contents(inner):
+            self.shape, default_mime = "contents", None
+        else:
+            try:
+                json_schema(inner)
+            except UnsupportedType as exc:
+                raise InvalidDeclaration(
+                    f"{where}: return type: {exc.reason}; a resource returns str, "
+                    "bytes, an attrs value, a list or dict, or resource contents"
+                ) from None
+            self.shape, default_mime = "json", "application/json"
+        self.effective_mime = self.mime_type or default_mime
+        self.return_type = inner
+
+    def problems(self) -> list[str]:
+        """Return what must be fixed before a Server may serve this resource."""
+        found = super().problems()
+        where = f"resource '{self.uri}' ({self.declaration})"
+        if not self.described.summary:
+            found.append(
+                f"{where}: has no description; write a docstring whose first "
+                "paragraph says what the resource holds"
+            )
+        fields = {f.name: f for f in attrs.fields(self.plan.arguments_class)}
+        for var in self.template.variables:
+            if var not in fields:
+                found.append(
+                    f"{where}: URI template variable '{{{var}}}' has no parameter; "
+                    f"add a parameter '{var}: str'"
+                )
+            elif fields[var].type is not str:
+                found.append(
+                    f"{where}: parameter '{var}' is bound to a URI variable and must be 'str'"
+                )
+        for pname, field in fields.items():
+            if pname not in self.template.variables and field.default is attrs.NOTHING:
+                found.append(
+                    f"{where}: parameter '{pname}' is not a URI template variable; "
+                    f"add '{{{pname}}}' to the URI or give it a default"
+                )
+        return found
+
+    def spec(self) -> ResourceSpec:
+        """Return this resource's catalog entry."""
+        self.ensure_prepared()
+        return ResourceSpec(
+            uri=self.uri,
+            is_template=self.is_template,
+            name=self.name,
+            title=self.title,
+            description=self.described.summary,
+            mime_type=self.effective_mime,
+            declaration=self.declaration,
+        )
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        """Return the bound variables if this declaration serves ``uri``."""
+        if not self.is_template:
+            return {} if uri == self.uri else None
+        return self.template.match(uri)
+
+    async def dispatch(self, uri: str, variables: dict[str, str]) -> object:
+        """Run the reader for ``uri``; returns its value (or a NeedsInput)."""
+        return await self.run(dict(variables))
+
+    def contents(self, uri: str, value: object) -> list[JsonObject]:
+        """Shape a reader's return value into the protocol's resource contents."""
+        mime = self.effective_mime
+        if isinstance(value, TextResourceContents | BlobResourceContents):
+            return [value.to_wire()]
+        if self.shape == "contents":
+            return [c.to_wire() for c in value]  # type: ignore[attr-defined]
+        if self.shape == "text":
+            return [TextResourceContents(uri, str(value), mime).to_wire()]
+        if self.shape == "blob":
+            return [BlobResourceContents(uri, bytes(value), mime).to_wire()]  # type: ignore[call-overload]
+        text = dumps(encode(value, self.return_type))
+        return [TextResourceContents(uri, text, mime).to_wire()]
+
+
+@overload
+def resource(
+    *,
+    uri: str,
+    name: str | None = None,
+    title: str | None = None,
+    mime_type: str | None = None,
+    ttl: Seconds | None = None,
+    updatable: bool = False,
+    caps: Sequence[Capability] = (),
+    timeout: Seconds | None = None,
+) -> Callable[[Callable[P, R]], Resource[P, R]]: ...
+@overload
+def resource(uri: str, /) -> Callable[[Callable[P, R]], Resource[P, R]]: ...
+def resource(uri: str | None = None, /, **options: Any) -> Any:
+    """Declare a function as a resource reader for a URI or URI template.
+
+    Args:
+        uri: ``scheme://path`` or a level-1 template such as ``ticket://{ticket_id}``.
+        mime_type: The contents' MIME type; inferred from the return type by default.
+        name: The resource's name; defaults to the function's name.
+        ttl: Seconds (or timedelta) a read may be cached; without it ``ttlMs`` is 0.
+        updatable: Changes are published with ``server.notify_updated(uri)``.
+        caps: Capabilities each read requires.
+    """
+    if uri is not None:
+        options["uri"] = uri
+
+    def decorate(fn: Callable[P, R]) -> Resource[P, R]:
+        return Resource(fn, **options)
+
+    return decorate

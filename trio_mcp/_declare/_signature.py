@@ -1,0 +1,108 @@
+"""A callable's signature as one attrs class: the declaration's ``ArgumentsOf``.
+
+The input schema and the argument decoder both come from that one class, so what
+the client is told and what the handler receives cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+
+import attrs
+
+from .._errors import InvalidDeclaration
+from .._json import JsonObject
+from .._schema import Field, UnsupportedType, json_schema
+
+__all__ = ["Plan", "declaration_id", "is_method", "plan_arguments", "resolve_hints"]
+
+
+def declaration_id(fn: Callable[..., object]) -> str:
+    """Return ``module:qualname``, the name errors and receipts use for a handler."""
+    return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
+
+
+def is_method(fn: Callable[..., object]) -> bool:
+    """Whether ``fn`` is written as a method: its first parameter is ``self``."""
+    params = list(inspect.signature(fn).parameters)
+    return bool(params) and params[0] == "self"
+
+
+def resolve_hints(fn: Callable[..., object]) -> dict[str, object]:
+    """Return ``fn``'s annotations with string forms resolved (``Annotated`` kept).
+
+    Raises:
+        NameError: if a forward reference cannot be resolved yet.
+    """
+    return typing.get_type_hints(fn, include_extras=True)
+
+
+@attrs.frozen
+class Plan:
+    """How a call's ``arguments`` object becomes keyword arguments for the handler."""
+
+    arguments_class: type
+    input_schema: JsonObject
+    names: tuple[str, ...]
+
+
+def plan_arguments(
+    fn: Callable[..., object],
+    *,
+    where: str,
+    descriptions: dict[str, str],
+    skip_self: bool,
+    hints: dict[str, object],
+) -> Plan:
+    """Build the arguments class and its schema for ``fn``.
+
+    Raises:
+        InvalidDeclaration: naming ``where`` and the parameter, for a parameter that
+            has no annotation, an unsupported type, or a ``*args``/``**kwargs`` form.
+    """
+    problems: list[str] = []
+    fields: dict[str, object] = {}
+    params = list(inspect.signature(fn).parameters.values())
+    if skip_self:
+        params = params[1:]
+    for param in params:
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            problems.append(
+                f"{where}: parameter '{param.name}' is *args/**kwargs; "
+                "declare each input as a named parameter"
+            )
+            continue
+        if param.kind is param.POSITIONAL_ONLY:
+            problems.append(
+                f"{where}: parameter '{param.name}' is positional-only; "
+                "inputs are passed by name"
+            )
+            continue
+        if param.name not in hints:
+            problems.append(
+                f"{where}: parameter '{param.name}' has no type annotation; "
+                "annotate it (for example 'str' or 'int')"
+            )
+            continue
+        annotation = hints[param.name]
+        try:
+            json_schema(annotation)
+        except UnsupportedType as exc:
+            inner = f" at '{exc.where}'" if exc.where else ""
+            problems.append(f"{where}: parameter '{param.name}'{inner}: {exc.reason}")
+            continue
+        metadata = {}
+        if param.name in descriptions:
+            metadata["trio_mcp"] = Field(description=descriptions[param.name])
+        default = attrs.NOTHING if param.default is param.empty else param.default
+        fields[param.name] = attrs.field(
+            type=annotation, default=default, metadata=metadata, kw_only=True
+        )
+    if problems:
+        raise InvalidDeclaration(problems)
+    name = f"ArgumentsOf_{getattr(fn, '__name__', 'handler')}"
+    cls = attrs.make_class(name, fields, frozen=True, slots=True)
+    schema = json_schema(cls)
+    return Plan(cls, schema, tuple(fields))

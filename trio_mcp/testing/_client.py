@@ -1,0 +1,291 @@
+"""``McpTestClient``: drive a Server in-process through real JSON text.
+
+Every request is encoded to JSON text and every message the server emits is decoded
+from text and validated against the revision's official schema, so a test sees
+exactly what a client on the wire would, without sockets or subprocesses.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any
+
+import attrs
+import trio
+
+from .._server import Server
+from ._schema import check_message
+
+__all__ = ["ProtocolError", "ToolResult", "McpTestClient", "PROTOCOL_VERSION"]
+
+PROTOCOL_VERSION = "2026-07-28"
+_META_VERSION = "io.modelcontextprotocol/protocolVersion"
+_META_CAPS = "io.modelcontextprotocol/clientCapabilities"
+_META_INFO = "io.modelcontextprotocol/clientInfo"
+
+
+class ProtocolError(Exception):
+    """The server answered with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+        super().__init__(f"{code}: {message}")
+
+
+@attrs.frozen
+class ToolResult:
+    """A ``tools/call`` result as the client received it."""
+
+    content: list[dict[str, Any]]
+    structured: Any
+    is_error: bool
+    meta: dict[str, Any]
+    raw: dict[str, Any]
+    notifications: list[dict[str, Any]] = attrs.field(factory=list)
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined with newlines."""
+        return "\n".join(b["text"] for b in self.content if b.get("type") == "text")
+
+
+@attrs.define
+class _Pending:
+    method: str
+    token: Any
+    done: trio.Event = attrs.field(factory=trio.Event)
+    reply: dict[str, Any] | None = None
+    notifications: list[dict[str, Any]] = attrs.field(factory=list)
+
+
+class McpTestClient:
+    """Drive ``server`` in-process through encoded JSON messages.
+
+    Use as ``async with McpTestClient(server) as client:``; the server runs in a
+    nursery for the duration. Every emitted message is validated against the
+    2026-07-28 schema; a violation fails the test.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        client_capabilities: Mapping[str, Any] | None = None,
+        principal: object | None = None,
+        allow: Any = (),
+        *,
+        client_info: Mapping[str, Any] | None = None,
+        max_concurrent: int = 16,
+        timeout: float = 30.0,
+    ) -> None:
+        self.server = server
+        self.client_capabilities = dict(client_capabilities or {})
+        self.principal = principal
+        self.allow = allow
+        self.client_info = dict(client_info or {"name": "trio-mcp-test", "version": "1"})
+        self.max_concurrent = max_concurrent
+        self.timeout = timeout
+        self.notifications: list[dict[str, Any]] = []
+        """Every notification the server emitted, in order."""
+        self._ids = itertools.count(1)
+        self._pending: dict[Any, _Pending] = {}
+        self._raw_waiters: list[list[dict[str, Any]]] = []
+
+    async def __aenter__(self) -> McpTestClient:
+        self._send_in, self._receive_in = trio.open_memory_channel[str | bytes](64)
+        self._nursery_cm = trio.open_nursery()
+        self._nursery = await self._nursery_cm.__aenter__()
+        self._nursery.start_soon(self._serve)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        await self._send_in.aclose()
+        return await self._nursery_cm.__aexit__(exc_type, exc, tb)
+
+    async def _serve(self) -> None:
+        await self.server.serve_messages(
+            self._receive_in,  # type: ignore[arg-type]
+            self._on_message,
+            allow=self.allow,
+            principal=self.principal,
+            max_concurrent=self.max_concurrent,
+        )
+
+    async def _on_message(self, text: str) -> None:
+        assert "\n" not in text, "a message must be one line"
+        message = json.loads(text)
+        pending = self._pending.get(message.get("id")) if "method" not in message else None
+        check_message(message, pending.method if pending else None)
+        for waiter in self._raw_waiters:
+            waiter.append(message)
+        if "method" in message:
+            self.notifications.append(message)
+            token = message.get("params", {}).get("progressToken")
+            for p in self._pending.values():
+                if token is None or p.token == token:
+                    p.notifications.append(message)
+            return
+        if pending is not None:
+            pending.reply = message
+            pending.done.set()
+
+    def meta(self, **extra: Any) -> dict[str, Any]:
+        """Return the ``_meta`` this client sends: version, capabilities, clientInfo."""
+        meta = {
+            _META_VERSION: PROTOCOL_VERSION,
+            _META_CAPS: self.client_capabilities,
+            _META_INFO: self.client_info,
+        }
+        meta.update(extra)
+        return meta
+
+    async def send_raw(self, text: str | bytes, *, settle: float = 0.05) -> list[dict[str, Any]]:
+        """Write raw text as one message; return what the server emitted for it.
+
+        Waits until the server has been quiet for ``settle`` seconds.
+        """
+        seen: list[dict[str, Any]] = []
+        self._raw_waiters.append(seen)
+        try:
+            await self._send_in.send(text)
+            with trio.fail_after(self.timeout):
+                while True:
+                    count = len(seen)
+                    await trio.sleep(settle)
+                    if seen and len(seen) == count:
+                        break
+        finally:
+            self._raw_waiters.remove(seen)
+        return seen
+
+    async def notify(self, method: str, params: Mapping[str, Any]) -> None:
+        """Send a notification (for example ``notifications/cancelled``)."""
+        await self._send_in.send(json.dumps({"jsonrpc": "2.0", "method": method,
+                                             "params": dict(params)}))
+
+    async def exchange(
+        self, method: str, params: Mapping[str, Any] | None = None, *, request_id: Any = None
+    ) -> _Pending:
+        """Send a request and wait for its response; return it with its notifications."""
+        params = dict(params or {})
+        if "_meta" not in params:
+            params["_meta"] = self.meta()
+        rid = next(self._ids) if request_id is None else request_id
+        token = params["_meta"].get("progressToken")
+        pending = _Pending(method, token)
+        self._pending[rid] = pending
+        try:
+            await self._send_in.send(
+                json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+            )
+            with trio.fail_after(self.timeout):
+                await pending.done.wait()
+        finally:
+            del self._pending[rid]
+        return pending
+
+    async def request(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
+        """Send a request; return its result or raise ``ProtocolError``."""
+        pending = await self.exchange(method, params)
+        return _result(pending)
+
+    async def discover(self) -> dict[str, Any]:
+        """Call ``server/discover``."""
+        result: dict[str, Any] = await self.request("server/discover")
+        return result
+
+    async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        params: dict[str, Any] = {}
+        while True:
+            result = await self.request(method, params)
+            items.extend(result[key])
+            if "nextCursor" not in result:
+                return items
+            params = {"cursor": result["nextCursor"]}
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Return every tool of every page of ``tools/list``."""
+        return await self._list("tools/list", "tools")
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        """Return every prompt of ``prompts/list``."""
+        return await self._list("prompts/list", "prompts")
+
+    async def list_resources(self) -> list[dict[str, Any]]:
+        """Return every resource of ``resources/list``."""
+        return await self._list("resources/list", "resources")
+
+    async def list_resource_templates(self) -> list[dict[str, Any]]:
+        """Return every template of ``resources/templates/list``."""
+        return await self._list("resources/templates/list", "resourceTemplates")
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        progress_token: str | int | None = None,
+        log_level: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        input_responses: Mapping[str, Any] | None = None,
+        request_state: str | None = None,
+        **extra_meta: Any,
+    ) -> ToolResult:
+        """Call a tool; return its result (JSON-RPC errors raise ``ProtocolError``)."""
+        m = self.meta(**extra_meta)
+        if progress_token is not None:
+            m["progressToken"] = progress_token
+        if log_level is not None:
+            m["io.modelcontextprotocol/logLevel"] = log_level
+        m.update(meta or {})
+        params: dict[str, Any] = {"name": name, "_meta": m}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        if input_responses is not None:
+            params["inputResponses"] = dict(input_responses)
+        if request_state is not None:
+            params["requestState"] = request_state
+        pending = await self.exchange("tools/call", params)
+        result = _result(pending)
+        return ToolResult(
+            content=result.get("content", []),
+            structured=result.get("structuredContent"),
+            is_error=bool(result.get("isError", False)),
+            meta=result.get("_meta", {}),
+            raw=result,
+            notifications=pending.notifications,
+        )
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        """Call ``resources/read``."""
+        result: dict[str, Any] = await self.request("resources/read", {"uri": uri})
+        return result
+
+    async def get_prompt(
+        self, name: str, arguments: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """Call ``prompts/get``."""
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        result: dict[str, Any] = await self.request("prompts/get", params)
+        return result
+
+
+def _result(pending: _Pending) -> Any:
+    reply = pending.reply
+    assert reply is not None
+    if "error" in reply:
+        err = reply["error"]
+        raise ProtocolError(err["code"], err["message"], err.get("data"))
+    return reply["result"]
