@@ -8,3 +8,4 @@ from ._receipts import Outcome as Outcome
 from ._receipts import Receipt as Receipt
 from ._receipts import ReceiptSink as ReceiptSink
 from ._receipts import receipt_logger as receipt_logger
+from ._secrets import Secret as Secret

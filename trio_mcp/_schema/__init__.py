@@ -1,1 +1,40 @@
-"""Private subpackage; see the module docstrings."""
+"""Python types -> JSON Schema 2020-12: the type table, Field constraints, validators.
+
+Other subpackages import from here, never from the private modules.
+"""
+
+from ._constraints import METADATA_KEY as METADATA_KEY
+from ._constraints import Check as Check
+from ._constraints import Field as Field
+from ._constraints import compile_checks as compile_checks
+from ._constraints import describe_validator as describe_validator
+from ._constraints import described as described
+from ._inspect import FieldInfo as FieldInfo
+from ._inspect import field_info as field_info
+from ._inspect import init_fields as init_fields
+from ._inspect import is_secret as is_secret
+from ._inspect import is_tagged_union as is_tagged_union
+from ._inspect import strip as strip
+from ._inspect import union_parts as union_parts
+from ._types import UnsupportedType as UnsupportedType
+from ._types import json_schema as json_schema
+from ._types import literal_values as literal_values
+
+__all__ = [
+    "METADATA_KEY",
+    "Check",
+    "Field",
+    "FieldInfo",
+    "UnsupportedType",
+    "compile_checks",
+    "describe_validator",
+    "described",
+    "field_info",
+    "init_fields",
+    "is_secret",
+    "is_tagged_union",
+    "json_schema",
+    "literal_values",
+    "strip",
+    "union_parts",
+]

@@ -1,0 +1,52 @@
+"""Secret[T]: a value that is redacted everywhere trio_mcp could show it.
+
+Only ``reveal()`` hands out the plaintext; ``repr``, ``str``, formatting, schemas,
+encoded results and receipts all see ``'**********'``. No I/O and no trio here.
+"""
+
+from __future__ import annotations
+
+import hmac
+from typing import Generic, TypeVar, final
+
+import attrs
+
+__all__ = ["MASK", "Secret"]
+
+T = TypeVar("T")
+
+MASK = "**********"
+"""What a secret looks like wherever it is shown or encoded."""
+
+
+@final
+@attrs.frozen(repr=False, eq=False)
+class Secret(Generic[T]):
+    """A value, such as a token, that never appears in output, logs or errors.
+
+    Annotate a parameter ``Secret[str]``; the handler calls ``reveal()`` at the
+    one place the plaintext is needed.
+    """
+
+    _value: T
+
+    def reveal(self) -> T:
+        """Return the plaintext; keep it out of anything that is logged or returned."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return f"Secret({MASK!r})"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Secret):
+            return NotImplemented
+        mine, theirs = self._value, other._value
+        # Constant time for text, so equality checks do not leak a prefix's length.
+        if isinstance(mine, str) and isinstance(theirs, str):
+            return hmac.compare_digest(mine.encode(), theirs.encode())
+        return bool(mine == theirs)
+
+    def __hash__(self) -> int:
+        return hash((Secret, self._value))

@@ -1,0 +1,172 @@
+"""Leaf hooks: strict scalars, formatted strings, enums, secrets and constraints.
+
+cattrs' defaults are lenient (``int("5")``, ``bool(1)``); these hooks accept exactly
+what the JSON Schema of ``_schema`` accepts and raise ``Invalid`` with a fixed
+message otherwise. Containers, unions and attrs classes are in ``_shapes``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, get_args, get_origin
+
+from .._authority._secrets import MASK, Secret
+from .._schema import compile_checks, is_secret, literal_values
+from .._schema._constraints import field_of
+from ._problems import Invalid
+
+if TYPE_CHECKING:
+    import cattrs
+
+__all__ = ["install_leaf_hooks", "json_key"]
+
+Hook = Callable[[object, object], object]
+
+_DATE_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})\Z",
+    re.ASCII,
+)
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z", re.ASCII)
+_UUID = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\Z")
+
+
+def _str(value: object, _: object) -> str:
+    if isinstance(value, str):
+        return value
+    raise Invalid("expected a string")
+
+
+def _int(value: object, _: object) -> int:
+    if type(value) is int:
+        return value
+    # JSON Schema's "integer" is any number with a zero fraction, 5.0 included.
+    if type(value) is float and value.is_integer():
+        return int(value)
+    raise Invalid("expected an integer")
+
+
+def _float(value: object, _: object) -> float:
+    if type(value) is float:
+        return value
+    if type(value) is int:
+        return float(value)
+    raise Invalid("expected a number")
+
+
+def _bool(value: object, _: object) -> bool:
+    if value is True or value is False:
+        return value
+    raise Invalid("expected a boolean")
+
+
+def _none(value: object, _: object) -> None:
+    if value is None:
+        return
+    raise Invalid("expected null")
+
+
+def _date_time(value: object, _: object) -> datetime.datetime:
+    if isinstance(value, str) and _DATE_TIME.match(value):
+        try:
+            return datetime.datetime.fromisoformat(value.upper())
+        except ValueError:
+            pass
+    raise Invalid("expected a date-time string (RFC 3339)")
+
+
+def _date(value: object, _: object) -> datetime.date:
+    if isinstance(value, str) and _DATE.match(value):
+        try:
+            return datetime.date.fromisoformat(value)
+        except ValueError:
+            pass
+    raise Invalid("expected a date string (YYYY-MM-DD)")
+
+
+def _uuid(value: object, _: object) -> uuid.UUID:
+    if isinstance(value, str) and _UUID.match(value):
+        return uuid.UUID(value)
+    raise Invalid("expected a UUID string")
+
+
+def json_key(value: object) -> tuple[str, object]:
+    """Return a key equal for values JSON calls equal: 1 == 1.0, but True != 1."""
+    if isinstance(value, bool):
+        return ("boolean", value)
+    if isinstance(value, int | float):
+        return ("number", value)
+    return (type(value).__name__, value)
+
+
+def _choices_factory(tp: object) -> Hook:
+    values = literal_values(tp) or []
+    members: list[object] = list(tp) if isinstance(tp, type) else list(get_args(tp))  # type: ignore[call-overload]
+    table = {json_key(v): m for v, m in zip(values, members, strict=True)}
+    text = "must be one of: " + ", ".join(json.dumps(v) for v in values)
+
+    def choose(value: object, _: object) -> object:
+        if value is None or isinstance(value, str | int | float):
+            found = table.get(json_key(value), table)
+            if found is not table:
+                return found
+        raise Invalid(text)
+
+    return choose
+
+
+def _is_choices(tp: object) -> bool:
+    return literal_values(tp) is not None
+
+
+def _is_constrained(tp: object) -> bool:
+    return get_origin(tp) is Annotated and field_of(tp.__metadata__) is not None  # type: ignore[attr-defined]
+
+
+def _constrained_factory(tp: object, converter: cattrs.Converter) -> Hook:
+    base: object = tp.__origin__  # type: ignore[attr-defined]
+    field = field_of(tp.__metadata__)  # type: ignore[attr-defined]
+    inner = converter.get_structure_hook(base)
+    check = compile_checks(field) if field is not None else None
+    if check is None:
+        return lambda value, _: inner(value, base)
+
+    def constrained(value: object, _: object) -> object:
+        result = inner(value, base)
+        messages = check(result)
+        if messages:
+            raise Invalid(*messages)
+        return result
+
+    return constrained
+
+
+def _secret_factory(tp: object, converter: cattrs.Converter) -> Hook:
+    (inner_type,) = get_args(tp) or (str,)
+    inner = converter.get_structure_hook(inner_type)
+    return lambda value, _: Secret(inner(value, inner_type))
+
+
+def install_leaf_hooks(converter: cattrs.Converter) -> None:
+    """Register the strict scalar, format, choice, secret and constraint hooks."""
+    for tp, hook in (
+        (str, _str),
+        (int, _int),
+        (float, _float),
+        (bool, _bool),
+        (type(None), _none),
+        (datetime.datetime, _date_time),
+        (datetime.date, _date),
+        (uuid.UUID, _uuid),
+    ):
+        converter.register_structure_hook(tp, hook)
+    converter.register_structure_hook_factory(_is_choices, _choices_factory)
+    converter.register_structure_hook_factory(is_secret, _secret_factory)
+    converter.register_structure_hook_factory(_is_constrained, _constrained_factory)
+    converter.register_unstructure_hook(datetime.datetime, datetime.datetime.isoformat)
+    converter.register_unstructure_hook(datetime.date, datetime.date.isoformat)
+    converter.register_unstructure_hook(uuid.UUID, str)
+    converter.register_unstructure_hook_func(is_secret, lambda _: MASK)

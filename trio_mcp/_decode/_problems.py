@@ -1,0 +1,81 @@
+"""Problem(path, message) values from the exception groups decoding raises.
+
+cattrs, with detailed validation, gathers every failure into nested groups whose
+notes say which attribute, index or key failed; this module turns that tree into
+one flat list of problems. A message never quotes the rejected value (it may be a
+secret), so exception text is never shown: our hooks raise ``Invalid`` with fixed
+messages and anything else becomes ``is not valid``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cattrs.errors import (
+    AttributeValidationNote,
+    BaseValidationError,
+    ForbiddenExtraKeysError,
+    IterableValidationNote,
+)
+
+from .._errors import Problem
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+__all__ = ["Invalid", "at", "problems_of"]
+
+FALLBACK = "is not valid"
+REQUIRED = "this field is required"
+UNKNOWN = "unknown field"
+
+
+class Invalid(ValueError):
+    """A value does not fit its type; each message is fixed text, never the value."""
+
+    def __init__(self, *messages: str) -> None:
+        self.messages = messages
+        super().__init__("; ".join(messages))
+
+
+def at(exc: Exception, segment: str | int, tp: object) -> Exception:
+    """Mark ``exc`` as having happened at ``segment`` below the current path."""
+    note = AttributeValidationNote(f"@ {segment}", str(segment), tp)
+    exc.__notes__ = [*getattr(exc, "__notes__", []), note]
+    return exc
+
+
+def _segment(exc: BaseException) -> str | None:
+    for note in reversed(getattr(exc, "__notes__", ())):
+        if isinstance(note, AttributeValidationNote):
+            return note.name
+        if isinstance(note, IterableValidationNote):
+            return str(note.index)
+    return None
+
+
+def _join(path: str, segment: str) -> str:
+    return f"{path}.{segment}" if path else segment
+
+
+def _walk(exc: BaseException, path: str) -> Iterator[Problem]:
+    if isinstance(exc, Invalid):
+        for message in exc.messages:
+            yield Problem(path, message)
+    elif isinstance(exc, ForbiddenExtraKeysError):
+        for key in sorted(exc.extra_fields):
+            yield Problem(_join(path, key), UNKNOWN)
+    elif isinstance(exc, BaseValidationError):
+        for sub in exc.exceptions:
+            segment = _segment(sub)
+            yield from _walk(sub, path if segment is None else _join(path, segment))
+    elif isinstance(exc, KeyError) and _segment(exc) is not None:
+        # cattrs reads a required key with o[name]: a KeyError is a missing field.
+        yield Problem(path, REQUIRED)
+    else:
+        yield Problem(path, FALLBACK)
+
+
+def problems_of(exc: BaseException) -> list[Problem]:
+    """Return every problem in ``exc``, in the order they were found."""
+    return list(_walk(exc, ""))

@@ -1,0 +1,300 @@
+"""Field(...) constraints and attrs validators: their JSON Schema keywords and checks.
+
+One ``Field`` yields both the keywords a schema shows and the compiled check that
+decoding runs, so the two cannot drift apart. attrs validators that JSON Schema can
+express (``ge``, ``le``, ``gt``, ``lt``, ``min_len``, ``max_len``) become keywords;
+any other validator keeps running at construction and its message is described.
+
+No converter here: ``_decode`` calls ``compile_checks`` and owns the hooks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Literal, TypeVar
+
+import attrs
+
+if TYPE_CHECKING:
+    from .._json import JsonObject, JsonValue
+
+__all__ = [
+    "METADATA_KEY",
+    "Check",
+    "Field",
+    "Kind",
+    "compile_checks",
+    "described",
+    "describe_validator",
+    "field_of",
+    "keywords",
+    "split_validators",
+]
+
+METADATA_KEY = "trio_mcp"
+"""The key of a ``Field`` in ``attrs.field(metadata=...)``."""
+
+Kind = Literal["string", "number", "array", "other"]
+"""What a constraint can apply to; JSON Schema ignores keywords of another kind."""
+
+Number = int | float
+Check = Callable[[object], list[str]]
+"""A compiled constraint: the messages for one structured value, empty when it fits."""
+
+F = TypeVar("F", bound=Callable[..., object])
+V = TypeVar("V")
+
+
+@attrs.frozen(kw_only=True)
+class Field:
+    """Constraints and documentation for one parameter or attrs field.
+
+    Use ``Annotated[int, Field(ge=1, le=100)]`` or
+    ``attrs.field(metadata={"trio_mcp": Field(...)})``. Every constraint is shown
+    in the JSON Schema and enforced when decoding.
+    """
+
+    description: str | None = None
+    """Text for the property's ``description``."""
+    min_length: int | None = None
+    """Fewest characters of a string (``minLength``)."""
+    max_length: int | None = None
+    """Most characters of a string (``maxLength``)."""
+    pattern: str | None = None
+    """A regular expression the string must contain a match of (``re.search``)."""
+    ge: Number | None = None
+    """Smallest number allowed (``minimum``)."""
+    le: Number | None = None
+    """Largest number allowed (``maximum``)."""
+    gt: Number | None = None
+    """The number must be greater (``exclusiveMinimum``)."""
+    lt: Number | None = None
+    """The number must be less (``exclusiveMaximum``)."""
+    min_items: int | None = None
+    """Fewest items of an array (``minItems``)."""
+    max_items: int | None = None
+    """Most items of an array (``maxItems``)."""
+    json_schema: JsonObject | None = attrs.field(default=None, hash=False)
+    """Keywords merged verbatim into the schema; shown, not enforced."""
+
+    def merge(self, other: Field) -> Field:
+        """Return this field overridden by the settings ``other`` gives."""
+        passthrough = _pick(self.json_schema, other.json_schema)
+        if self.json_schema and other.json_schema:
+            passthrough = {**self.json_schema, **other.json_schema}
+        return Field(
+            description=_pick(self.description, other.description),
+            min_length=_pick(self.min_length, other.min_length),
+            max_length=_pick(self.max_length, other.max_length),
+            pattern=_pick(self.pattern, other.pattern),
+            ge=_pick(self.ge, other.ge),
+            le=_pick(self.le, other.le),
+            gt=_pick(self.gt, other.gt),
+            lt=_pick(self.lt, other.lt),
+            min_items=_pick(self.min_items, other.min_items),
+            max_items=_pick(self.max_items, other.max_items),
+            json_schema=passthrough,
+        )
+
+
+def _pick(mine: V | None, theirs: V | None) -> V | None:
+    return mine if theirs is None else theirs
+
+
+_STRING = ("min_length", "max_length", "pattern")
+_NUMBER = ("ge", "le", "gt", "lt")
+_ARRAY = ("min_items", "max_items")
+_KEYWORDS = {
+    "min_length": "minLength",
+    "max_length": "maxLength",
+    "pattern": "pattern",
+    "ge": "minimum",
+    "le": "maximum",
+    "gt": "exclusiveMinimum",
+    "lt": "exclusiveMaximum",
+    "min_items": "minItems",
+    "max_items": "maxItems",
+}
+_APPLIES: dict[str, Kind] = {
+    **dict.fromkeys(_STRING, "string"),
+    **dict.fromkeys(_NUMBER, "number"),
+    **dict.fromkeys(_ARRAY, "array"),
+}
+
+
+def misapplied(field: Field, kind: Kind) -> list[str]:
+    """Return the constraint names that cannot apply to a value of ``kind``."""
+    return [
+        name
+        for name, applies in _APPLIES.items()
+        if getattr(field, name) is not None and applies != kind
+    ]
+
+
+def keywords(field: Field) -> JsonObject:
+    """Return the JSON Schema keywords of ``field`` (not its passthrough)."""
+    out: JsonObject = {}
+    if field.description is not None:
+        out["description"] = field.description
+    for name, keyword in _KEYWORDS.items():
+        value: JsonValue = getattr(field, name)
+        if value is not None:
+            out[keyword] = value
+    return out
+
+
+def _plural(n: Number, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _checks(field: Field) -> Iterator[Callable[[object], str | None]]:
+    # Each closure captures its bound once; decoding only calls them.
+    if (n := field.min_length) is not None:
+        text = f"must have at least {_plural(n, 'character')}"
+        yield lambda v: text if isinstance(v, str) and len(v) < n else None
+    if (m := field.max_length) is not None:
+        text_m = f"must have at most {_plural(m, 'character')}"
+        yield lambda v: text_m if isinstance(v, str) and len(v) > m else None
+    if field.pattern is not None:
+        regex = re.compile(field.pattern)
+        text_p = f"must match the pattern {field.pattern}"
+        yield lambda v: text_p if isinstance(v, str) and not regex.search(v) else None
+    yield from _number_checks(field)
+    if (i := field.min_items) is not None:
+        text_i = f"must have at least {_plural(i, 'item')}"
+        yield lambda v: text_i if _is_array(v) and len(v) < i else None  # type: ignore[arg-type]
+    if (j := field.max_items) is not None:
+        text_j = f"must have at most {_plural(j, 'item')}"
+        yield lambda v: text_j if _is_array(v) and len(v) > j else None  # type: ignore[arg-type]
+
+
+def _number_checks(field: Field) -> Iterator[Callable[[object], str | None]]:
+    bounds: list[tuple[Number | None, str, Callable[[Number, Number], bool]]] = [
+        (field.ge, "must be at least", lambda v, b: v < b),
+        (field.le, "must be at most", lambda v, b: v > b),
+        (field.gt, "must be greater than", lambda v, b: v <= b),
+        (field.lt, "must be less than", lambda v, b: v >= b),
+    ]
+    for bound, words, fails in bounds:
+        if bound is not None:
+            yield _number_check(bound, f"{words} {bound}", fails)
+
+
+def _number_check(
+    bound: Number, text: str, fails: Callable[[Number, Number], bool]
+) -> Callable[[object], str | None]:
+    def check(v: object) -> str | None:
+        is_number = isinstance(v, int | float) and not isinstance(v, bool)
+        return text if is_number and fails(v, bound) else None  # type: ignore[arg-type]
+
+    return check
+
+
+def _is_array(v: object) -> bool:
+    return isinstance(v, list | tuple | set | frozenset)
+
+
+def compile_checks(field: Field) -> Check | None:
+    """Compile ``field``'s constraints once; ``None`` when it has none.
+
+    Raises:
+        re.error: if ``pattern`` is not a regular expression.
+    """
+    checks = list(_checks(field))
+    if not checks:
+        return None
+
+    def check(value: object) -> list[str]:
+        return [text for c in checks if (text := c(value)) is not None]
+
+    return check
+
+
+def described(message: str) -> Callable[[F], F]:
+    """Give a validator the message shown in schemas and when it fails.
+
+    Without it the first line of the validator's docstring is used. The message
+    replaces the exception's text, which may contain the rejected value.
+    """
+
+    def mark(validator: F) -> F:
+        validator.describe = message  # type: ignore[attr-defined]
+        return validator
+
+    return mark
+
+
+def describe_validator(validator: object) -> str | None:
+    """Return a validator's message: ``describe`` or its docstring's first line."""
+    text = getattr(validator, "describe", None)
+    if isinstance(text, str) and text.strip():
+        return text.strip()
+    doc = getattr(validator, "__doc__", None)
+    if isinstance(doc, str) and doc.strip():
+        return doc.strip().splitlines()[0].strip()
+    return None
+
+
+def _flatten(validator: object) -> Iterator[object]:
+    inner = getattr(validator, "_validators", None)
+    if type(validator).__name__ == "_AndValidator" and isinstance(inner, tuple):
+        for v in inner:
+            yield from _flatten(v)
+    elif type(validator).__name__ == "_OptionalValidator":
+        # None always passes the inner validator; the Optional schema allows null.
+        yield from _flatten(getattr(validator, "validator", None))
+    elif validator is not None:
+        yield validator
+
+
+_COMPARE = {">=": "ge", "<=": "le", ">": "gt", "<": "lt"}
+
+
+def _translate(validator: object, kind: Kind) -> Field | Literal[False] | None:
+    """Return the Field a built-in validator means, None if the type says it all.
+
+    ``False`` means JSON Schema cannot express it.
+    """
+    name = type(validator).__name__
+    if name == "_InstanceOfValidator":
+        return None  # the annotation already fixes the type
+    if name == "_NumberValidator" and kind == "number":
+        op = _COMPARE.get(getattr(validator, "compare_op", ""))
+        if op is not None:
+            return Field(**{op: getattr(validator, "bound", None)})
+    length_name = {"_MinLengthValidator": "min", "_MaxLengthValidator": "max"}.get(name)
+    if length_name is not None and kind in ("string", "array"):
+        unit = "length" if kind == "string" else "items"
+        bound = getattr(validator, f"{length_name}_length")
+        return Field(**{f"{length_name}_{unit}": bound})
+    return False
+
+
+def split_validators(
+    attribute: attrs.Attribute[object], kind: Kind
+) -> tuple[Field | None, list[object]]:
+    """Split an attrs field's validators into a Field and the ones to describe."""
+    field: Field | None = None
+    opaque: list[object] = []
+    for validator in _flatten(attribute.validator):
+        translated = _translate(validator, kind)
+        if translated is False:
+            opaque.append(validator)
+        elif translated is not None:
+            field = translated if field is None else field.merge(translated)
+    return field, opaque
+
+
+def field_of(metadata: Mapping[object, object] | tuple[object, ...]) -> Field | None:
+    """Return the merged Field in attrs metadata or ``Annotated`` extras, if any."""
+    if isinstance(metadata, Mapping):
+        found = metadata.get(METADATA_KEY)
+        return found if isinstance(found, Field) else None
+    fields = [m for m in metadata if isinstance(m, Field)]
+    if not fields:
+        return None
+    merged = fields[0]
+    for more in fields[1:]:
+        merged = merged.merge(more)
+    return merged

@@ -1,0 +1,151 @@
+"""Reading Python types: unwrap wrappers, classify unions, describe attrs fields.
+
+Shared by the schema walker and the decoder's hook factories, so both see a type
+the same way. Pure functions over types; no schema and no converter here.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+from collections.abc import Mapping, MutableSequence, Sequence
+from typing import Annotated, Literal, NewType, Union, get_args, get_origin
+
+import attrs
+
+from .._authority._secrets import Secret
+from ._constraints import Field, Kind, field_of, split_validators
+
+__all__ = [
+    "FieldInfo",
+    "NoneType",
+    "field_info",
+    "is_secret",
+    "is_tagged_union",
+    "kind_of",
+    "name_of",
+    "strip",
+    "union_parts",
+]
+
+NoneType = type(None)
+_QUALIFIER = re.compile(r"\b(?:[A-Za-z_]\w*\.)+")
+_SEQUENCES: tuple[object, ...] = (
+    list,
+    tuple,
+    set,
+    frozenset,
+    Sequence,
+    MutableSequence,
+)
+
+
+def strip(tp: object) -> object:
+    """Remove NewType and Annotated layers, which do not change the JSON shape."""
+    while True:
+        if isinstance(tp, NewType):
+            tp = tp.__supertype__
+        elif get_origin(tp) is Annotated:
+            tp = tp.__origin__  # type: ignore[attr-defined]
+        else:
+            return tp
+
+
+def union_parts(tp: object) -> tuple[list[object], bool] | None:
+    """Return a union's members other than None, and whether None is one."""
+    if get_origin(tp) not in (Union, types.UnionType):
+        return None
+    args = get_args(tp)
+    return [a for a in args if a is not NoneType], NoneType in args
+
+
+def is_tagged_union(members: list[object]) -> bool:
+    """Return whether the members form a union decoded by ``{"Name": payload}``."""
+    return len(members) > 1 and all(
+        isinstance(m, type) and attrs.has(m) for m in members
+    )
+
+
+def is_secret(tp: object) -> bool:
+    """Return whether ``tp`` is ``Secret`` or ``Secret[X]``."""
+    return tp is Secret or get_origin(tp) is Secret
+
+
+def kind_of(tp: object) -> Kind:
+    """Return which constraints can apply to values of ``tp``."""
+    tp = strip(tp)
+    parts = union_parts(tp)
+    if parts is not None and len(parts[0]) == 1:
+        tp = strip(parts[0][0])
+    if tp is str or (
+        get_origin(tp) is Literal and all(isinstance(a, str) for a in get_args(tp))
+    ):
+        return "string"
+    if tp in (int, float):
+        return "number"
+    if get_origin(tp) in _SEQUENCES:
+        return "array"
+    return "other"
+
+
+def name_of(tp: object) -> str:
+    """Return a short readable name for a type, for messages."""
+    parts = union_parts(tp)
+    if parts is not None:
+        names = [name_of(m) for m in parts[0]] + (["None"] * parts[1])
+        return " | ".join(names)
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is not None and origin is not Annotated and args:
+        inner = ", ".join("..." if a is Ellipsis else name_of(a) for a in args)
+        return f"{name_of(origin)}[{inner}]"
+    if isinstance(tp, type):
+        return tp.__name__
+    return _QUALIFIER.sub("", repr(tp))
+
+
+@attrs.frozen
+class FieldInfo:
+    """What the schema and the decoder need to know about one attrs field."""
+
+    name: str
+    """The key in JSON: the attribute name."""
+    type: object
+    """The annotation, wrapped in ``Annotated[..., Field]`` when constrained."""
+    required: bool
+    """No default: the key must be present."""
+    opaque: tuple[object, ...]
+    """Validators JSON Schema cannot express; they run at construction."""
+
+
+def field_info(attribute: attrs.Attribute[object]) -> FieldInfo:
+    """Combine an attrs field's annotation, metadata Field and validators."""
+    tp: object = attribute.type
+    kind = kind_of(tp)
+    field = field_of(attribute.metadata)
+    translated, opaque = split_validators(attribute, kind)
+    merged: Field | None = field
+    if translated is not None:
+        merged = translated if merged is None else translated.merge(merged)
+    if merged is not None:
+        tp = Annotated[tp, merged]
+    return FieldInfo(
+        name=attribute.name,
+        type=tp,
+        required=attribute.default is attrs.NOTHING,
+        opaque=tuple(opaque),
+    )
+
+
+def init_fields(cls: type) -> list[attrs.Attribute[object]]:
+    """Return the fields a caller passes to ``cls``, types resolved.
+
+    Raises:
+        NameError: if a string annotation names something not importable.
+    """
+    attrs.resolve_types(cls)
+    return [a for a in attrs.fields(cls) if a.init]
+
+
+def mapping_origin(tp: object) -> bool:
+    """Return whether ``tp`` is ``dict[...]`` or ``Mapping[...]``."""
+    return get_origin(tp) in (dict, Mapping)

@@ -1,0 +1,364 @@
+"""The type table: Python types -> JSON Schema 2020-12, and what is refused.
+
+Schemas are flat and self-contained (no ``$ref``), so recursive classes are refused.
+Decoding accepts exactly what these schemas accept; ``_decode`` calls
+``json_schema`` once per type to refuse what it cannot decode.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import enum
+import functools
+import inspect
+import re
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
+
+import attrs
+
+if TYPE_CHECKING:
+    from .._json import JsonObject, JsonValue
+from ._constraints import (
+    Field,
+    describe_validator,
+    field_of,
+    keywords,
+    misapplied,
+)
+from ._inspect import (
+    _SEQUENCES,
+    NoneType,
+    field_info,
+    init_fields,
+    is_secret,
+    is_tagged_union,
+    kind_of,
+    name_of,
+    strip,
+    union_parts,
+)
+
+__all__ = ["UnsupportedType", "json_schema", "literal_values"]
+
+
+class UnsupportedType(TypeError):
+    """A type outside the table, or a use of it that JSON Schema cannot show.
+
+    ``where`` is the dotted path inside the type (``""`` at the root, e.g.
+    ``filters.items``); ``reason`` says what to use instead.
+    """
+
+    def __init__(self, what: str, reason: str, where: str = "") -> None:
+        self.what = what
+        self.reason = reason
+        self.where = where
+        at = f" at {where}" if where else ""
+        super().__init__(f"{what} is not supported{at}: {reason}")
+
+
+_SCALARS: dict[object, JsonObject] = {
+    str: {"type": "string"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    bool: {"type": "boolean"},
+    NoneType: {"type": "null"},
+    None: {"type": "null"},
+    datetime.datetime: {"type": "string", "format": "date-time"},
+    datetime.date: {"type": "string", "format": "date"},
+    uuid.UUID: {"type": "string", "format": "uuid"},
+}
+_JSON_TYPES: dict[type, str] = {str: "string", bool: "boolean", int: "integer"}
+_REFUSED: dict[object, str] = {
+    list: "name the item type, e.g. list[str]",
+    tuple: "name the item type, e.g. tuple[str, ...]",
+    set: "name the item type, e.g. set[str]",
+    frozenset: "name the item type, e.g. frozenset[str]",
+    dict: "name the value type, e.g. dict[str, int]",
+    bytes: "use str (for example base64 text) instead",
+    bytearray: "use str (for example base64 text) instead",
+    Any: "name the type, e.g. str, an attrs class or dict[str, int]",
+    object: "name the type, e.g. str, an attrs class or dict[str, int]",
+    inspect.Parameter.empty: "annotate it, e.g. `query: str`",
+}
+
+
+def _join(where: str, part: str) -> str:
+    return f"{where}.{part}" if where else part
+
+
+def literal_values(tp: object) -> list[object] | None:
+    """Return the Python values a Literal or Enum allows, JSON scalars only."""
+    if get_origin(tp) is Literal:
+        values = list(get_args(tp))
+    elif isinstance(tp, type) and issubclass(tp, enum.Enum):
+        values = [m.value for m in tp]
+    else:
+        return None
+    values = [v.value if isinstance(v, enum.Enum) else v for v in values]
+    ok = all(v is None or isinstance(v, str | int | float) for v in values)
+    return values if ok and values else []
+
+
+def _enum_schema(values: list[JsonValue]) -> JsonObject:
+    kinds = {
+        _JSON_TYPES.get(type(v), "number" if isinstance(v, float) else "")
+        for v in values
+    }
+    if kinds == {"integer", "number"}:
+        kinds = {"number"}
+    out: JsonObject = {}
+    if len(kinds) == 1 and "" not in kinds:
+        out["type"] = kinds.pop()
+    out["enum"] = values
+    return out
+
+
+@attrs.define
+class _Walker:
+    """One walk over a type; ``stack`` holds the attrs classes being expanded."""
+
+    stack: list[type] = attrs.Factory(list)
+
+    def schema(self, tp: object, where: str) -> JsonObject:
+        """Return the schema of ``tp``, or raise UnsupportedType naming ``where``."""
+        if get_origin(tp) is Annotated:
+            return self.annotated(tp, where)
+        base = strip(tp)
+        if base is not tp:
+            return self.schema(base, where)
+        refused = _REFUSED.get(tp) if _hashable(tp) else None
+        if refused is not None:
+            what = "an untyped value" if tp is inspect.Parameter.empty else name_of(tp)
+            raise UnsupportedType(what, refused, where)
+        if _hashable(tp) and tp in _SCALARS:
+            return dict(_SCALARS[tp])
+        values = literal_values(tp)
+        if values is not None:
+            if not values:
+                raise UnsupportedType(
+                    name_of(tp), "use str, int, float, bool or None values", where
+                )
+            return _enum_schema(values)  # type: ignore[arg-type]
+        parts = union_parts(tp)
+        if parts is not None:
+            return self.union(tp, parts[0], nullable=parts[1], where=where)
+        if is_secret(tp):
+            return self.secret(tp, where)
+        if get_origin(tp) in _SEQUENCES:
+            return self.array(tp, where)
+        if get_origin(tp) in (dict, Mapping):
+            return self.mapping(tp, where)
+        if isinstance(tp, type) and attrs.has(tp):
+            return self.attrs_class(tp, where)
+        raise UnsupportedType(
+            name_of(tp),
+            "use str, int, float, bool, a list, a dict[str, ...], an enum, "
+            "a Literal or an attrs class",
+            where,
+        )
+
+    def annotated(self, tp: object, where: str) -> JsonObject:
+        base: object = tp.__origin__  # type: ignore[attr-defined]
+        field = field_of(tp.__metadata__)  # type: ignore[attr-defined]
+        out = self.schema(base, where)
+        if field is not None:
+            _apply(out, field, base, where)
+        return out
+
+    def union(
+        self, tp: object, members: list[object], *, nullable: bool, where: str
+    ) -> JsonObject:
+        if len(members) == 1:
+            inner = self.schema(members[0], where)
+            return {"anyOf": [inner, {"type": "null"}]} if nullable else inner
+        if not is_tagged_union(members):
+            raise UnsupportedType(
+                name_of(tp),
+                "a union may only be `X | None` or a union of attrs classes",
+                where,
+            )
+        names = [m.__name__ for m in members]  # type: ignore[attr-defined]
+        if len(set(names)) != len(names):
+            raise UnsupportedType(
+                name_of(tp), "the classes of a union need distinct names", where
+            )
+        branches: list[JsonValue] = []
+        for name, member in zip(names, members, strict=True):
+            payload = self.schema(member, _join(where, name))
+            branches.append(
+                {
+                    "type": "object",
+                    "properties": {name: payload},
+                    "required": [name],
+                    "additionalProperties": False,
+                }
+            )
+        if nullable:
+            branches.append({"type": "null"})
+        return {"oneOf": branches}
+
+    def secret(self, tp: object, where: str) -> JsonObject:
+        if get_args(tp) != (str,):
+            raise UnsupportedType(name_of(tp), "use Secret[str]", where)
+        return {"type": "string", "writeOnly": True}
+
+    def array(self, tp: object, where: str) -> JsonObject:
+        origin, args = get_origin(tp), get_args(tp)
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            return self.fixed_tuple(args, where)
+        if len(args) != 1 and origin is not tuple:
+            raise UnsupportedType(name_of(tp), "name the item type", where)
+        items = self.schema(args[0], _join(where, "items"))
+        out: JsonObject = {"type": "array", "items": items}
+        if origin in (set, frozenset):
+            if not _hashable_type(args[0]):
+                raise UnsupportedType(
+                    name_of(tp), "set items must be hashable; use a list", where
+                )
+            out["uniqueItems"] = True
+        return out
+
+    def fixed_tuple(self, args: tuple[object, ...], where: str) -> JsonObject:
+        if not args or args == ((),):
+            raise UnsupportedType("tuple[()]", "use a list", where)
+        prefix: list[JsonValue] = [
+            self.schema(a, _join(where, str(i))) for i, a in enumerate(args)
+        ]
+        return {
+            "type": "array",
+            "prefixItems": prefix,
+            "items": False,
+            "minItems": len(args),
+            "maxItems": len(args),
+        }
+
+    def mapping(self, tp: object, where: str) -> JsonObject:
+        args = get_args(tp)
+        if len(args) != 2 or strip(args[0]) is not str:
+            raise UnsupportedType(
+                name_of(tp), "JSON object keys are strings: use dict[str, ...]", where
+            )
+        values = self.schema(args[1], _join(where, "values"))
+        return {"type": "object", "additionalProperties": values}
+
+    def attrs_class(self, cls: type, where: str) -> JsonObject:
+        if cls in self.stack:
+            raise UnsupportedType(
+                cls.__name__,
+                "schemas are flat and self-contained, so a class cannot contain "
+                "itself; use an id (str) to refer to another item",
+                where,
+            )
+        if get_args(cls) or getattr(cls, "__parameters__", ()):
+            raise UnsupportedType(cls.__name__, "use a non-generic attrs class", where)
+        try:
+            fields = init_fields(cls)
+        except NameError as exc:
+            raise UnsupportedType(
+                cls.__name__, f"an annotation cannot be resolved ({exc.name})", where
+            ) from exc
+        self.stack.append(cls)
+        properties: JsonObject = {}
+        required: list[JsonValue] = []
+        for attribute in fields:
+            properties[attribute.name] = self.attrs_field(attribute, where)
+            if attribute.default is attrs.NOTHING:
+                required.append(attribute.name)
+        self.stack.pop()
+        out: JsonObject = {"type": "object", "properties": properties}
+        if required:
+            out["required"] = required
+        out["additionalProperties"] = False
+        return out
+
+    def attrs_field(self, attribute: attrs.Attribute[object], where: str) -> JsonObject:
+        here = _join(where, attribute.name)
+        if attribute.type is None:
+            raise UnsupportedType(
+                f"field {attribute.name!r}", "annotate it, e.g. `name: str`", here
+            )
+        info = field_info(attribute)
+        out = self.schema(info.type, here)
+        messages = [m for v in info.opaque if (m := describe_validator(v))]
+        if messages:
+            text = "; ".join(messages)
+            current = out.get("description")
+            out["description"] = f"{current} ({text})" if current else text
+        default = _json_default(attribute.default)
+        if default is not _NO_DEFAULT and not is_secret(strip(attribute.type)):
+            out["default"] = default  # type: ignore[assignment]
+        return out
+
+
+_NO_DEFAULT = object()
+
+
+def _json_default(default: object) -> object:
+    """Return a default that JSON shows as itself, or ``_NO_DEFAULT``."""
+    if default is attrs.NOTHING or isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+        return _NO_DEFAULT
+    if isinstance(default, enum.Enum):
+        default = default.value
+    if default is None or isinstance(default, str | int | float):
+        return default
+    return _NO_DEFAULT
+
+
+def _apply(out: JsonObject, field: Field, base: object, where: str) -> None:
+    wrong = misapplied(field, kind_of(base))
+    if wrong:
+        raise UnsupportedType(
+            f"{', '.join(wrong)} on {name_of(strip(base))}",
+            "length and pattern apply to str, bounds to int and float, "
+            "min_items and max_items to lists, tuples and sets",
+            where,
+        )
+    if field.pattern is not None:
+        try:
+            re.compile(field.pattern)
+        except re.error as exc:
+            raise UnsupportedType(
+                "the pattern", f"it is not a regular expression ({exc})", where
+            ) from exc
+    out.update(keywords(field))
+    if field.json_schema:
+        out.update(copy.deepcopy(field.json_schema))
+
+
+def _hashable(tp: object) -> bool:
+    try:
+        hash(tp)
+    except TypeError:
+        return False
+    return True
+
+
+def _hashable_type(tp: object) -> bool:
+    tp = strip(tp)
+    if get_origin(tp) in (list, dict, set, Mapping) or tp in (list, dict, set):
+        return False
+    if isinstance(tp, type) and attrs.has(tp):
+        return getattr(tp, "__hash__", None) is not None
+    return True
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached(tp: object) -> JsonObject:
+    return _Walker().schema(tp, "")
+
+
+def json_schema(tp: object) -> JsonObject:
+    """Return the JSON Schema 2020-12 of a supported type.
+
+    The result is a fresh dict each call, so callers may change it.
+
+    Raises:
+        UnsupportedType: if ``tp`` or a type inside it is outside the table; its
+            ``where`` names the place (``filters.items``).
+    """
+    if not _hashable(tp):
+        return _Walker().schema(tp, "")
+    return copy.deepcopy(_cached(tp))
