@@ -31,9 +31,9 @@ def lock_data(server: Server) -> dict[str, Any]:
         wire = spec.to_wire()
         kind = type(spec).__name__
         if kind == "ToolSpec":
-            entries["tools"][wire["name"]] = _digest(wire)
+            entries["tools"][str(wire["name"])] = _digest(wire)
         elif kind == "PromptSpec":
-            entries["prompts"][wire["name"]] = _digest(wire)
+            entries["prompts"][str(wire["name"])] = _digest(wire)
         else:
             key = wire.get("uri", wire.get("uriTemplate"))
             entries["resources"][str(key)] = _digest(wire)
