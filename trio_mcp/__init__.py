@@ -9,6 +9,7 @@ from ._authority import Capability as Capability
 from ._authority import Receipt as Receipt
 from ._authority._secrets import Secret as Secret
 from ._context import CancelToken as CancelToken
+from ._context import MissingClientCapability as MissingClientCapability
 from ._context import Refusal as Refusal
 from ._context import ToolContext as ToolContext
 from ._declare import AudioContent as AudioContent
@@ -55,6 +56,7 @@ __all__ = [
     "InsecureBinding",
     "InvalidDeclaration",
     "McpError",
+    "MissingClientCapability",
     "NeedsInput",
     "Problem",
     "Prompt",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
 import trio
@@ -24,7 +24,15 @@ from ._protocol import _wire as wire
 if TYPE_CHECKING:
     from ._authority import Capability
 
-__all__ = ["CancelToken", "Emit", "Refusal", "ToolContext"]
+__all__ = [
+    "CancelToken",
+    "ClientNeed",
+    "Emit",
+    "MissingClientCapability",
+    "Refusal",
+    "ToolContext",
+    "client_supports",
+]
 
 Emit = Callable[[JsonObject], Awaitable[None]]
 
@@ -42,6 +50,58 @@ class Refusal(Exception):
             "is not declared by this tool"
         )
         super().__init__(f"capability '{capability}' {reason}")
+
+
+class MissingClientCapability(Exception):
+    """A call needs a client capability that the request's ``clientCapabilities`` lack.
+
+    Raise it from a handler (or call ``ToolContext.require_client``); the dispatcher
+    answers JSON-RPC -32021 (HTTP 400) with ``data.requiredCapabilities`` set to
+    ``required``, a ClientCapabilities object such as ``{"sampling": {}}``.
+    """
+
+    def __init__(self, required: JsonObject, message: str | None = None) -> None:
+        self.required: JsonObject = dict(required)
+        names = ", ".join(sorted(self.required)) or "none"
+        super().__init__(
+            message
+            or f"this request needs the client capabilities: {names}; declare them "
+            "in _meta clientCapabilities"
+        )
+
+
+#: What ``supports`` accepts: a ClientCapabilities mapping, or an input request (class
+#: or instance, such as ``Elicit``) whose ``client_capability`` names what it needs.
+ClientNeed: TypeAlias = object
+
+
+def _needs_of(need: ClientNeed) -> Mapping[str, JsonValue]:
+    if isinstance(need, Mapping):
+        return need
+    needs = getattr(need, "client_capability", None)
+    if not isinstance(needs, Mapping):
+        raise TypeError(
+            "expected a ClientCapabilities mapping or an input request such as Elicit"
+        )
+    return needs
+
+
+def client_supports(declared: Mapping[str, JsonValue], needs: Mapping[str, JsonValue]) -> bool:
+    """Return whether the ``declared`` ClientCapabilities cover ``needs``.
+
+    Every key of ``needs`` must be declared, recursively. Elicitation is special: an
+    empty ``elicitation`` need means form mode, which a client declares with
+    ``elicitation: {}`` or ``elicitation: {form: {}}`` (mcp-2026-07-28.md §3).
+    """
+    for name, need in needs.items():
+        have = declared.get(name)
+        if not isinstance(have, Mapping):
+            return False
+        if name == "elicitation" and need == {} and "url" in have and "form" not in have:
+            return False
+        if isinstance(need, Mapping) and not client_supports(have, need):
+            return False
+    return True
 
 
 @attrs.define(eq=False)
@@ -157,6 +217,25 @@ class ToolContext:
             raise Refusal(name, declared=False)
         if name not in self.granted:
             raise Refusal(name, declared=True)
+
+    def supports(self, need: ClientNeed) -> bool:
+        """Return whether this request's client declared what ``need`` requires.
+
+        ``need`` is an input request class or value (``Elicit``, ``Sample``,
+        ``ListRoots``, ``ElicitUrl``) or a ClientCapabilities mapping. Outside a call
+        nothing is declared, so this is False.
+        """
+        return client_supports(self.client_capabilities, _needs_of(need))
+
+    def require_client(self, need: ClientNeed) -> None:
+        """Check that this request's client declared what ``need`` requires.
+
+        Raises:
+            MissingClientCapability: if it did not; the client receives -32021.
+        """
+        needs = _needs_of(need)
+        if not client_supports(self.client_capabilities, needs):
+            raise MissingClientCapability(dict(needs))
 
     def finish(self) -> None:
         """Mark the call complete: nothing more may be sent for it."""

@@ -24,7 +24,15 @@ import trio
 
 from .._authority import Grants, Outcome, Receipt, ReceiptSink, closure, resolve_grants
 from .._authority import receipt_logger as _receipt_logger
-from .._context import CancelToken, Emit, Refusal, ToolContext, reset_current, set_current
+from .._context import (
+    CancelToken,
+    Emit,
+    MissingClientCapability,
+    Refusal,
+    ToolContext,
+    reset_current,
+    set_current,
+)
 from .._declare import NeedsInput, Prompt, Resource, Tool
 from .._errors import DecodeError
 from .._json import JsonObject, JsonValue
@@ -417,6 +425,9 @@ class Dispatcher:
                 except Refusal as exc:
                     outcome, error_type = "refused", qualified(type(exc))
                     return self._refused(request, kind, exc.capability)
+                except MissingClientCapability as exc:
+                    outcome, error_type = "refused", qualified(type(exc))
+                    raise _missing_capability(request, exc) from None
                 except Exception as exc:
                     error_type = qualified(type(exc))
                     if isinstance(decl, Tool) and isinstance(exc, decl.errors):
@@ -529,6 +540,17 @@ class Dispatcher:
                     await pending
         except Exception:
             log.exception("the receipts sink failed; the call's result is unaffected")
+
+
+def _missing_capability(request: Request, exc: MissingClientCapability) -> _Stop:
+    """-32021 (HTTP 400): the call needs a client capability the request lacks."""
+    return _Stop(Fault(
+        wire.MISSING_CLIENT_CAPABILITY,
+        str(exc),
+        {"requiredCapabilities": exc.required},
+        request.id,
+        400,
+    ))
 
 
 def _progress_token(meta: JsonObject) -> str | int | None:
