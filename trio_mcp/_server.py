@@ -8,7 +8,7 @@ and stop when it is cancelled. Transports are imported only when used, so
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -17,10 +17,11 @@ from ._authority import Grants, ReceiptSink
 from ._declare import Prompt, Resource, Tool
 from ._dispatch import Catalog, Dispatcher
 from ._transports._stream import Oversized, Send, serve_messages
-from ._units import DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_DEPTH
+from ._units import DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
     from ._declare import PromptSpec, ResourceSpec, ToolSpec
+    from ._transports._asgi import McpAsgiApp, PrincipalResolver
 
 __all__ = ["Server"]
 
@@ -100,3 +101,128 @@ class Server:
             max_depth=max_depth,
             max_concurrent=max_concurrent,
         )
+
+    def mount(
+        self,
+        path: str = "/mcp",
+        *,
+        allow: Grants = (),
+        require_auth: bool = False,
+        allowed_hosts: Iterable[str] | None = None,
+        allowed_origins: Iterable[str] | None = None,
+        principal: PrincipalResolver | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    ) -> McpAsgiApp:
+        """Return an ASGI 3 app serving the catalog over Streamable HTTP at ``path``.
+
+        The app needs no web framework: run it on Hypercorn's Trio worker or mount it
+        in an ASGI router (``Mount("/api", app=server.mount())`` serves ``/api/mcp``);
+        ``path`` and ``/healthz`` are relative to where it is mounted. Authentication
+        stays with the host application: the principal is ``scope["user"]`` (when
+        authenticated), else ``scope["auth"]``, unless ``principal`` is given.
+
+        Args:
+            path: The MCP endpoint; it accepts POST only (GET and DELETE get 405).
+            allow: Capabilities granted to callers, or a function of the principal.
+            require_auth: Answer 401 to any request without a principal.
+            allowed_hosts: ``Host`` values accepted besides ``localhost``,
+                ``127.0.0.1`` and ``[::1]`` (any port); ``"name"`` matches any port,
+                ``"name:port"`` one port, ``"*"`` turns the check off. The check
+                defends loopback servers against DNS rebinding.
+            allowed_origins: ``Origin`` values accepted besides loopback and the
+                allowed hosts (``"https://app.example"``; ``"*"`` accepts any).
+                A request without ``Origin`` is not browser-initiated and passes.
+            principal: A function of the ASGI scope (sync or async) returning the
+                authenticated principal, or None.
+            max_message_bytes: Largest request body; a larger one gets 413.
+            max_depth: Deepest nesting of arrays and objects accepted.
+            max_concurrent: Most handlers running at once across all requests;
+                more requests wait for a slot.
+        """
+        from ._transports._asgi import (
+            McpAsgiApp,  # loaded on use: no web stack on import
+        )
+
+        return McpAsgiApp(
+            self.dispatcher,
+            path=path,
+            allow=allow,
+            require_auth=require_auth,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            principal=principal,
+            max_message_bytes=max_message_bytes,
+            max_depth=max_depth,
+            max_concurrent=max_concurrent,
+        )
+
+    async def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        path: str = "/mcp",
+        *,
+        allow: Grants = (),
+        require_auth: bool = False,
+        allowed_hosts: Iterable[str] | None = None,
+        allowed_origins: Iterable[str] | None = None,
+        principal: PrincipalResolver | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve the catalog over Streamable HTTP on Hypercorn until cancelled.
+
+        Run it with ``port = await nursery.start(server.serve_http, ...)`` to learn
+        the bound port (``port=0`` picks a free one). Loopback binds check ``Host``
+        against DNS rebinding; a bind beyond loopback must set ``require_auth`` and
+        then accepts any ``Host`` unless ``allowed_hosts`` is given. The other
+        arguments are those of ``mount``.
+
+        Args:
+            host: Address to listen on.
+            port: TCP port; 0 picks a free one.
+            path: The MCP endpoint.
+            allow: Capabilities granted to callers, or a function of the principal.
+            require_auth: Answer 401 to any request without a principal.
+            allowed_hosts: Extra ``Host`` values accepted (see ``mount``).
+            allowed_origins: Extra ``Origin`` values accepted (see ``mount``).
+            principal: A function of the ASGI scope returning the principal.
+            max_message_bytes: Largest request body; a larger one gets 413.
+            max_depth: Deepest nesting of arrays and objects accepted.
+            max_concurrent: Most handlers running at once across all requests.
+            task_status: Receives the bound port once the server listens.
+
+        Raises:
+            McpError.InsecureBinding: if ``host`` is not loopback and ``require_auth``
+                is false (checked before anything is bound).
+            McpError.Transport: if Hypercorn is not installed (``pip install
+                "trio-mcp[http]"``) or the address cannot be bound.
+        """
+        from ._transports._asgi import (
+            McpAsgiApp,  # loaded on use: no web stack on import
+        )
+        from ._transports._hypercorn import (
+            check_binding,
+            is_loopback,
+            serve_hypercorn,
+        )
+
+        check_binding(host, require_auth=require_auth)
+        app = McpAsgiApp(
+            self.dispatcher,
+            path=path,
+            allow=allow,
+            require_auth=require_auth,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            check_host=is_loopback(host) or allowed_hosts is not None,
+            principal=principal,
+            max_message_bytes=max_message_bytes,
+            max_depth=max_depth,
+            max_concurrent=max_concurrent,
+        )
+        await serve_hypercorn(app, host=host, port=port, task_status=task_status)

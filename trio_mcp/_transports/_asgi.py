@@ -1,0 +1,393 @@
+"""Streamable HTTP (revision 2026-07-28) as a framework-free ASGI 3 application.
+
+Each POST carries one JSON-RPC message and gets its own response: ``application/json``
+for a plain reply, ``text/event-stream`` once a progress or log notification precedes
+the reply (the stream starts lazily at the first notification and the reply ends it).
+There are no sessions, no GET stream and no event ids (mcp-2026-07-28.md §12).
+
+The HTTP-only checks run here, in this order (§4.2, pinned in places by the official
+conformance suite): ``Origin`` (403), ``Host`` (421), the HTTP method (405),
+authentication (401), the body limit read incrementally (413), parsing (400), a
+notification (202). The ``_meta``, version and routing-header checks belong to the
+dispatcher, which receives the lower-cased headers in ``Caller.headers``.
+
+Invariants:
+- A body is never buffered past ``max_message_bytes``.
+- A client disconnect (``http.disconnect``) cancels the request's scope; after it
+  nothing more is sent for that request.
+- At most ``max_concurrent`` requests run handlers at once across all connections;
+  more wait for a slot (a ``trio.CapacityLimiter``), they are not rejected.
+
+No web framework is imported: this works under Hypercorn's Trio worker and mounted
+inside any ASGI router (Starlette's ``Mount``), which is why paths are resolved
+relative to the scope's ``root_path``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import trio
+
+from .._authority import Grants
+from .._dispatch import Caller, Dispatcher
+from .._json import JsonObject, dumps
+from .._protocol import _wire as wire
+from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
+from .._units import (
+    DEFAULT_MAX_CONCURRENT,
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_MESSAGE_BYTES,
+)
+from ._stream import oversized_fault
+
+__all__ = ["LOOPBACK_HOSTS", "McpAsgiApp", "PrincipalResolver"]
+
+# ASGI messages and scopes are plain dicts whose values vary by key; the ASGI
+# specification, not us, forces this Any.
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+#: Resolves the principal from the ASGI scope (sync or async); None means anonymous.
+PrincipalResolver = Callable[[Scope], object]
+
+#: Host names a loopback server accepts (with any port): DNS-rebinding protection.
+LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
+
+#: Application error code (outside JSON-RPC's reserved range) for a missing principal.
+UNAUTHENTICATED: Final = -31401
+HEALTH_PATH: Final = "/healthz"
+
+_JSON_HEADERS: Final = [(b"content-type", b"application/json")]
+_SSE_HEADERS: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def _split_host(value: str) -> tuple[str, str | None]:
+    """Split ``host[:port]`` (IPv6 in brackets) into a lower-cased host and port."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return value, None
+        host, rest = value[: end + 1], value[end + 1 :]
+        return host, rest[1:] if rest.startswith(":") else None
+    if value.count(":") == 1:
+        host, port = value.split(":")
+        return host, port
+    return value, None
+
+
+def _normalize_path(path: str) -> str:
+    return "/" + path.strip("/")
+
+
+class _Disconnected(Exception):
+    """The client went away while its request body was being read."""
+
+
+class McpAsgiApp:
+    """An ASGI 3 application serving one ``Dispatcher`` over Streamable HTTP.
+
+    Built by ``Server.mount``; see there for the arguments.
+    """
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        *,
+        path: str = "/mcp",
+        allow: Grants = (),
+        require_auth: bool = False,
+        allowed_hosts: Iterable[str] | None = None,
+        allowed_origins: Iterable[str] | None = None,
+        check_host: bool = True,
+        principal: PrincipalResolver | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+    ) -> None:
+        if max_concurrent < 1:
+            raise ValueError("max_concurrent must be at least 1")
+        if max_message_bytes < 1:
+            raise ValueError("max_message_bytes must be at least 1")
+        self.dispatcher = dispatcher
+        self.path = _normalize_path(path)
+        self.allow = allow
+        self.require_auth = require_auth
+        hosts = {h.strip().lower() for h in (allowed_hosts or ())}
+        self.any_host = "*" in hosts or not check_host
+        self.allowed_hosts = frozenset(LOOPBACK_HOSTS | hosts)
+        origins = {o.strip().lower().rstrip("/") for o in (allowed_origins or ())}
+        self.any_origin = "*" in origins
+        self.allowed_origins = frozenset(origins)
+        self.resolve_principal = principal
+        self.max_message_bytes = max_message_bytes
+        self.max_depth = max_depth
+        # Created lazily: a CapacityLimiter needs a running Trio loop, and the app
+        # may be built before one exists.
+        self._max_concurrent = max_concurrent
+        self._limiter: trio.CapacityLimiter | None = None
+
+    # -- entry point ---------------------------------------------------------------
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one ASGI connection scope."""
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if kind != "http":
+            # Not ours (a websocket, say): close it the ASGI way.
+            if kind == "websocket":
+                await send({"type": "websocket.close", "code": 1000})
+            return
+        route = self._route_path(scope)
+        if route == HEALTH_PATH and scope["method"] in ("GET", "HEAD"):
+            await _plain(send, 200, b"ok\n")
+            return
+        if route != self.path:
+            await _plain(send, 404, b"not found\n")
+            return
+        await self._serve_mcp(scope, receive, send)
+
+    def _route_path(self, scope: Scope) -> str:
+        """The path below where this app is mounted (Starlette keeps the full path)."""
+        path: str = scope.get("path", "/")
+        root: str = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :]
+        return _normalize_path(path)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    # -- the MCP endpoint ------------------------------------------------------------
+    async def _serve_mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = _headers(scope)
+        origin = headers.get("origin")
+        if origin is not None and not self._origin_allowed(origin):
+            await _fault(send, 403, "forbidden: this Origin is not allowed")
+            return
+        if not self.any_host and not self._host_allowed(headers.get("host")):
+            await _fault(send, 421, "misdirected request: this Host is not served here")
+            return
+        if scope["method"] != "POST":
+            await _plain(
+                send,
+                405,
+                b"method not allowed: send JSON-RPC with POST\n",
+                [(b"allow", b"POST")],
+            )
+            return
+        principal = await self._principal(scope)
+        if self.require_auth and principal is None:
+            await _fault(
+                send,
+                401,
+                "authentication required",
+                UNAUTHENTICATED,
+                [(b"www-authenticate", b"Bearer")],
+            )
+            return
+        try:
+            body = await self._read_body(headers, receive)
+        except _Disconnected:
+            return  # the client left before sending its message: nothing to answer
+        if body is None:
+            fault = oversized_fault(self.max_message_bytes)
+            await _json(send, fault.http_status, fault.to_message())
+            return
+        message = parse_message(body, max_depth=self.max_depth)
+        if isinstance(message, Fault):
+            await _json(send, message.http_status, message.to_message())
+            return
+        if isinstance(message, Notification):
+            # No client notification means anything over HTTP (cancellation is a
+            # closed stream); accept without header requirements (§12, [INFERRED]).
+            await _plain(send, 202, b"")
+            return
+        caller = Caller(principal=principal, allow=self.allow, headers=headers)
+        await self._dispatch(message, caller, receive, send)
+
+    async def _dispatch(
+        self, request: Request, caller: Caller, receive: Receive, send: Send
+    ) -> None:
+        if self._limiter is None:
+            self._limiter = trio.CapacityLimiter(self._max_concurrent)
+        limiter = self._limiter
+        scope = trio.CancelScope()
+        streaming = False
+
+        async def emit(note: JsonObject) -> None:
+            nonlocal streaming
+            if scope.cancel_called:
+                return
+            if not streaming:
+                streaming = True
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 200,
+                        "headers": _SSE_HEADERS,
+                    }
+                )
+            await send(
+                {"type": "http.response.body", "body": _sse(note), "more_body": True}
+            )
+
+        async def watch_disconnect() -> None:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    scope.cancel()
+                    return
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(watch_disconnect)
+            with scope:
+                async with limiter:
+                    reply = await self.dispatcher.handle(
+                        request, caller, emit, scope=scope
+                    )
+                if streaming:
+                    await send(
+                        {
+                            "type": "http.response.body",
+                            "body": _sse(reply.message),
+                            "more_body": False,
+                        }
+                    )
+                else:
+                    await _json(send, reply.http_status, reply.message)
+            nursery.cancel_scope.cancel()
+
+    # -- checks --------------------------------------------------------------------
+    def _host_allowed(self, value: str | None) -> bool:
+        if value is None:
+            return False
+        host, port = _split_host(value)
+        return host in self.allowed_hosts or f"{host}:{port}" in self.allowed_hosts
+
+    def _origin_allowed(self, origin: str) -> bool:
+        origin = origin.strip().lower().rstrip("/")
+        if self.any_origin or origin in self.allowed_origins:
+            return True
+        try:
+            parts = urlsplit(origin)
+        except ValueError:
+            return False
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            return False
+        host, port = _split_host(parts.netloc)
+        return host in self.allowed_hosts or f"{host}:{port}" in self.allowed_hosts
+
+    async def _principal(self, scope: Scope) -> object | None:
+        if self.resolve_principal is not None:
+            found = self.resolve_principal(scope)
+            if inspect.isawaitable(found):
+                found = await found
+            return found
+        if "user" in scope:
+            user: object | None = scope["user"]
+            # Starlette's AuthenticationMiddleware puts an UnauthenticatedUser here.
+            if user is None or getattr(user, "is_authenticated", True) is False:
+                return None
+            return user
+        auth: object | None = scope.get("auth")
+        return auth
+
+    async def _read_body(
+        self, headers: dict[str, str], receive: Receive
+    ) -> bytes | None:
+        """Read the body, or return None as soon as it exceeds the limit."""
+        declared = headers.get("content-length")
+        if (
+            declared is not None
+            and declared.strip().isdigit()
+            and int(declared) > self.max_message_bytes
+        ):
+            return None
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Disconnected
+            chunk: bytes = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_message_bytes:
+                return None
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    """Return the request headers with lower-cased names; repeats are comma-joined."""
+    out: dict[str, str] = {}
+    for raw_name, raw_value in scope.get("headers", ()):
+        name = bytes(raw_name).decode("latin-1").lower()
+        value = bytes(raw_value).decode("latin-1")
+        out[name] = f"{out[name]},{value}" if name in out else value
+    return out
+
+
+def _sse(message: JsonObject) -> bytes:
+    return b"data: " + dumps(message).encode("utf-8") + b"\n\n"
+
+
+async def _json(send: Send, status: int, message: JsonObject) -> None:
+    body = dumps(message).encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _plain(
+    send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    headers = [(b"content-length", str(len(body)).encode()), *(extra or [])]
+    if body:
+        headers.append((b"content-type", b"text/plain; charset=utf-8"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _fault(
+    send: Send,
+    status: int,
+    text: str,
+    code: int | None = None,
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    """Refuse before parsing: a JSON-RPC error without id (it is not read yet)."""
+    message = wire.error_message(
+        None, code if code is not None else wire.INVALID_REQUEST, text
+    )
+    body = dumps(message).encode("utf-8")
+    headers = [
+        *_JSON_HEADERS,
+        (b"content-length", str(len(body)).encode()),
+        *(extra or []),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
