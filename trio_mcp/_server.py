@@ -102,6 +102,104 @@ class Server:
             max_concurrent=max_concurrent,
         )
 
+    async def serve_stdio(
+        self,
+        *,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        allow: Grants = (),
+        grace_period: float = 5.0,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve the catalog over stdin and stdout until stdin reaches end of file.
+
+        One compact JSON-RPC message per line, UTF-8, both ways (spec §13). While
+        this runs, file descriptor 1 and ``sys.stdout`` point at stderr, so
+        ``print()``, C extensions and child processes cannot corrupt the protocol
+        stream; fd 0 is ``/dev/null`` so children cannot read it. Both are
+        restored when serving ends. POSIX only.
+
+        Args:
+            max_message_bytes: Longest line accepted; a longer one is skipped
+                without being buffered and answered with -32600.
+            max_depth: Deepest nesting of arrays and objects; deeper is -32700.
+            max_concurrent: Most handlers running at once; more requests wait.
+            allow: Capabilities granted to the caller, or a function of the
+                principal (which is None on stdio).
+            grace_period: Seconds that requests still running at end of file get
+                to finish before they are cancelled.
+            task_status: For ``nursery.start``: started once fds are diverted.
+
+        Raises:
+            McpError.Transport: if stdin or stdout is missing, reading or writing
+                fails for a reason other than end of file (the client closed the
+                protocol stream), or stdio is already being served.
+        """
+        from ._transports._stdio import serve_stdio  # loaded on use
+
+        await serve_stdio(
+            self.dispatcher,
+            max_message_bytes=max_message_bytes,
+            max_depth=max_depth,
+            max_concurrent=max_concurrent,
+            allow=allow,
+            grace_period=grace_period,
+            task_status=task_status,
+        )
+
+    async def serve_websocket(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        path: str = "/mcp",
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        allow: Grants = (),
+        task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve the catalog over WebSocket, one JSON-RPC message per text frame.
+
+        Needs the ``websocket`` extra (trio-websocket). Clients connect to
+        ``ws://host:port/path`` and should offer the subprotocol ``mcp``. Each
+        connection gets its own message loop with the same limits as stdio; a
+        handler's failure or a client's disconnect ends nothing else; a closed
+        connection cancels its requests at once. Runs until
+        cancelled; ``await nursery.start(server.serve_websocket, ...)`` returns
+        the bound port (useful with ``port=0``).
+
+        Args:
+            host: Interface to bind; loopback by default.
+            port: TCP port; 0 picks a free one.
+            path: The endpoint; other paths are refused with 404.
+            max_message_bytes: Largest message accepted; a larger one is answered
+                with -32600 (one past twice the limit closes the connection with
+                1009, because trio-websocket buffers a frame before handing it over).
+            max_depth: Deepest nesting of arrays and objects; deeper is -32700.
+            max_concurrent: Most handlers running at once per connection.
+            allow: Capabilities granted to callers, or a function of the principal.
+            task_status: For ``nursery.start``: started with the bound port.
+
+        Raises:
+            McpError.Transport: if trio-websocket is not installed or the port
+                cannot be bound.
+        """
+        from ._transports._websocket import serve_websocket  # loaded on use
+
+        await serve_websocket(
+            self.dispatcher,
+            host=host,
+            port=port,
+            path=path,
+            max_message_bytes=max_message_bytes,
+            max_depth=max_depth,
+            max_concurrent=max_concurrent,
+            allow=allow,
+            task_status=task_status,
+        )
+
     def mount(
         self,
         path: str = "/mcp",

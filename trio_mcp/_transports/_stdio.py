@@ -1,0 +1,252 @@
+"""Newline-delimited JSON-RPC on stdin and stdout, with fd 1 diverted to stderr.
+
+This module owns only the framing and the file descriptors; parsing, the
+concurrency cap, cancellation and replies are ``serve_messages``'s business.
+
+File descriptor invariants while ``serve_stdio`` runs (POSIX only):
+
+- The protocol is read from a private duplicate of the original fd 0 and written
+  to a private duplicate of the original fd 1. Both are non-inheritable, so no
+  child process holds the protocol stream, and only this module writes to the
+  output one: whole messages, one compact JSON text per line.
+- fd 1 is a duplicate of fd 2, and ``sys.stdout`` is ``sys.stderr``. So ``print()``,
+  C code writing to its stdout and child processes all land on stderr, which the
+  client must tolerate (spec §13), never on the protocol stream.
+- fd 0 is ``/dev/null``, so a child process that reads its stdin cannot steal
+  protocol bytes, and the stream's non-blocking mode (set by ``FdStream`` on the
+  shared open file description) is never seen by children.
+- Python's and C's stdio buffers are flushed right after fd 1 is diverted (output
+  written before serving lands on stderr) and right before it is restored (output
+  written while serving cannot reach the protocol stream later).
+- When serving ends, however it ends, fd 0, fd 1 and ``sys.stdout`` are restored
+  and the private duplicates are closed. Only one ``serve_stdio`` runs per process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+
+import trio
+
+from .._authority import Grants
+from .._dispatch import Dispatcher
+from .._errors import Transport
+from ._stream import Oversized, serve_messages
+
+__all__ = ["serve_stdio"]
+
+#: How much is read from stdin at once; lines are assembled from these chunks.
+READ_CHUNK_BYTES = 64 * 1024
+
+_serving = False
+
+
+async def serve_stdio(
+    dispatcher: Dispatcher,
+    *,
+    max_message_bytes: int,
+    max_depth: int,
+    max_concurrent: int,
+    allow: Grants = (),
+    grace_period: float = 5.0,
+    task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve newline-delimited JSON-RPC on the process's stdin and stdout.
+
+    Returns when stdin reaches end of file and the requests still running have
+    finished or, after ``grace_period`` seconds, been cancelled.
+
+    Raises:
+        McpError.Transport: if stdin or stdout is not open, cannot be read or
+            written (for example the client closed the protocol stream), or
+            ``serve_stdio`` is already running in this process.
+    """
+    if max_message_bytes < 1:
+        raise ValueError("max_message_bytes must be at least 1")
+    global _serving
+    if _serving:
+        raise Transport(
+            "serve_stdio is already running in this process; stdin and stdout "
+            "carry one protocol stream, so serve it once"
+        )
+    _serving = True
+    try:
+        with _diverted_stdio() as (in_fd, out_fd):
+            reader = trio.lowlevel.FdStream(in_fd)
+            writer = trio.lowlevel.FdStream(out_fd)
+            async with reader, writer:
+                await _serve(
+                    dispatcher,
+                    reader,
+                    writer,
+                    max_message_bytes=max_message_bytes,
+                    max_depth=max_depth,
+                    max_concurrent=max_concurrent,
+                    allow=allow,
+                    grace_period=grace_period,
+                    task_status=task_status,
+                )
+    finally:
+        _serving = False
+
+
+async def _serve(
+    dispatcher: Dispatcher,
+    reader: trio.abc.ReceiveStream,
+    writer: trio.abc.SendStream,
+    *,
+    max_message_bytes: int,
+    max_depth: int,
+    max_concurrent: int,
+    allow: Grants,
+    grace_period: float,
+    task_status: trio.TaskStatus[None],
+) -> None:
+    """Run the line reader and the message loop; surface a transport failure alone."""
+
+    async def send(text: str) -> None:
+        try:
+            await writer.send_all(text.encode("utf-8") + b"\n")
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise Transport(
+                "cannot write to stdout, the protocol stream: the client closed it "
+                "or went away; restart the server from the client"
+            ) from exc
+
+    # Capacity 0: the reader hands over one message at a time, so when the loop
+    # stops taking messages (backpressure) the reader stops reading and the pipe
+    # fills, which blocks the client instead of growing our memory.
+    send_channel, receive_channel = trio.open_memory_channel[bytes | Oversized](0)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read_lines, reader, send_channel, max_message_bytes)
+            task_status.started()
+            await serve_messages(
+                dispatcher,
+                receive_channel,
+                send,
+                allow=allow,
+                max_depth=max_depth,
+                max_concurrent=max_concurrent,
+                grace_period=grace_period,
+            )
+    except* Transport as group:
+        # One failure of the medium is the whole story; callers catch Transport,
+        # not a group of them.
+        raise group.exceptions[0] from group.exceptions[0].__cause__
+
+
+async def read_lines(
+    stream: trio.abc.ReceiveStream,
+    out: trio.MemorySendChannel[bytes | Oversized],
+    limit: int,
+) -> None:
+    """Send each line of ``stream`` (without its newline) to ``out``; close at EOF.
+
+    A line longer than ``limit`` bytes is never held whole: once the buffer would
+    exceed the limit it is dropped, the rest of the line is skipped up to its
+    newline, and ``Oversized(limit)`` is sent in its place. Blank lines are ignored
+    (our choice: a stray newline from a client is not worth an error reply).
+
+    Raises:
+        McpError.Transport: if reading fails for a reason other than end of file.
+    """
+    buffer = bytearray()
+    skipping = False
+
+    async def deliver(item: bytes | Oversized) -> None:
+        if isinstance(item, bytes) and not item.strip():
+            return
+        await out.send(item)
+
+    try:
+        async with out:
+            while True:
+                try:
+                    chunk = await stream.receive_some(READ_CHUNK_BYTES)
+                except (trio.BrokenResourceError, OSError) as exc:
+                    raise Transport(
+                        "cannot read stdin, the protocol stream; launch the server "
+                        "with a pipe on stdin"
+                    ) from exc
+                if not chunk:
+                    break
+                start = 0
+                while (end := chunk.find(b"\n", start)) >= 0:
+                    piece = chunk[start:end]
+                    start = end + 1
+                    if skipping or len(buffer) + len(piece) > limit:
+                        skipping = False
+                        buffer.clear()
+                        await deliver(Oversized(limit))
+                    else:
+                        buffer += piece
+                        line = bytes(buffer)
+                        buffer.clear()
+                        await deliver(line)
+                rest = chunk[start:]
+                if not skipping and len(buffer) + len(rest) > limit:
+                    skipping = True
+                    buffer.clear()
+                elif not skipping:
+                    buffer += rest
+            # End of file: a last line without its newline still counts.
+            if skipping:
+                await deliver(Oversized(limit))
+            elif buffer:
+                await deliver(bytes(buffer))
+    except trio.BrokenResourceError:
+        # The message loop has stopped (it failed); its error is the one to report.
+        return
+
+
+@contextlib.contextmanager
+def _diverted_stdio() -> Iterator[tuple[int, int]]:
+    """Divert fds 0 and 1 as the module docstring states; yield the private dups."""
+    try:
+        saved_in, saved_out = os.dup(0), os.dup(1)
+    except OSError as exc:
+        raise Transport(
+            "stdin or stdout is not open; launch the server with pipes on both"
+        ) from exc
+    in_fd, out_fd = os.dup(0), os.dup(1)
+    saved_sys_stdout = sys.stdout
+    try:
+        os.dup2(2, 1)
+        _flush_stdio(saved_sys_stdout)
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(null, 0)
+        finally:
+            os.close(null)
+        sys.stdout = sys.stderr
+        yield in_fd, out_fd
+    finally:
+        # The FdStreams own in_fd and out_fd and have closed them by now.
+        _flush_stdio(sys.stdout)
+        sys.stdout = saved_sys_stdout
+        _flush_stdio(sys.stdout)
+        os.dup2(saved_in, 0)
+        os.dup2(saved_out, 1)
+        os.close(saved_in)
+        os.close(saved_out)
+
+
+def _flush_stdio(stream: object) -> None:
+    """Flush a Python text stream and every C stdio buffer to wherever fd 1 points now."""
+    flush = getattr(stream, "flush", None)
+    if flush is not None:
+        with contextlib.suppress(OSError, ValueError):
+            flush()
+    _flush_c_stdio()
+
+
+def _flush_c_stdio() -> None:
+    """Call C's ``fflush(NULL)``, so C extensions' buffered stdout goes where fd 1 is."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).fflush(None)

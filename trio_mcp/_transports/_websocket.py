@@ -1,0 +1,163 @@
+"""JSON-RPC over WebSocket, one message per text frame, for the ``[websocket]`` extra.
+
+This module owns the handshake (path, subprotocol ``mcp``) and the framing; each
+connection feeds its own ``serve_messages`` loop, so the limits, the concurrency cap
+and ``notifications/cancelled`` behave exactly as on stdio. trio-websocket is
+imported inside ``serve_websocket``, so ``import trio_mcp`` never loads it.
+
+Invariants:
+- A connection's failure or close ends that connection only, never the server.
+- Closing the connection cancels its requests at once (nobody is left to read
+  their replies), as a closed stream does on Streamable HTTP (spec §11).
+- A message over ``max_message_bytes`` (UTF-8) is answered with -32600 and the
+  connection goes on. trio-websocket assembles a whole message before handing it
+  over, so it is given a hard cap of twice the limit: past that it closes the
+  connection with 1009, which bounds memory per connection.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+import trio
+
+from .._authority import Grants
+from .._dispatch import Dispatcher
+from .._errors import Transport
+from ._stream import Oversized, serve_messages
+
+if TYPE_CHECKING:
+    from trio_websocket import WebSocketConnection, WebSocketRequest
+
+__all__ = ["SUBPROTOCOL", "serve_websocket"]
+
+SUBPROTOCOL = "mcp"
+
+
+async def serve_websocket(
+    dispatcher: Dispatcher,
+    *,
+    host: str,
+    port: int,
+    path: str,
+    max_message_bytes: int,
+    max_depth: int,
+    max_concurrent: int,
+    allow: Grants = (),
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Accept WebSocket connections at ``path`` until cancelled.
+
+    Raises:
+        McpError.Transport: if trio-websocket is missing or the port cannot be bound.
+    """
+    if max_message_bytes < 1:
+        raise ValueError("max_message_bytes must be at least 1")
+    try:
+        import trio_websocket
+    except ImportError as exc:
+        raise Transport(
+            "serve_websocket needs trio-websocket; install trio-mcp[websocket]"
+        ) from exc
+
+    async def handle(request: WebSocketRequest) -> None:
+        if urlsplit(request.path).path != path:
+            await request.reject(404, body=b"no MCP endpoint at this path\n")
+            return
+        offered = request.proposed_subprotocols
+        if offered and SUBPROTOCOL not in offered:
+            await request.reject(
+                400, body=b"offer the WebSocket subprotocol 'mcp' to speak MCP\n"
+            )
+            return
+        # A client offering no subprotocol is accepted too (our choice): simple
+        # tools rarely set one, and the path already names the endpoint.
+        ws = await request.accept(subprotocol=SUBPROTOCOL if offered else None)
+        await serve_connection(
+            dispatcher,
+            ws,
+            max_message_bytes=max_message_bytes,
+            max_depth=max_depth,
+            max_concurrent=max_concurrent,
+            allow=allow,
+        )
+
+    listen = functools.partial(
+        trio_websocket.serve_websocket,
+        handle,
+        host,
+        port,
+        None,
+        max_message_size=2 * max_message_bytes,
+    )
+    try:
+        async with trio.open_nursery() as nursery:
+            try:
+                server = await nursery.start(listen)
+            except OSError as exc:
+                raise Transport(
+                    "cannot listen for WebSocket connections on the requested host "
+                    "and port; pick a free port (0 picks one) or another host"
+                ) from exc
+            task_status.started(server.port)
+    except* Transport as group:
+        raise group.exceptions[0] from group.exceptions[0].__cause__
+
+
+async def serve_connection(
+    dispatcher: Dispatcher,
+    ws: WebSocketConnection,
+    *,
+    max_message_bytes: int,
+    max_depth: int,
+    max_concurrent: int,
+    allow: Grants,
+) -> None:
+    """Serve one accepted connection until it closes; never raises for a closed one."""
+    from trio_websocket import ConnectionClosed
+
+    async def send(text: str) -> None:
+        try:
+            await ws.send_message(text)
+        except ConnectionClosed:
+            # The reader sees the close too and cancels the connection's work.
+            return
+
+    # Capacity 0: when the loop stops taking messages, we stop reading frames and
+    # TCP flow control pushes back on the client.
+    send_channel, receive_channel = trio.open_memory_channel[str | bytes | Oversized](0)
+
+    async def read_frames(cancel_scope: trio.CancelScope) -> None:
+        async with send_channel:
+            while True:
+                try:
+                    message = await ws.get_message()
+                except ConnectionClosed:
+                    cancel_scope.cancel()
+                    return
+                if _size(message, max_message_bytes) > max_message_bytes:
+                    await send_channel.send(Oversized(max_message_bytes))
+                else:
+                    await send_channel.send(message)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(read_frames, nursery.cancel_scope)
+        await serve_messages(
+            dispatcher,
+            receive_channel,
+            send,
+            allow=allow,
+            max_depth=max_depth,
+            max_concurrent=max_concurrent,
+        )
+
+
+def _size(message: str | bytes, limit: int) -> int:
+    """Return the UTF-8 size of ``message``, skipping the encoding when clearly small."""
+    if isinstance(message, bytes):
+        return len(message)
+    if 4 * len(message) <= limit:  # at most 4 bytes per code point
+        return len(message)
+    return len(message.encode("utf-8", "surrogatepass"))
