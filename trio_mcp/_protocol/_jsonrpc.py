@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from .._json import JsonObject, JsonValue, depth_exceeds, loads
+from .._json import JsonObject, JsonValue, could_exceed, depth_exceeds, loads
 from . import _wire as wire
 
 __all__ = ["Fault", "Notification", "Request", "parse_message"]
@@ -71,7 +71,7 @@ def parse_message(
     except (ValueError, RecursionError):
         return Fault(wire.PARSE_ERROR, "parse error: the message is not valid JSON",
                      http_status=400)
-    if depth_exceeds(value, max_depth):
+    if could_exceed(data, max_depth) and depth_exceeds(value, max_depth):
         return Fault(
             wire.PARSE_ERROR,
             f"parse error: the message nests deeper than {max_depth} levels",
