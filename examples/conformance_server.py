@@ -1,0 +1,269 @@
+"""The official MCP conformance suite's fixture, built with trio_mcp's public API.
+
+The suite (``@modelcontextprotocol/conformance``, run by ``scripts/conformance``)
+calls tools, prompts and resources by these exact names and checks their payloads;
+the texts below are the reference fixtures' (conformance-suite.md §6).
+
+    python examples/conformance_server.py --port 3001   # http://127.0.0.1:3001/mcp
+
+The catalog is assembled from groups (``CONTENT_TOOLS``, ``PROBE_TOOLS``, ...) so
+fixtures that need later features (multi round-trip, ``subscriptions/listen``) can
+be added as new groups. ``test_simple_text`` must stay the first tool: header
+validation probes call the first listed tool with no arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+from typing import Any
+
+import trio
+
+from trio_mcp import (
+    AudioContent,
+    EmbeddedResource,
+    ImageContent,
+    Prompt,
+    PromptMessage,
+    Resource,
+    Server,
+    TextContent,
+    TextResourceContents,
+    Tool,
+    ToolContext,
+    ToolError,
+    prompt,
+    resource,
+    tool,
+)
+
+#: 1x1 PNG and a minimal WAV, the suite's shared test data.
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+)
+WAV = base64.b64decode("UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=")
+
+Content = TextContent | ImageContent | AudioContent | EmbeddedResource
+
+
+# -- tools: content, errors, progress (§6.1) ------------------------------------------
+@tool
+def test_simple_text() -> list[Content]:
+    """Return one text block; called without arguments."""
+    return [TextContent("This is a simple text response for testing.")]
+
+
+@tool
+def test_image_content() -> list[Content]:
+    """Return a 1x1 PNG image block."""
+    return [ImageContent(PNG, "image/png")]
+
+
+@tool
+def test_audio_content() -> list[Content]:
+    """Return a short WAV audio block."""
+    return [AudioContent(WAV, "audio/wav")]
+
+
+@tool
+def test_embedded_resource() -> list[Content]:
+    """Return an embedded text resource."""
+    return [
+        EmbeddedResource(
+            TextResourceContents(
+                "test://embedded-resource",
+                "This is an embedded resource content.",
+                mime_type="text/plain",
+            )
+        )
+    ]
+
+
+@tool
+def test_multiple_content_types() -> list[Content]:
+    """Return text, an image and an embedded resource together."""
+    return [
+        TextContent("Multiple content types test:"),
+        ImageContent(PNG, "image/png"),
+        EmbeddedResource(
+            TextResourceContents(
+                "test://mixed-content-resource",
+                json.dumps({"test": "data", "value": 123}),
+                mime_type="application/json",
+            )
+        ),
+    ]
+
+
+@tool
+def test_error_handling() -> list[Content]:
+    """Fail on purpose with an error the model can read."""
+    raise ToolError("This tool intentionally returns an error for testing")
+
+
+@tool
+async def test_tool_with_progress() -> list[Content]:
+    """Report progress 0, 50 and 100 of 100, then answer with the progress token."""
+    ctx = ToolContext.current()
+    for step in (0, 50, 100):
+        await ctx.progress(step, 100, f"Completed step {step} of 100")
+        await trio.sleep(0.05)
+    return [TextContent(str(ctx.progress_token))]
+
+
+CONTENT_TOOLS: list[Tool[..., Any]] = [
+    test_simple_text,
+    test_image_content,
+    test_audio_content,
+    test_embedded_resource,
+    test_multiple_content_types,
+    test_error_handling,
+    test_tool_with_progress,
+]
+
+
+# -- tools: 2026-07-28 protocol probes (§6.3) -----------------------------------------
+@tool
+def test_missing_capability() -> list[Content]:
+    """Need the client's sampling capability; without it the request fails (-32021)."""
+    ToolContext.current().require_client({"sampling": {}})
+    return [TextContent("The client declared sampling.")]
+
+
+@tool
+async def test_streaming_elicitation() -> list[Content]:
+    """Stream one progress notification before the result, never a request."""
+    ctx = ToolContext.current()
+    await ctx.progress(1, 1, "Streaming")
+    return [TextContent("Streaming complete")]
+
+
+@tool
+async def test_logging_tool() -> list[Content]:
+    """Log at info; the log reaches the client only if the request set a logLevel."""
+    await ToolContext.current().log("info", "Logging tool evaluated")
+    return [TextContent("Logging evaluated")]
+
+
+PROBE_TOOLS: list[Tool[..., Any]] = [
+    test_missing_capability,
+    test_streaming_elicitation,
+    test_logging_tool,
+]
+
+
+# -- resources (§6.5) -----------------------------------------------------------------
+@resource(uri="test://static-text", mime_type="text/plain")
+def static_text() -> str:
+    """A static text resource."""
+    return "This is the content of the static text resource."
+
+
+@resource(uri="test://static-binary", mime_type="image/png")
+def static_binary() -> bytes:
+    """A static binary resource (a PNG image)."""
+    return PNG
+
+
+@resource(uri="test://watched-resource", mime_type="text/plain")
+def watched_resource() -> str:
+    """A resource clients may watch for changes."""
+    return "Watched resource content"
+
+
+@resource(uri="test://template/{id}/data", mime_type="application/json")
+def template_data(id: str) -> str:
+    """Data for one id, from a URI template.
+
+    Args:
+        id: The record's id.
+    """
+    return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+
+RESOURCES: list[Resource[..., Any]] = [
+    static_text,
+    static_binary,
+    watched_resource,
+    template_data,
+]
+
+
+# -- prompts (§6.5) -------------------------------------------------------------------
+@prompt
+def test_simple_prompt() -> str:
+    """A simple prompt without arguments."""
+    return "This is a simple prompt for testing."
+
+
+@prompt
+def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
+    """A prompt with two required arguments.
+
+    Args:
+        arg1: First argument.
+        arg2: Second argument.
+    """
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@prompt
+def test_prompt_with_embedded_resource(resourceUri: str) -> list[PromptMessage]:
+    """A prompt that embeds a resource.
+
+    Args:
+        resourceUri: URI of the resource to embed.
+    """
+    return [
+        PromptMessage.user(
+            EmbeddedResource(
+                TextResourceContents(
+                    resourceUri,
+                    "Embedded resource content for testing.",
+                    mime_type="text/plain",
+                )
+            )
+        ),
+        PromptMessage.user("Please process the embedded resource above."),
+    ]
+
+
+@prompt
+def test_prompt_with_image() -> list[PromptMessage]:
+    """A prompt that shows an image."""
+    return [
+        PromptMessage.user(ImageContent(PNG, "image/png")),
+        PromptMessage.user("Please analyze the image above."),
+    ]
+
+
+PROMPTS: list[Prompt[..., Any]] = [
+    test_simple_prompt,
+    test_prompt_with_arguments,
+    test_prompt_with_embedded_resource,
+    test_prompt_with_image,
+]
+
+server = Server(
+    name="trio-mcp-conformance",
+    version="1.0.0",
+    tools=[*CONTENT_TOOLS, *PROBE_TOOLS],
+    resources=RESOURCES,
+    prompts=PROMPTS,
+    instructions="Fixture server for the official MCP conformance suite.",
+)
+
+
+def main() -> None:
+    """Serve the fixture on 127.0.0.1 at /mcp."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=3001)
+    parser.add_argument("--host", default="127.0.0.1")
+    args = parser.parse_args()
+    trio.run(lambda: server.serve_http(host=args.host, port=args.port, path="/mcp"))
+
+
+if __name__ == "__main__":
+    main()
