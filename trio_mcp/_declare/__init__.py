@@ -11,6 +11,16 @@ from ._content import PromptMessage as PromptMessage
 from ._content import ResourceLink as ResourceLink
 from ._content import TextContent as TextContent
 from ._content import TextResourceContents as TextResourceContents
+from ._inputs import Elicit as Elicit
+from ._inputs import ElicitResult as ElicitResult
+from ._inputs import ElicitUrl as ElicitUrl
+from ._inputs import InputRequest as InputRequest
+from ._inputs import ListRoots as ListRoots
+from ._inputs import Root as Root
+from ._inputs import Sample as Sample
+from ._inputs import SampleResult as SampleResult
+from ._inputs import read_response as read_response
+from ._needs_input import Answer as Answer
 from ._needs_input import NeedsInput as NeedsInput
 from ._prompt import Prompt as Prompt
 from ._prompt import PromptSpec as PromptSpec

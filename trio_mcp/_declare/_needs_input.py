@@ -1,29 +1,69 @@
 """``NeedsInput``: a handler's request for more input from the client (multi round-trip).
 
-The value names what to ask for; the dispatcher seals the carried state and shapes
-the ``input_required`` result. It never enters an output schema.
+The value names what to ask for; the dispatcher checks the client declared what each
+request needs, seals the carried state and shapes the ``input_required`` result. It
+never enters an output schema.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import final
 
 import attrs
 
-from .._json import JsonValue
+from .._json import JsonValue, dumps
+from ._inputs import INPUT_REQUESTS, InputRequest
 
-__all__ = ["NeedsInput"]
+__all__ = ["Answer", "NeedsInput"]
 
 
+def _requests(value: Mapping[str, InputRequest]) -> dict[str, InputRequest]:
+    out = dict(value)
+    for key, request in out.items():
+        if not isinstance(key, str) or not key:
+            raise TypeError("input request keys are non-empty strings")
+        if not isinstance(request, INPUT_REQUESTS):
+            raise TypeError(
+                f"input request '{key}' must be Elicit, ElicitUrl, Sample or ListRoots"
+            )
+    return out
+
+
+def _json_state(instance: object, attribute: object, value: JsonValue) -> None:
+    try:
+        dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError("NeedsInput state must be a JSON value") from exc
+
+
+@final
 @attrs.frozen
 class NeedsInput:
     """Ask the client for input and call again with its responses.
 
     Args:
         requests: Input requests by key (``Elicit``, ``ElicitUrl``, ``Sample``,
-            ``ListRoots``); the keys come back in ``ctx.input_responses``.
-        state: A JSON value carried to the next round, integrity-protected.
+            ``ListRoots``); the retry's responses come back under the same keys in
+            ``ToolContext.current().input_responses``.
+        state: A JSON value carried to the next round (``ctx.state``),
+            integrity-protected but readable by the client: never put secrets in it.
+
+    Raises:
+        TypeError: if a request is not an input request or the state is not JSON.
     """
 
-    requests: Mapping[str, object] = attrs.field(factory=dict, converter=dict)
-    state: JsonValue = None
+    requests: Mapping[str, InputRequest] = attrs.field(factory=dict, converter=_requests)
+    state: JsonValue = attrs.field(default=None, validator=_json_state)
+
+
+@final
+class Answer:
+    """Namespaces the values a handler may answer with besides its result."""
+
+    @staticmethod
+    def needs_input(
+        requests: Mapping[str, InputRequest] | None = None, state: JsonValue = None
+    ) -> NeedsInput:
+        """Return ``NeedsInput(requests, state)``: ask the client, then call again."""
+        return NeedsInput(requests or {}, state)

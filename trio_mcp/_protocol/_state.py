@@ -1,0 +1,226 @@
+"""Sealing and opening multi round-trip ``requestState`` (mcp-2026-07-28.md §7.2 rule 4).
+
+``requestState`` travels through the client, so it is attacker-controlled input. We
+protect its integrity, not its secrecy: the payload is readable base64url JSON, so
+never carry secrets in it. The token is ``v1.<payload>.<mac>``; the MAC is
+HMAC-SHA256 over the version, the payload and the binding: the principal id, the
+method and a digest of the request's salient params (tool or prompt name plus the
+canonical JSON of its arguments; a resource's URI). The payload holds the carried
+state, an expiry and the descriptors of the requests asked. The principal id is part
+of the MAC only, so it never appears in the token.
+
+Keys come from ``Server(state_key=...)`` (one key, or a list: the first signs, all
+verify, for rotation), else the environment variable ``TRIO_MCP_STATE_KEY`` (keys
+separated by commas), else a random key made once per process. With several
+processes or replicas behind one endpoint, configure a shared key: a random key
+makes each replica refuse the others' state.
+
+No I/O and no trio here.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final
+
+import attrs
+
+from .._json import JsonObject, JsonValue, dumps
+
+__all__ = [
+    "DEFAULT_STATE_TTL",
+    "ENV_STATE_KEY",
+    "MIN_KEY_BYTES",
+    "Binding",
+    "InvalidState",
+    "StateSealer",
+    "parse_keys",
+    "salient_digest",
+]
+
+#: Seconds a sealed state stays valid.
+DEFAULT_STATE_TTL: Final = 600.0
+MIN_KEY_BYTES: Final = 32
+ENV_STATE_KEY: Final = "TRIO_MCP_STATE_KEY"
+_VERSION: Final = "v1"
+
+KeyConfig = bytes | str | Sequence[bytes | str] | None
+
+
+class InvalidState(ValueError):
+    """A ``requestState`` that must not reach the handler; the message says why."""
+
+
+@attrs.frozen
+class Binding:
+    """What a sealed state is bound to: who asked, by which method, with which params."""
+
+    method: str
+    digest: str
+    principal: str | None = None
+
+
+def _canonical(value: JsonValue) -> bytes:
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode()
+
+
+def salient_digest(method: str, params: Mapping[str, JsonValue]) -> str:
+    """Return the digest of the params a retry must repeat unchanged.
+
+    ``tools/call`` and ``prompts/get``: the name and the arguments (canonical JSON,
+    absent arguments equal to ``{}``); ``resources/read``: the URI.
+    """
+    if method == "resources/read":
+        salient: JsonValue = {"uri": params.get("uri")}
+    else:
+        arguments = params.get("arguments")
+        salient = {"name": params.get("name"), "arguments": arguments or {}}
+    return _b64(hashlib.sha256(_canonical(salient)).digest())
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    if not text or any(c not in _B64_ALPHABET for c in text):
+        raise ValueError("not base64url")
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+_B64_ALPHABET: Final = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+)
+
+
+def _key_bytes(key: bytes | str) -> bytes:
+    raw = key.encode() if isinstance(key, str) else key
+    if not isinstance(raw, bytes):
+        raise TypeError("a state key is bytes or str")
+    if len(raw) < MIN_KEY_BYTES:
+        raise ValueError(
+            f"a state key must be at least {MIN_KEY_BYTES} bytes; "
+            "make one with secrets.token_urlsafe(32)"
+        )
+    return raw
+
+
+def parse_keys(
+    config: KeyConfig, *, environ: Mapping[str, str] | None = None
+) -> tuple[bytes, ...]:
+    """Return the keys to use: configured, else from the environment, else random.
+
+    Raises:
+        ValueError: if a configured key is shorter than 32 bytes or the list is empty.
+        TypeError: if a key is neither bytes nor str.
+    """
+    if config is None:
+        env = (os.environ if environ is None else environ).get(ENV_STATE_KEY, "")
+        parts = [p.strip() for p in env.split(",") if p.strip()]
+        if not parts:
+            return (secrets.token_bytes(MIN_KEY_BYTES),)
+        return tuple(_key_bytes(p) for p in parts)
+    if isinstance(config, bytes | str):
+        return (_key_bytes(config),)
+    keys = tuple(_key_bytes(k) for k in config)
+    if not keys:
+        raise ValueError("state_key is an empty list; give at least one key")
+    return keys
+
+
+@attrs.frozen
+class StateSealer:
+    """Seals and opens ``requestState`` tokens with HMAC-SHA256.
+
+    ``keys[0]`` signs; every key verifies (rotation). ``clock`` returns Unix time in
+    seconds; tests inject one to check expiry.
+    """
+
+    keys: tuple[bytes, ...] = attrs.field(converter=tuple[bytes, ...])
+    ttl: float = DEFAULT_STATE_TTL
+    clock: Callable[[], float] = time.time
+
+    @keys.validator
+    def _check(self, attribute: object, value: tuple[bytes, ...]) -> None:
+        if not value:
+            raise ValueError("a StateSealer needs at least one key")
+        for key in value:
+            _key_bytes(key)
+
+    @classmethod
+    def from_config(cls, config: KeyConfig = None, *, ttl: float = DEFAULT_STATE_TTL) -> StateSealer:
+        """Build a sealer from ``Server(state_key=...)`` (see ``parse_keys``)."""
+        return cls(parse_keys(config), ttl=ttl)
+
+    def _mac(self, key: bytes, payload: str, binding: Binding) -> bytes:
+        bound = _canonical([_VERSION, payload, binding.principal, binding.method,
+                            binding.digest])
+        return hmac.new(key, bound, hashlib.sha256).digest()
+
+    def seal(self, contents: JsonObject, binding: Binding) -> str:
+        """Return a token carrying ``contents``, bound to ``binding``, expiring after ``ttl``.
+
+        Raises:
+            TypeError: if ``contents`` is not JSON.
+        """
+        body: JsonObject = {
+            "exp": int(self.clock() + self.ttl),
+            "m": binding.method,
+            "n": _b64(secrets.token_bytes(9)),
+            "c": contents,
+        }
+        try:
+            payload = _b64(dumps(body).encode())
+        except (TypeError, ValueError) as exc:
+            raise TypeError("the carried state must be a JSON value") from exc
+        mac = self._mac(self.keys[0], payload, binding)
+        return f"{_VERSION}.{payload}.{_b64(mac)}"
+
+    def open(self, token: object, binding: Binding) -> JsonObject:
+        """Verify ``token`` against ``binding`` and return its contents.
+
+        Raises:
+            InvalidState: if the token is malformed, fails verification (tampered,
+                signed with an unknown key, or for another principal or request), has
+                expired, or was issued for another method.
+        """
+        if not isinstance(token, str):
+            raise InvalidState("requestState must be a string")
+        parts = token.split(".")
+        if len(parts) != 3 or parts[0] != _VERSION:
+            raise InvalidState("requestState is not a token this server issued")
+        _, payload, mac_text = parts
+        try:
+            mac = _unb64(mac_text)
+            raw = _unb64(payload)
+        except (ValueError, binascii.Error):
+            raise InvalidState("requestState is not a token this server issued") from None
+        if not any(
+            hmac.compare_digest(self._mac(key, payload, binding), mac) for key in self.keys
+        ):
+            raise InvalidState(
+                "requestState does not verify: it was altered, signed with a key this "
+                "server does not hold, or issued for another caller or other arguments"
+            )
+        body = json.loads(raw)
+        if not isinstance(body, dict) or not isinstance(body.get("c"), dict):
+            raise InvalidState("requestState has an unexpected payload")  # pragma: no cover
+        exp = body.get("exp")
+        if not isinstance(exp, int) or self.clock() >= exp:
+            raise InvalidState("requestState has expired; start the request again")
+        if body.get("m") != binding.method:
+            raise InvalidState(  # pragma: no cover - the MAC binds the method too
+                "requestState was issued for another method"
+            )
+        contents: JsonObject = body["c"]
+        return contents
