@@ -17,7 +17,11 @@ from cattrs.cols import (
     list_structure_factory,
     mapping_structure_factory,
 )
-from cattrs.errors import AttributeValidationNote, ClassValidationError
+from cattrs.errors import (
+    AttributeValidationNote,
+    ClassValidationError,
+    ForbiddenExtraKeysError,
+)
 from cattrs.gen import make_dict_structure_fn, override
 
 from .._schema import (
@@ -191,10 +195,13 @@ def _attrs_factory(cls: type, converter: cattrs.Converter) -> Hook:
 
 
 def _construction_failed(exc: ClassValidationError) -> bool:
-    # cattrs wraps an exception from cls(**kwargs) without an attribute note.
-    return len(exc.exceptions) == 1 and not any(
-        isinstance(n, AttributeValidationNote)
-        for n in getattr(exc.exceptions[0], "__notes__", ())
+    # cattrs wraps an exception from cls(**kwargs) without an attribute note. Unknown
+    # keys alone also come without one, but they are not a construction failure.
+    if len(exc.exceptions) != 1:
+        return False
+    only = exc.exceptions[0]
+    return not isinstance(only, ForbiddenExtraKeysError) and not any(
+        isinstance(n, AttributeValidationNote) for n in getattr(only, "__notes__", ())
     )
 
 
