@@ -109,7 +109,17 @@ class McpTestClient:
         tb: TracebackType | None,
     ) -> bool | None:
         await self._send_in.aclose()
-        return await self._nursery_cm.__aexit__(exc_type, exc, tb)
+        if exc is not None:
+            # The test failed: stop serving now instead of waiting out the grace period.
+            self._nursery.cancel_scope.cancel()
+        try:
+            return await self._nursery_cm.__aexit__(exc_type, exc, tb)
+        except BaseExceptionGroup as group:
+            # The nursery wraps the test's own exception; hand it back as raised, so
+            # ``pytest.raises(ProtocolError)`` works around ``async with``.
+            if exc is None or list(group.exceptions) != [exc]:
+                raise
+        raise exc
 
     async def _serve(self) -> None:
         await self.server.serve_messages(
