@@ -34,7 +34,7 @@ import trio
 from .._authority import Grants
 from .._dispatch import Dispatcher
 from .._errors import Transport
-from ._stream import Oversized, serve_messages
+from ._stream import Oversized, first_exception, serve_messages
 
 __all__ = ["serve_stdio"]
 
@@ -134,9 +134,9 @@ async def _serve(
                 grace_period=grace_period,
             )
     except* Transport as group:
-        # One failure of the medium is the whole story; callers catch Transport,
-        # not a group of them.
-        raise group.exceptions[0] from group.exceptions[0].__cause__
+        # A new exception: re-raising a member of the group would re-wrap it.
+        failure = first_exception(group)
+        raise Transport(str(failure)) from failure.__cause__
 
 
 async def read_lines(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import attrs
 import trio
@@ -27,9 +28,23 @@ from .._json import JsonObject, dumps
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
 
-__all__ = ["Oversized", "serve_messages"]
+__all__ = ["Oversized", "first_exception", "serve_messages"]
 
 Send = Callable[[str], Awaitable[None]]
+_E = TypeVar("_E", bound=BaseException)
+
+
+def first_exception(group: BaseExceptionGroup[_E]) -> _E:
+    """Return the first leaf of a (possibly nested) exception group.
+
+    Transports raise one ``McpError.Transport`` to their caller even when nested
+    nurseries wrapped it in groups: one failure of the medium is the whole story.
+    """
+    while True:
+        first = group.exceptions[0]
+        if not isinstance(first, BaseExceptionGroup):
+            return first
+        group = first
 
 
 @attrs.frozen
@@ -123,9 +138,13 @@ async def serve_messages(
             nursery.cancel_scope.deadline = math.inf
 
 
-def _notify(message: Notification, in_flight: dict[str | int, trio.CancelScope]) -> None:
+def _notify(
+    message: Notification, in_flight: dict[str | int, trio.CancelScope]
+) -> None:
     """Act on a client notification; only cancellation means anything here."""
-    if message.method != "notifications/cancelled" or not isinstance(message.params, dict):
+    if message.method != "notifications/cancelled" or not isinstance(
+        message.params, dict
+    ):
         return
     request_id = message.params.get("requestId")
     if not isinstance(request_id, str | int):

@@ -26,7 +26,7 @@ import trio
 from .._authority import Grants
 from .._dispatch import Dispatcher
 from .._errors import Transport
-from ._stream import Oversized, serve_messages
+from ._stream import Oversized, first_exception, serve_messages
 
 if TYPE_CHECKING:
     from trio_websocket import WebSocketConnection, WebSocketRequest
@@ -103,7 +103,9 @@ async def serve_websocket(
                 ) from exc
             task_status.started(server.port)
     except* Transport as group:
-        raise group.exceptions[0] from group.exceptions[0].__cause__
+        # A new exception: re-raising a member of the group would re-wrap it.
+        failure = first_exception(group)
+        raise Transport(str(failure)) from failure.__cause__
 
 
 async def serve_connection(

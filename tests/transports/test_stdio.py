@@ -1,0 +1,435 @@
+"""serve_stdio end to end: real subprocesses of example servers, real pipes.
+
+Every line the server writes to its stdout is decoded and validated against the
+revision's schema (``check_message``) as it arrives; a line that is not a valid
+JSON-RPC message fails the test. Handlers report what they saw on stderr
+(``probe: ...`` lines), and tests wait on those lines, never on time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import trio
+import trio.testing
+
+from trio_mcp._transports._stdio import read_lines
+from trio_mcp._transports._stream import Oversized
+from trio_mcp.testing import check_message
+
+ROOT = Path(__file__).resolve().parents[2]
+PROBE = ROOT / "examples" / "stdio_probe_server.py"
+WAIT = 30.0  # upper bound for any single wait; a loaded machine starts Python slowly
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "stdio-test", "version": "1"},
+}
+
+
+class Peer:
+    """The client side of one server subprocess: write lines, collect what comes back."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        self.messages: list[dict[str, Any]] = []
+        """Every message the server wrote, in order."""
+        self.stderr: list[str] = []
+        self.methods: dict[Any, str] = {}
+        self._changed = trio.Event()
+
+    def _note(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def read_stdout(self) -> None:
+        assert self.process.stdout is not None
+        buffer = b""
+        try:
+            async for chunk in self.process.stdout:
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                self._take(lines)
+        except trio.ClosedResourceError:
+            return  # the test closed our end on purpose
+        assert buffer == b"", f"a partial line at end of output: {buffer!r}"
+        self._note()
+
+    def _take(self, lines: list[bytes]) -> None:
+        for line in lines:
+            message = json.loads(line)
+            assert isinstance(message, dict), line
+            check_message(message, self.methods.get(message.get("id")))
+            self.messages.append(message)
+            self._note()
+
+    async def read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        buffer = b""
+        async for chunk in self.process.stderr:
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            self.stderr.extend(line.decode() for line in lines)
+            self._note()
+
+    async def write(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        await self.process.stdin.send_all(data)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if "id" in message and "method" in message:
+            self.methods[message["id"]] = message["method"]
+        await self.write(json.dumps(message).encode() + b"\n")
+
+    async def call(
+        self, request_id: Any, name: str, meta: Any = None, **arguments: Any
+    ) -> None:
+        """Send a ``tools/call`` without waiting for its reply."""
+        await self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": arguments, "_meta": meta or META},
+            }
+        )
+
+    async def cancel(self, request_id: Any) -> None:
+        await self.send(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": request_id, "reason": "test"},
+            }
+        )
+
+    async def wait_for(self, predicate: Any) -> None:
+        with trio.fail_after(WAIT):
+            while not predicate():
+                await self._changed.wait()
+
+    async def reply(self, request_id: Any) -> dict[str, Any]:
+        """Wait for the response to ``request_id`` and return it."""
+        await self.wait_for(lambda: self.find(request_id) is not None)
+        found = self.find(request_id)
+        assert found is not None
+        return found
+
+    def find(self, request_id: Any) -> dict[str, Any] | None:
+        for message in self.messages:
+            if message.get("id") == request_id and "method" not in message:
+                return message
+        return None
+
+    async def stderr_line(self, text: str) -> None:
+        await self.wait_for(lambda: text in self.stderr)
+
+    async def close_stdin_and_wait(self) -> int:
+        assert self.process.stdin is not None
+        await self.process.stdin.aclose()
+        with trio.fail_after(WAIT):
+            return await self.process.wait()
+
+
+@asynccontextmanager
+async def spawn(*args: str, script: Path | None = PROBE) -> AsyncIterator[Peer]:
+    """Run the probe server (or ``python -c`` code) as a subprocess; kill it at the end."""
+    command = (
+        [sys.executable, str(script), *args] if script else [sys.executable, *args]
+    )
+    process = await trio.lowlevel.open_process(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    peer = Peer(process)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(peer.read_stdout)
+            nursery.start_soon(peer.read_stderr)
+            yield peer
+            with trio.fail_after(WAIT):
+                if peer.process.stdin is not None:
+                    await peer.process.stdin.aclose()
+                await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            with trio.CancelScope(shield=True):
+                await process.wait()
+
+
+def text_of(reply: dict[str, Any]) -> str:
+    return "".join(b["text"] for b in reply["result"]["content"] if b["type"] == "text")
+
+
+# -- the framing, in-process ---------------------------------------------------------
+
+
+async def framed(data: bytes, limit: int, chunk: int) -> list[bytes | Oversized]:
+    """Feed ``data`` to read_lines in ``chunk``-byte pieces; return what it produced."""
+    send_stream, receive_stream = trio.testing.memory_stream_one_way_pair()
+    out, items = trio.open_memory_channel[bytes | Oversized](1000)
+
+    async def feed() -> None:
+        for start in range(0, len(data), chunk):
+            await send_stream.send_all(data[start : start + chunk])
+        await send_stream.aclose()
+
+    with trio.fail_after(WAIT):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(feed)
+            nursery.start_soon(read_lines, receive_stream, out, limit)
+    return [item async for item in items]
+
+
+async def test_lines_are_split_on_newlines_whatever_the_read_sizes() -> None:
+    """Our framing: one message per line (spec §13), however reads split them."""
+    data = b'{"a":1}\n\n{"b":2}\r\n  \n' + b"x" * 10 + b"\n" + b'{"last":3}'
+
+    for chunk in (1, 2, 3, 7, 64, len(data)):
+        expected = [b'{"a":1}', b'{"b":2}\r', b"x" * 10, b'{"last":3}']
+
+        assert expected == await framed(data, limit=10, chunk=chunk)
+
+
+async def test_a_line_over_the_limit_becomes_oversized_and_the_next_is_read() -> None:
+    """Our choice: -32600 in place of the line, which is skipped, never buffered whole."""
+    data = b"y" * 11 + b"\n" + b"z" * 10 + b"\n" + b"w" * 25
+
+    for chunk in (1, 4, 11, 12, len(data)):
+        expected = [Oversized(10), b"z" * 10, Oversized(10)]
+
+        assert expected == await framed(data, limit=10, chunk=chunk)
+
+
+# -- the server process --------------------------------------------------------------
+
+
+async def test_end_of_stdin_returns_and_restores_fd1_and_sys_stdout() -> None:
+    """serve_stdio returns on EOF (spec §13: exit promptly); fd 1 and sys.stdout come back."""
+    code = (
+        "import os, sys, trio\n"
+        "from trio_mcp import Server\n"
+        "async def main():\n"
+        "    print('before', flush=False)\n"
+        "    await Server('s', '1').serve_stdio()\n"
+        "    print('print after')\n"
+        "    sys.stdout.flush()\n"
+        "    os.write(1, b'fd1 after\\n')\n"
+        "trio.run(main)\n"
+    )
+    process = await trio.run_process(
+        [sys.executable, "-c", code],
+        stdin=b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":'
+        + json.dumps(META).encode()
+        + b"}}\n",
+        capture_stdout=True,
+        capture_stderr=True,
+        cwd=ROOT,
+        # Buffered stdout, so 'before' is still in the buffer when serving starts.
+        env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+    )
+    first, *rest = process.stdout.decode().splitlines()
+    message = json.loads(first)
+    check_message(message, "tools/list")
+
+    assert process.returncode == 0
+    assert rest == ["print after", "fd1 after"]
+    assert "before" in process.stderr.decode()
+
+
+async def test_each_unreadable_line_gets_an_error_and_the_next_request_is_answered() -> (
+    None
+):
+    """Spec: -32700 for bad JSON, bad UTF-8 and too deep; -32600 for oversized, batches
+    and non-requests; errors without a readable id omit it; reading goes on."""
+    deep = (
+        b'{"jsonrpc":"2.0","id":99,"method":"tools/list","params":'
+        + b"[" * 200
+        + b"]" * 200
+        + b"}"
+    )
+    bad_lines = [
+        (
+            b'{"jsonrpc":"2.0","id":98,"method":"tools/list","params":{"pad":"'
+            + b"x" * 5000
+            + b'"}}',
+            -32600,
+        ),
+        (deep, -32700),
+        (b'{"jsonrpc":"2.0","id":97,"method":', -32700),
+        (b'{"jsonrpc":"2.0","method":"\xff\xfe"}', -32700),
+        (b'[{"jsonrpc":"2.0","id":96,"method":"tools/list"}]', -32600),
+        (b'"just a string"', -32600),
+    ]
+    async with spawn("--max-message-bytes", "4096") as peer:
+        for n, (line, code) in enumerate(bad_lines, start=1):
+            await peer.write(line + b"\n")
+            await peer.call(n, "echo", text=f"after {n}")
+            reply = await peer.reply(n)
+            error = peer.messages[-2]
+
+            assert {"code", "message"} <= error["error"].keys()
+            assert (code, None) == (error["error"]["code"], error.get("id"))
+            assert f"after {n}" == text_of(reply)
+
+
+async def test_at_most_max_concurrent_calls_run_and_every_call_is_answered() -> None:
+    """Our contract: max_concurrent caps handlers; further requests wait, none rejected."""
+    async with spawn("--max-concurrent", "4") as peer:
+        payload = b"".join(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": n,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "nap",
+                        "arguments": {"seconds": 0.02},
+                        "_meta": META,
+                    },
+                }
+            ).encode()
+            + b"\n"
+            for n in range(50)
+        )
+        for n in range(50):
+            peer.methods[n] = "tools/call"
+        await peer.write(payload)
+        await peer.wait_for(lambda: all(peer.find(n) for n in range(50)))
+        await peer.call("max", "most_at_once")
+        most = await peer.reply("max")
+        replies = [peer.find(n) for n in range(50)]
+
+        assert most["result"]["structuredContent"] == 4
+        assert all(r is not None and r["result"]["isError"] is False for r in replies)
+
+
+async def test_cancelled_calls_stop_and_get_no_reply_even_while_waiting() -> None:
+    """Spec §11: the handler stops, nothing is sent for it; unknown ids are ignored.
+
+    With max_concurrent=1, the second call waits for a slot when it is cancelled:
+    it never starts.
+    """
+    async with spawn("--max-concurrent", "1") as peer:
+        await peer.call(1, "wait_until_cancelled", label="running")
+        await peer.stderr_line("probe: started running")
+        await peer.call(2, "wait_until_cancelled", label="waiting")
+        await peer.cancel(2)
+        await peer.cancel(12345)
+        await peer.cancel("no such id")
+        await peer.cancel(1)
+        await peer.stderr_line("probe: cancelled running")
+        await peer.call(3, "echo", text="still serving")
+        reply = await peer.reply(3)
+        assert await peer.close_stdin_and_wait() == 0
+
+        assert text_of(reply) == "still serving"
+        assert "probe: started waiting" not in peer.stderr
+        assert [m["id"] for m in peer.messages] == [3]
+
+
+async def test_end_of_stdin_cancels_running_calls_after_the_grace_period() -> None:
+    """Our contract: EOF lets calls finish within grace_period, then cancels them."""
+    async with spawn("--grace", "0.1") as peer:
+        await peer.call(1, "wait_until_cancelled", label="at eof")
+        await peer.stderr_line("probe: started at eof")
+        code = await peer.close_stdin_and_wait()
+
+        assert code == 0
+        assert "probe: cancelled at eof" in peer.stderr
+        assert "probe: served" in peer.stderr
+        assert peer.messages == []
+
+
+async def test_progress_and_logs_are_sent_only_when_the_request_asks() -> None:
+    """Spec §11: progress needs a progressToken; logs need logLevel and meet it."""
+    async with spawn() as peer:
+        await peer.call(1, "report", steps=2)
+        await peer.reply(1)
+        quiet = list(peer.messages)
+        meta = {
+            **META,
+            "progressToken": "tok",
+            "io.modelcontextprotocol/logLevel": "info",
+        }
+        await peer.call(2, "report", meta=meta, steps=2)
+        await peer.reply(2)
+        asked = peer.messages[len(quiet) : -1]
+
+        assert [m.get("id") for m in quiet] == [1]
+        assert [
+            (m["method"], m["params"]["progressToken"], m["params"]["progress"])
+            for m in asked
+            if m["method"] == "notifications/progress"
+        ] == [
+            ("notifications/progress", "tok", 1),
+            ("notifications/progress", "tok", 2),
+        ]
+        assert [
+            (m["params"]["level"], m["params"]["data"])
+            for m in asked
+            if m["method"] == "notifications/message"
+        ] == [("info", "an info line")]
+
+
+async def test_writes_to_fd1_land_on_stderr_never_on_the_protocol_stream() -> None:
+    """Spec §13: only MCP messages on stdout. print, os.write(1), C puts and child
+    processes all go to stderr; a child reading stdin sees /dev/null."""
+    async with spawn() as peer:
+        await peer.call(1, "noisy", text="x")
+        reply = await peer.reply(1)
+
+        assert text_of(reply) == "x"
+        assert {
+            "print x",
+            "os.write x",
+            "puts x",
+            "child x",
+            "child stdin done",
+        } <= set(peer.stderr)
+
+
+async def test_failing_and_blocking_handlers_do_not_stall_the_server() -> None:
+    """api.md: a failing handler never ends the server; sync handlers run in threads."""
+    async with spawn() as peer:
+        await peer.call(1, "crash")
+        await peer.call(2, "fail_for_model")
+        await peer.call(3, "block_in_sync_code")
+        await peer.stderr_line("probe: blocking")
+        await peer.call(4, "echo", text="not stalled")
+        echoed = await peer.reply(4)
+        await peer.call(5, "release")
+        released = await peer.reply(3)
+        crashed, failed = await peer.reply(1), await peer.reply(2)
+
+        assert text_of(echoed) == "not stalled"
+        assert text_of(released) == "released"
+        assert crashed["error"]["code"] == -32603
+        assert failed["result"]["isError"] is True
+        assert "the probe failed on purpose" in text_of(failed)
+
+
+async def test_a_closed_protocol_stream_raises_transport() -> None:
+    """api.md: serve_stdio raises McpError.Transport when it cannot write its replies."""
+    async with spawn() as peer:
+        assert peer.process.stdout is not None
+        await peer.process.stdout.aclose()
+        await peer.call(1, "echo", text="nobody reads this")
+        with trio.fail_after(WAIT):
+            code = await peer.process.wait()
+
+        assert code == 1
+        assert any(
+            "trio_mcp.Transport: cannot write to stdout" in line for line in peer.stderr
+        )
