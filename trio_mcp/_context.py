@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import attrs
 import trio
 
+from ._authority._redact import redact, redact_json
 from ._json import JsonObject, JsonValue
 from ._protocol import _wire as wire
 
@@ -179,7 +180,7 @@ class ToolContext:
         if total is not None:
             params["total"] = total
         if message is not None:
-            params["message"] = message
+            params["message"] = redact(message)
         await self._emit(wire.notification_message("notifications/progress", params))
 
     async def log(self, level: str, data: JsonValue, *, logger: str | None = None) -> None:
@@ -196,9 +197,9 @@ class ToolContext:
             return
         if rank < wire.LOG_LEVEL_RANK[self.log_level]:
             return
-        params: JsonObject = {"level": level, "data": data}
+        params: JsonObject = {"level": level, "data": redact_json(data)}
         if logger is not None:
-            params["logger"] = logger
+            params["logger"] = redact(logger)
         await self._emit(wire.notification_message("notifications/message", params))
 
     def require(self, capability: Capability | str) -> None:

@@ -8,4 +8,11 @@ from ._receipts import Outcome as Outcome
 from ._receipts import Receipt as Receipt
 from ._receipts import ReceiptSink as ReceiptSink
 from ._receipts import receipt_logger as receipt_logger
+from ._redact import SecretFilter as SecretFilter
+from ._redact import close_registry as close_registry
+from ._redact import open_registry as open_registry
+from ._redact import redact as redact
+from ._redact import redact as redact_secrets
+from ._redact import redact_json as redact_json
+from ._redact import register_in as register_in
 from ._secrets import Secret as Secret

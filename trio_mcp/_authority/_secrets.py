@@ -11,12 +11,11 @@ from typing import Generic, TypeVar, final
 
 import attrs
 
+from ._redact import MASK, register
+
 __all__ = ["MASK", "Secret"]
 
 T = TypeVar("T")
-
-MASK = "**********"
-"""What a secret looks like wherever it is shown or encoded."""
 
 
 @final
@@ -29,6 +28,11 @@ class Secret(Generic[T]):
     """
 
     _value: T
+
+    def __attrs_post_init__(self) -> None:
+        # Inside a call, remember the plaintext so error messages, notifications
+        # and log records of that call can mask it (see _redact).
+        register(self._value)
 
     def reveal(self) -> T:
         """Return the plaintext; keep it out of anything that is logged or returned."""

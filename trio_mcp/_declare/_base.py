@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Generic, ParamSpec, TypeVar
 
 import trio
 
-from .._authority import Capability
+from .._authority import Capability, register_in
 from .._errors import InvalidDeclaration
 from .._units import Seconds, seconds
 from ._signature import declaration_id, is_method, resolve_hints
@@ -134,6 +134,8 @@ class Declaration(Generic[P, R]):
         Sync handlers run in a worker thread (``trio.to_thread.run_sync``); on
         cancellation the thread is abandoned and finishes on its own.
         """
+        # Secret defaults were built outside the call: register them for redaction.
+        register_in(kwargs)
         fn: Callable[..., Any] = self.fn
         if self.is_method:
             fn = functools.partial(fn, self._instance)

@@ -23,7 +23,9 @@ import attrs
 import trio
 
 from .._authority import Grants, Outcome, Receipt, ReceiptSink, closure, resolve_grants
+from .._authority import close_registry, open_registry, redact_secrets
 from .._authority import receipt_logger as _receipt_logger
+from .. import _otel
 from .._context import (
     CancelToken,
     Emit,
@@ -39,8 +41,10 @@ from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
 from .._protocol._headers import check_routing_headers, check_version_header
 from .._protocol._jsonrpc import Fault, Request
+from .._protocol._state import StateSealer
 from ._catalog import Catalog
 from ._pages import InvalidCursor, page
+from ._rounds import BadRound, ask, open_round
 
 __all__ = ["Caller", "Dispatcher", "Reply"]
 
@@ -120,8 +124,11 @@ class Dispatcher:
         instructions: str | None = None,
         receipts: ReceiptSink | None = None,
         redact: Callable[[str], str] = lambda text: text,
+        sealer: StateSealer | None = None,
     ) -> None:
         self.catalog = catalog
+        self.sealer = sealer if sealer is not None else StateSealer.from_config()
+        """Seals and opens multi round-trip ``requestState``."""
         self.server_info: JsonObject = {"name": name, "version": version}
         self.instructions = instructions
         self.receipts = receipts
@@ -174,11 +181,16 @@ class Dispatcher:
             scope: The transport's cancel scope for this request; the handler's
                 ``ctx.cancel`` reports it.
         """
-        try:
-            method, params, meta = self.check(request, caller)
-            result = await self.methods[method](request, params, meta, caller, emit)
-        except _Stop as stop:
-            return Reply(stop.fault.to_message(), stop.fault.http_status)
+        raw_meta = request.params.get("_meta") if isinstance(request.params, dict) else None
+        with _otel.request_span(
+            request.method, raw_meta if isinstance(raw_meta, dict) else None, request.id
+        ):
+            try:
+                method, params, meta = self.check(request, caller)
+                result = await self.methods[method](request, params, meta, caller, emit)
+            except _Stop as stop:
+                _otel.annotate({"rpc.jsonrpc.error_code": stop.fault.code})
+                return Reply(stop.fault.to_message(), stop.fault.http_status)
         result["resultType"] = result.get("resultType", "complete")
         result_meta = result.setdefault("_meta", {})
         assert isinstance(result_meta, dict)
@@ -345,15 +357,17 @@ class Dispatcher:
         if decl is None:
             raise _invalid(request, f"unknown prompt '{name}'; call prompts/list for the catalog")
         arguments = params.get("arguments")
-        problems = decl.check_arguments(arguments)
-        if problems:
-            raise _invalid(
-                request,
-                "invalid prompt arguments:\n" + "\n".join(problems),
-                {"problems": list(problems)},
-            )
 
         async def run() -> object:
+            # Checked here, after the grant check, so a refused caller learns
+            # nothing about the arguments and a bad call still leaves a receipt.
+            problems = decl.check_arguments(arguments)
+            if problems:
+                raise _invalid(
+                    request,
+                    "invalid prompt arguments:\n" + "\n".join(problems),
+                    {"problems": list(problems)},
+                )
             return await decl.dispatch(arguments)
 
         return await self.invoke(decl, "prompt", name, run, request, params, meta, caller, emit)
@@ -409,12 +423,19 @@ class Dispatcher:
         outcome: Outcome = "cancelled"
         error_type: str | None = None
         error_ref: str | None = None
+        secrets_token = open_registry()
         token = set_current(ctx)
         try:
             missing = sorted(required - granted)
             if missing:
                 outcome = "refused"
                 return self._refused(request, kind, missing[0])
+            try:
+                opened = open_round(self.sealer, request.method, params, ctx.principal_id)
+            except BadRound as exc:
+                outcome = "invalid"
+                raise _invalid(request, str(exc), exc.data) from None
+            ctx.input_responses, ctx.state = opened.responses, opened.state
             with trio.CancelScope(deadline=deadline) as deadline_scope:
                 ctx.cancel = CancelToken(deadline_scope)
                 try:
@@ -422,6 +443,9 @@ class Dispatcher:
                 except DecodeError as exc:
                     outcome, error_type = "invalid", qualified(type(exc))
                     return self._invalid_arguments(request, kind, exc)
+                except _Stop:
+                    outcome = "invalid"
+                    raise
                 except Refusal as exc:
                     outcome, error_type = "refused", qualified(type(exc))
                     return self._refused(request, kind, exc.capability)
@@ -450,7 +474,11 @@ class Dispatcher:
             if deadline_scope.cancelled_caught:
                 outcome = "timeout"
                 return self._timed_out(request, kind, decl.timeout)
-            result = self._shape(decl, kind, name, value, request)
+            if isinstance(value, NeedsInput):
+                outcome = "refused"  # until the client is known to support the input
+                result = self._ask(value, request, params, ctx)
+            else:
+                result = self._shape(decl, kind, name, value, request)
             outcome = "ok"
             return result
         finally:
@@ -469,19 +497,23 @@ class Dispatcher:
                 request_id=request.id,
                 started=started,
                 duration=time.perf_counter() - t0,
+                trace_id=_otel.parse_traceparent(meta),
                 error_ref=error_ref,
             )
-            with trio.CancelScope(shield=True):
-                await self.deliver(receipt)
+            _otel.annotate(
+                {f"mcp.{kind}.{'uri' if kind == 'resource' else 'name'}": name,
+                 "mcp.outcome": outcome},
+                name=None if kind == "resource" else f"{request.method} {name}",
+                error=error_type,
+            )
+            try:
+                with trio.CancelScope(shield=True):
+                    await self.deliver(receipt)
+            finally:
+                close_registry(secrets_token)
 
     def _shape(self, decl: Tool[..., object] | Prompt[..., object] | Resource[..., object],
                kind: str, name: str, value: object, request: Request) -> JsonObject:
-        if isinstance(value, NeedsInput):
-            raise _Stop(Fault(
-                wire.INTERNAL_ERROR,
-                "multi round-trip input is not available on this server yet",
-                None, request.id, 500,
-            ))
         if isinstance(decl, Tool):
             return decl.reply.result(value)
         if isinstance(decl, Prompt):
@@ -495,6 +527,14 @@ class Dispatcher:
             "ttlMs": 0 if decl.ttl is None else round(decl.ttl * 1000),
             "cacheScope": "private",
         }
+
+    def _ask(self, needs: NeedsInput, request: Request, params: JsonObject,
+             ctx: ToolContext) -> JsonObject:
+        try:
+            return ask(self.sealer, needs, request.method, params, ctx.principal_id,
+                       ctx.client_capabilities)
+        except MissingClientCapability as exc:
+            raise _missing_capability(request, exc) from None
 
     # -- failures as results ----------------------------------------------------------------
     def _invalid_arguments(self, request: Request, kind: str, exc: DecodeError) -> JsonObject:
@@ -516,7 +556,7 @@ class Dispatcher:
         return _error_result(text, detail)
 
     def _tool_error(self, exc: BaseException) -> JsonObject:
-        chain = [self.redact(m) for m in message_chain(exc)]
+        chain = [self.redact(redact_secrets(m)) for m in message_chain(exc)]
         text = "\n".join([chain[0], *(f"caused by: {m}" for m in chain[1:])])
         detail: JsonObject = {"kind": "error", "type": type(exc).__name__, "messages": chain}
         return _error_result(text, detail)

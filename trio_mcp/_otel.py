@@ -1,0 +1,141 @@
+"""One OpenTelemetry span per request, when ``opentelemetry-api`` is installed.
+
+The span continues the W3C trace context the client put in ``_meta.traceparent``
+and ``_meta.tracestate``. Its attributes name the method, the tool, prompt or
+resource, the outcome and the error type: never argument values, results or
+exception messages, so a secret cannot reach a span.
+
+OpenTelemetry is imported inside functions, on the first request, and only if it
+is installed: ``import trio_mcp`` never loads it, and without it every function
+here is a no-op. ``parse_traceparent`` needs no OpenTelemetry at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import re
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING
+
+from ._protocol import _wire as wire
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span
+
+__all__ = ["annotate", "parse_traceparent", "request_span"]
+
+_TRACEPARENT = re.compile(
+    r"(?P<version>[0-9a-f]{2})-(?P<trace_id>[0-9a-f]{32})-(?P<span_id>[0-9a-f]{16})"
+    r"-(?P<flags>[0-9a-f]{2})(?:-.*)?"
+)
+
+#: The span of the request being served, for ``annotate``.
+_span: contextvars.ContextVar[Span | None] = contextvars.ContextVar(
+    "trio_mcp_request_span", default=None
+)
+#: None until the first request looks; then whether opentelemetry-api imports.
+_available: bool | None = None
+
+
+def parse_traceparent(meta: Mapping[str, object] | None) -> str | None:
+    """Return the trace id of ``_meta.traceparent`` (32 hex digits), if valid.
+
+    A W3C ``traceparent`` is ``version-traceid-spanid-flags``; version ``ff`` and
+    all-zero ids are invalid, and so is anything after the flags for version 00.
+    """
+    value = meta.get(wire.META_TRACEPARENT) if meta is not None else None
+    if not isinstance(value, str):
+        return None
+    match = _TRACEPARENT.fullmatch(value.strip())
+    if match is None:
+        return None
+    version, trace_id = match["version"], match["trace_id"]
+    if version == "ff" or trace_id == "0" * 32 or match["span_id"] == "0" * 16:
+        return None
+    if version == "00" and len(value.strip()) != 55:  # noqa: PLR2004 - 2+1+32+1+16+1+2
+        return None
+    return trace_id
+
+
+def _enabled() -> bool:
+    global _available  # noqa: PLW0603 - decided once, on first use
+    if _available is None:
+        try:
+            import opentelemetry.trace  # noqa: F401, PLC0415 - optional, on first use
+        except ImportError:
+            _available = False
+        else:
+            _available = True
+    return _available
+
+
+@contextlib.contextmanager
+def request_span(
+    method: str, meta: Mapping[str, object] | None, request_id: str | int | None
+) -> Iterator[None]:
+    """Run the block in a server span for one request, continuing the client's trace.
+
+    Exceptions pass through unrecorded (their messages could carry secrets); the
+    dispatcher reports outcomes with ``annotate``.
+    """
+    if not _enabled():
+        yield
+        return
+    from opentelemetry import trace  # noqa: PLC0415 - optional dependency
+    from opentelemetry.trace.propagation.tracecontext import (  # noqa: PLC0415
+        TraceContextTextMapPropagator,
+    )
+
+    carrier: dict[str, str] = {}
+    for key in (wire.META_TRACEPARENT, wire.META_TRACESTATE):
+        value = meta.get(key) if meta is not None else None
+        if isinstance(value, str):
+            carrier[key] = value
+    parent = TraceContextTextMapPropagator().extract(carrier) if carrier else None
+    attributes: dict[str, str] = {"mcp.method": method, "rpc.system": "jsonrpc"}
+    if request_id is not None:
+        attributes["jsonrpc.request.id"] = str(request_id)
+    tracer = trace.get_tracer("trio_mcp", __version__)
+    with tracer.start_as_current_span(
+        method,
+        context=parent,
+        kind=trace.SpanKind.SERVER,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        token = _span.set(span)
+        try:
+            yield
+        finally:
+            _span.reset(token)
+
+
+def annotate(
+    attributes: Mapping[str, str | int | None] | None = None,
+    *,
+    name: str | None = None,
+    error: str | None = None,
+) -> None:
+    """Set attributes on the current request's span, if there is one.
+
+    Args:
+        attributes: Values to set (``{"mcp.outcome": "ok"}``); ``None`` is skipped.
+        name: A new span name (``"tools/call close_ticket"``).
+        error: An error type; sets ``error.type`` and the span's status to error.
+    """
+    span = _span.get()
+    if span is None:
+        return
+    if name is not None:
+        span.update_name(name)
+    for key, value in (attributes or {}).items():
+        if value is not None:
+            span.set_attribute(key, value)
+    if error is not None:
+        from opentelemetry.trace import Status, StatusCode  # noqa: PLC0415
+
+        span.set_attribute("error.type", error)
+        span.set_status(Status(StatusCode.ERROR, error))
