@@ -6,8 +6,9 @@ this function runs, so ``import trio_mcp`` never loads the web stack.
 Invariants:
 - Binding beyond loopback without ``require_auth=True`` is refused before any socket
   is opened (``McpError.InsecureBinding``).
-- The bound port is reported through ``task_status`` (binding port 0 picks a free
-  one), read from what Hypercorn itself says it bound.
+- We bind the listening socket ourselves and hand it to Hypercorn, so the bound
+  port (port 0 picks a free one) is known and reported through ``task_status``,
+  and a failed bind leaks no socket.
 - Hypercorn and socket failures leave as ``McpError.Transport`` with the cause kept.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-from functools import partial
+import socket
 
 import trio
 
@@ -25,6 +26,8 @@ from ._asgi import McpAsgiApp
 __all__ = ["check_binding", "is_loopback", "serve_hypercorn"]
 
 log = logging.getLogger("trio_mcp.http")
+
+_BACKLOG = 100
 
 
 def is_loopback(host: str) -> bool:
@@ -51,9 +54,25 @@ def check_binding(host: str, *, require_auth: bool) -> None:
         )
 
 
-def _port_of(bind: str) -> int:
-    """Return the port of a Hypercorn bind description such as ``http://[::1]:8000``."""
-    return int(bind.rsplit(":", 1)[1])
+def _bind(host: str, port: int) -> socket.socket:
+    """Bind and listen ourselves, so a failure closes the socket and port 0 is known."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host.strip("[]"), port, type=socket.SOCK_STREAM
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise Transport(f"cannot serve HTTP on {host}:{port}") from exc
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind(address)
+        sock.listen(_BACKLOG)
+        sock.setblocking(False)
+    except OSError as exc:
+        sock.close()
+        raise Transport(f"cannot serve HTTP on {host}:{port}") from exc
+    return sock
 
 
 async def serve_hypercorn(
@@ -69,25 +88,38 @@ async def serve_hypercorn(
         McpError.Transport: if Hypercorn is missing or the address cannot be bound.
     """
     try:
-        from hypercorn.config import Config  # optional extra, loaded on use
-        from hypercorn.trio import serve
+        from hypercorn.config import Config, Sockets  # optional extra, loaded on use
+        from hypercorn.trio.run import worker_serve
+        from hypercorn.utils import wrap_app
     except ImportError as exc:
         raise Transport(
             'serving HTTP needs Hypercorn; install it with: pip install "trio-mcp[http]"'
         ) from exc
     config = Config()
-    address = f"[{host.strip('[]')}]" if ":" in host else host
-    config.bind = [f"{address}:{port}"]
     config.accesslog = None
     config.errorlog = log
     config.graceful_timeout = 1.0
-    try:
-        async with trio.open_nursery() as nursery:
-            binds: list[str] = await nursery.start(
-                partial(serve, app, config, mode="asgi")  # type: ignore[arg-type]
-            )
-            task_status.started(_port_of(binds[0]))
-    except* OSError as group:
-        raise Transport(f"cannot serve HTTP on {address}:{port}") from group.exceptions[
-            0
-        ]
+    sock = _bind(host, port)
+    bound_port: int = sock.getsockname()[1]
+    # hypercorn.trio.serve binds from config strings and leaks the socket when the
+    # bind fails; its worker_serve takes ready sockets, which we own and close.
+    with sock:
+        await worker_serve(
+            wrap_app(app, config.wsgi_max_body_size, "asgi"),  # type: ignore[arg-type]
+            config,
+            sockets=Sockets(
+                secure_sockets=[], insecure_sockets=[sock], quic_sockets=[]
+            ),
+            task_status=_PortStatus(task_status, bound_port),
+        )
+
+
+class _PortStatus:
+    """Adapts Hypercorn's ``started(binds)`` to ours, ``started(port)``."""
+
+    def __init__(self, outer: trio.TaskStatus[int], port: int) -> None:
+        self.outer = outer
+        self.port = port
+
+    def started(self, value: object = None) -> None:
+        self.outer.started(self.port)
