@@ -12,15 +12,23 @@ from ._context import CancelToken as CancelToken
 from ._context import MissingClientCapability as MissingClientCapability
 from ._context import Refusal as Refusal
 from ._context import ToolContext as ToolContext
+from ._declare import Answer as Answer
 from ._declare import AudioContent as AudioContent
 from ._declare import BlobResourceContents as BlobResourceContents
+from ._declare import Elicit as Elicit
+from ._declare import ElicitResult as ElicitResult
+from ._declare import ElicitUrl as ElicitUrl
 from ._declare import EmbeddedResource as EmbeddedResource
 from ._declare import ImageContent as ImageContent
+from ._declare import ListRoots as ListRoots
 from ._declare import NeedsInput as NeedsInput
 from ._declare import Prompt as Prompt
 from ._declare import PromptMessage as PromptMessage
 from ._declare import Resource as Resource
 from ._declare import ResourceLink as ResourceLink
+from ._declare import Root as Root
+from ._declare import Sample as Sample
+from ._declare import SampleResult as SampleResult
 from ._declare import TextContent as TextContent
 from ._declare import TextResourceContents as TextResourceContents
 from ._declare import Tool as Tool
@@ -44,17 +52,22 @@ from ._server import Server as Server
 from ._version import __version__ as __version__
 
 __all__ = [
+    "Answer",
     "AudioContent",
     "BlobResourceContents",
     "CancelToken",
     "Capability",
     "DecodeError",
     "DuplicateName",
+    "Elicit",
+    "ElicitResult",
+    "ElicitUrl",
     "EmbeddedResource",
     "Field",
     "ImageContent",
     "InsecureBinding",
     "InvalidDeclaration",
+    "ListRoots",
     "McpError",
     "MissingClientCapability",
     "NeedsInput",
@@ -65,6 +78,9 @@ __all__ = [
     "Refusal",
     "Resource",
     "ResourceLink",
+    "Root",
+    "Sample",
+    "SampleResult",
     "Secret",
     "Server",
     "TextContent",

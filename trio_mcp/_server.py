@@ -16,6 +16,7 @@ import trio
 from ._authority import Grants, ReceiptSink
 from ._declare import Prompt, Resource, Tool
 from ._dispatch import Catalog, Dispatcher
+from ._protocol._state import StateSealer
 from ._transports._stream import Oversized, Send, serve_messages
 from ._units import DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES
 
@@ -37,9 +38,14 @@ class Server:
         prompts: ``@prompt`` declarations.
         instructions: Guidance for the client, returned by ``server/discover``.
         receipts: A callable (sync or async) that receives every ``Receipt``.
-        state_key: Key for protecting multi round-trip ``requestState``.
+        state_key: Key for protecting multi round-trip ``requestState`` (HMAC-SHA256):
+            bytes or str of at least 32 bytes, or a list of them (the first signs,
+            all verify, for rotation). Without one, ``TRIO_MCP_STATE_KEY`` is used
+            (keys separated by commas), else a random key per process; with several
+            processes or replicas, configure one shared key.
 
     Raises:
+        ValueError: if a state key is shorter than 32 bytes.
         McpError.InvalidDeclaration: listing every problem found in the declarations.
         McpError.DuplicateName: if two declarations share a wire name.
     """
@@ -66,6 +72,7 @@ class Server:
             version=version,
             instructions=instructions,
             receipts=receipts,
+            sealer=StateSealer.from_config(state_key),
         )
 
     def catalog(self) -> list[ToolSpec | ResourceSpec | PromptSpec]:

@@ -1,0 +1,265 @@
+"""``requestState`` integrity: sealing, binding, expiry, keys (mcp-2026-07-28.md §7.2 rule 4)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import attrs
+import pytest
+from mrtr_server import ALL_CAPS, KEY, make_server
+
+from trio_mcp import NeedsInput, Server, ToolContext, tool
+from trio_mcp._protocol._state import (
+    ENV_STATE_KEY,
+    Binding,
+    InvalidState,
+    StateSealer,
+    parse_keys,
+    salient_digest,
+)
+from trio_mcp.testing import McpTestClient, ProtocolError
+
+ALICE = {"action": "accept", "content": {"name": "Alice"}}
+OTHER_KEY = b"o" * 32
+
+
+@attrs.frozen
+class User:
+    id: str
+
+
+async def first_state(server: Server, name: str = "greet", **client: Any) -> str:
+    async with McpTestClient(server, client_capabilities=ALL_CAPS, **client) as c:
+        result = await c.call_tool(name)
+    state: str = result.raw["requestState"]
+    return state
+
+
+async def retry(server: Server, state: str, name: str = "greet",
+                arguments: dict[str, Any] | None = None, **client: Any) -> str:
+    async with McpTestClient(server, client_capabilities=ALL_CAPS, **client) as c:
+        result = await c.call_tool(
+            name, arguments, input_responses={"user_name": ALICE}, request_state=state
+        )
+    return result.text
+
+
+async def refused(server: Server, state: str, **kw: Any) -> ProtocolError:
+    with pytest.raises(ProtocolError) as caught:
+        await retry(server, state, **kw)
+    return caught.value
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+async def test_an_untouched_state_verifies() -> None:
+    server = make_server()
+
+    assert await retry(server, await first_state(server)) == "Hello, Alice!"
+
+
+async def test_the_state_is_a_versioned_token() -> None:
+    state = await first_state(make_server())
+
+    assert state.startswith("v1.")
+    assert state.count(".") == 2
+
+
+async def test_a_suffixed_state_is_refused() -> None:
+    """The conformance suite's tampering: requestState + '-TAMPERED'."""
+    server = make_server()
+    error = await refused(server, await first_state(server) + "-TAMPERED")
+
+    assert error.code == -32602
+    assert error.message.startswith("invalid requestState")
+
+
+async def test_a_modified_payload_is_refused() -> None:
+    server = make_server()
+    version, payload, mac = (await first_state(server)).split(".")
+    body = json.loads(_unb64(payload))
+    body["c"]["s"] = {"admin": True}
+    forged = ".".join([version, _b64(json.dumps(body).encode()), mac])
+
+    assert (await refused(server, forged)).code == -32602
+
+
+async def test_a_modified_mac_is_refused() -> None:
+    server = make_server()
+    version, payload, mac = (await first_state(server)).split(".")
+    raw = bytearray(_unb64(mac))
+    raw[0] ^= 1
+
+    assert (await refused(server, f"{version}.{payload}.{_b64(bytes(raw))}")).code == -32602
+
+
+@pytest.mark.parametrize("junk", ["", "v1", "v2.a.b", "v1.!!.??", "v1.a.b.c", "x" * 40])
+async def test_garbage_is_refused(junk: str) -> None:
+    assert (await refused(make_server(), junk)).code == -32602
+
+
+async def test_an_expired_state_is_refused() -> None:
+    server = make_server()
+    now = [1_000_000.0]
+    server.dispatcher.sealer = attrs.evolve(server.dispatcher.sealer, clock=lambda: now[0])
+    state = await first_state(server)
+    now[0] += 601
+
+    error = await refused(server, state)
+
+    assert "expired" in error.message
+
+
+async def test_a_state_is_valid_until_it_expires() -> None:
+    server = make_server()
+    now = [1_000_000.0]
+    server.dispatcher.sealer = attrs.evolve(server.dispatcher.sealer, clock=lambda: now[0])
+    state = await first_state(server)
+    now[0] += 599
+
+    assert await retry(server, state) == "Hello, Alice!"
+
+
+async def test_a_state_from_another_principal_is_refused() -> None:
+    server = make_server()
+    state = await first_state(server, principal=User("alice"))
+
+    assert await retry(server, state, principal=User("alice")) == "Hello, Alice!"
+    assert (await refused(server, state, principal=User("mallory"))).code == -32602
+    assert (await refused(server, state)).code == -32602
+
+
+async def test_a_state_for_another_tool_is_refused() -> None:
+    server = make_server()
+    state = await first_state(server, "greet")
+
+    assert (await refused(server, state, name="order")).code == -32602
+
+
+async def test_a_state_for_other_arguments_is_refused() -> None:
+    server = make_server()
+    state = await first_state(server, "greet")
+
+    assert (await refused(server, state, arguments={"x": 1})).code == -32602
+
+
+async def test_a_tool_state_is_refused_by_a_prompt() -> None:
+    server = make_server()
+    state = await first_state(server, "greet")
+    async with McpTestClient(server, client_capabilities=ALL_CAPS) as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.request("prompts/get", {
+                "name": "greet", "inputResponses": {"user_name": ALICE},
+                "requestState": state,
+            })
+
+    assert caught.value.code == -32602
+
+
+async def test_a_state_signed_with_another_key_is_refused() -> None:
+    state = await first_state(make_server())
+    stranger = make_server()
+    stranger.dispatcher.sealer = StateSealer((OTHER_KEY,))
+
+    assert (await refused(stranger, state)).code == -32602
+
+
+async def test_a_rotated_key_list_still_verifies_the_older_key() -> None:
+    state = await first_state(make_server())
+    rotated = make_server()
+    rotated.dispatcher.sealer = StateSealer.from_config([OTHER_KEY, KEY])
+
+    assert await retry(rotated, state) == "Hello, Alice!"
+
+
+async def test_the_first_key_of_a_list_signs() -> None:
+    rotated = make_server()
+    rotated.dispatcher.sealer = StateSealer.from_config([OTHER_KEY, KEY])
+    state = await first_state(rotated)
+    only_new = make_server()
+    only_new.dispatcher.sealer = StateSealer.from_config(OTHER_KEY)
+
+    assert await retry(only_new, state) == "Hello, Alice!"
+
+
+async def test_the_handler_never_runs_on_a_refused_state() -> None:
+    runs: list[object] = []
+
+    @tool
+    def counted() -> str | NeedsInput:
+        """Count the runs."""
+        runs.append(ToolContext.current().state)
+        return NeedsInput({}, state="seen")
+
+    outcomes: list[str] = []
+    server = Server("s", "1", tools=[counted], state_key=KEY,
+                    receipts=lambda r: outcomes.append(r.outcome))
+    state = await first_state(server, "counted")
+    await refused(server, state + "x", name="counted")
+
+    assert runs == [None]
+    assert outcomes == ["ok", "invalid"]
+
+
+def test_the_payload_does_not_reveal_the_principal() -> None:
+    sealer = StateSealer((KEY.encode(),))
+    token = sealer.seal({"s": 1}, Binding("tools/call", "d", "alice@example.com"))
+
+    assert b"alice" not in _unb64(token.split(".")[1])
+
+
+def test_opening_checks_the_method_and_digest() -> None:
+    sealer = StateSealer((KEY.encode(),))
+    token = sealer.seal({"s": 1}, Binding("tools/call", "d", None))
+
+    assert sealer.open(token, Binding("tools/call", "d", None)) == {"s": 1}
+    with pytest.raises(InvalidState):
+        sealer.open(token, Binding("prompts/get", "d", None))
+    with pytest.raises(InvalidState):
+        sealer.open(token, Binding("tools/call", "e", None))
+    with pytest.raises(InvalidState):
+        sealer.open(12, Binding("tools/call", "d", None))
+
+
+def test_the_digest_ignores_key_order_and_treats_no_arguments_as_empty() -> None:
+    a = salient_digest("tools/call", {"name": "t", "arguments": {"a": 1, "b": 2}})
+    b = salient_digest("tools/call", {"name": "t", "arguments": {"b": 2, "a": 1}})
+
+    assert a == b
+    assert salient_digest("tools/call", {"name": "t"}) == salient_digest(
+        "tools/call", {"name": "t", "arguments": {}}
+    )
+    assert salient_digest("resources/read", {"uri": "a://1"}) != salient_digest(
+        "resources/read", {"uri": "a://2"}
+    )
+
+
+@pytest.mark.parametrize("key", ["short", b"x" * 31, [], ["k" * 32, "short"]])
+def test_a_short_or_missing_key_is_rejected(key: Any) -> None:
+    with pytest.raises(ValueError, match="key"):
+        Server("s", "1", state_key=key)
+
+
+def test_keys_come_from_the_environment_when_not_configured() -> None:
+    keys = parse_keys(None, environ={ENV_STATE_KEY: f"{'a' * 32}, {'b' * 32}"})
+
+    assert keys == (b"a" * 32, b"b" * 32)
+
+
+def test_without_any_key_a_random_one_is_made() -> None:
+    one, two = parse_keys(None, environ={}), parse_keys(None, environ={})
+
+    assert len(one[0]) == 32
+    assert one != two
+
+
+def test_a_str_key_and_its_bytes_are_the_same_key() -> None:
+    assert parse_keys("k" * 32) == parse_keys(b"k" * 32)

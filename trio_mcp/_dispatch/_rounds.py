@@ -1,0 +1,130 @@
+"""Multi round-trip requests: open a retry's state and responses; shape ``input_required``.
+
+Only ``tools/call``, ``prompts/get`` and ``resources/read`` get here
+(mcp-2026-07-28.md §7.2 rule 1). A retry's ``requestState`` is verified before the
+handler runs; its responses are decoded by what the previous round asked, so the
+handler sees typed values under the keys it chose. Keys it did not ask for are
+ignored; keys it asked for and the client left out are simply absent, so the usual
+handler asks again. ``input_required`` results always carry ``inputRequests`` and a
+sealed ``requestState`` (even for ``state=None``, so the retry stays bound), and no
+``ttlMs``/``cacheScope``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import attrs
+
+from .._context import MissingClientCapability, client_supports
+from .._declare import NeedsInput, read_response
+from .._errors import DecodeError, Problem
+from .._json import JsonObject, JsonValue
+from .._protocol._state import Binding, InvalidState, StateSealer, salient_digest
+
+__all__ = ["BadRound", "Round", "ask", "open_round"]
+
+_NOTHING: JsonObject = {}
+
+
+class BadRound(Exception):
+    """The retry's ``requestState`` or ``inputResponses`` are unusable (-32602)."""
+
+    def __init__(self, message: str, data: JsonValue = None) -> None:
+        self.data = data
+        super().__init__(message)
+
+
+@attrs.frozen
+class Round:
+    """What a retry carries into the handler."""
+
+    state: JsonValue = None
+    responses: Mapping[str, object] = attrs.field(factory=dict)
+
+
+def _binding(method: str, params: JsonObject, principal: str | None) -> Binding:
+    return Binding(method, salient_digest(method, params), principal)
+
+
+def open_round(
+    sealer: StateSealer, method: str, params: JsonObject, principal: str | None
+) -> Round:
+    """Verify a request's ``requestState`` and decode its ``inputResponses``.
+
+    Raises:
+        BadRound: if the state does not verify for this request and caller, has
+            expired, or a response does not fit what was asked.
+    """
+    raw = params.get("inputResponses", _NOTHING)
+    if not isinstance(raw, dict):
+        raise BadRound("inputResponses must be an object of responses by key")
+    if "requestState" not in params:
+        # Responses without the state we always send answer nothing we asked.
+        return Round()
+    try:
+        contents = sealer.open(params["requestState"], _binding(method, params, principal))
+    except InvalidState as exc:
+        raise BadRound(f"invalid requestState: {exc}") from None
+    asked = contents.get("i")
+    responses: dict[str, object] = {}
+    problems: list[Problem] = []
+    for key, descriptor in (asked if isinstance(asked, dict) else {}).items():
+        if key not in raw:
+            continue
+        try:
+            responses[key] = read_response(descriptor, raw[key])
+        except DecodeError as exc:
+            problems.extend(
+                Problem(".".join(p for p in ("inputResponses", key, q.path) if p), q.message)
+                for q in exc.problems
+            )
+    if problems:
+        raise BadRound(
+            "invalid inputResponses:\n" + "\n".join(p.line() for p in problems),
+            {"problems": [{"path": p.path, "message": p.message} for p in problems]},
+        )
+    return Round(contents.get("s"), responses)
+
+
+def _merge(into: JsonObject, needs: Mapping[str, JsonValue]) -> None:
+    for name, need in needs.items():
+        have = into.setdefault(name, {})
+        if isinstance(have, dict) and isinstance(need, Mapping):
+            _merge(have, need)
+
+
+def ask(
+    sealer: StateSealer,
+    needs: NeedsInput,
+    method: str,
+    params: JsonObject,
+    principal: str | None,
+    client_capabilities: Mapping[str, JsonValue],
+) -> JsonObject:
+    """Return the ``input_required`` result for ``needs``.
+
+    Raises:
+        MissingClientCapability: if a request needs a capability the request's
+            client did not declare (mcp-2026-07-28.md §7.2 rule 3).
+    """
+    missing: JsonObject = {}
+    for request in needs.requests.values():
+        if not client_supports(client_capabilities, request.client_capability):
+            _merge(missing, request.client_capability)
+    if missing:
+        raise MissingClientCapability(
+            missing,
+            "this request needs input the client cannot give: declare "
+            + ", ".join(sorted(missing))
+            + " in _meta clientCapabilities",
+        )
+    contents: JsonObject = {
+        "s": needs.state,
+        "i": {key: request.descriptor() for key, request in needs.requests.items()},
+    }
+    return {
+        "resultType": "input_required",
+        "inputRequests": {key: r.to_wire() for key, r in needs.requests.items()},
+        "requestState": sealer.seal(contents, _binding(method, params, principal)),
+    }
