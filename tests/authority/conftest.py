@@ -1,0 +1,30 @@
+"""Helpers for the authority tests: a receipt sink that remembers what it got."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from trio_mcp import Receipt
+
+
+@attrs.define
+class Sink:
+    """A ``receipts=`` callable that keeps every receipt, in order."""
+
+    receipts: list[Receipt] = attrs.field(factory=list)
+
+    def __call__(self, receipt: Receipt) -> None:
+        self.receipts.append(receipt)
+
+    @property
+    def only(self) -> Receipt:
+        """The one receipt received; fails the test if there is not exactly one."""
+        assert 1 == len(self.receipts), self.receipts
+        return self.receipts[0]
+
+
+@pytest.fixture
+def sink() -> Sink:
+    """A fresh receipt sink."""
+    return Sink()

@@ -1,0 +1,325 @@
+"""Capabilities and grants (api.md "Authority and evidence"), through the test client.
+
+A call whose ``caps=`` are not all granted is refused before decoding reaches the
+handler; ``caps=`` is also the ceiling of ``ToolContext.require``. Hints,
+descriptions and the instance a method is bound to grant nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import pytest
+
+from trio_mcp import Capability, Server, ToolContext, ToolHints, prompt, resource, tool
+from trio_mcp.testing import McpTestClient, ProtocolError
+
+if TYPE_CHECKING:
+    from conftest import Sink
+
+ERROR_KEY = "dev.trio-mcp/error"
+
+desk_read = Capability("desk_read", description="Read tickets")
+desk_write = Capability("desk_write", description="Change tickets", requires=[desk_read])
+billing = Capability("billing", description="Refund money")
+
+ran: list[str] = []
+
+
+@tool(caps=[desk_write])
+def close_ticket(ticket_id: int) -> str:
+    """
+    Close a ticket.
+
+    Args:
+        ticket_id: The ticket to close.
+    """
+    ran.append("close_ticket")
+    return f"closed {ticket_id}"
+
+
+@tool(caps=[desk_write], hints=ToolHints(read_only=True, destructive=False))
+def looks_harmless() -> str:
+    """Only reads, says its hint; requires desk_write all the same (grants everything)."""
+    ran.append("looks_harmless")
+    return "done"
+
+
+@tool
+def open_tool() -> str:
+    """Needs nothing."""
+    return "open"
+
+
+@tool(caps=[desk_read])
+async def ceiling(use: str) -> str:
+    """
+    Use a capability inside the handler.
+
+    Args:
+        use: Which capability name to require.
+    """
+    ToolContext.current().require(use)
+    return f"used {use}"
+
+
+@attrs.define
+class Desk:
+    """Application state: holding capabilities as attributes grants nothing."""
+
+    caps: tuple[Capability, ...] = (desk_write, billing)
+    allow: tuple[Capability, ...] = (desk_write, billing)
+
+    @tool(caps=[billing])
+    def refund(self, amount: int) -> str:
+        """
+        Refund an amount.
+
+        Args:
+            amount: How much.
+        """
+        ran.append("refund")
+        return f"refunded {amount}"
+
+
+@resource(uri="ticket://{ticket_id}")
+def ticket(ticket_id: str) -> str:
+    """
+    One ticket, unguarded.
+
+    Args:
+        ticket_id: The ticket.
+    """
+    return f"ticket {ticket_id}"
+
+
+@prompt
+def summarize(topic: str) -> str:
+    """
+    Summarize a topic.
+
+    Args:
+        topic: What to summarize.
+    """
+    return f"summarize {topic}"
+
+
+desk = Desk()
+
+
+def make_server(sink: Sink | None = None) -> Server:
+    return Server(
+        "grants",
+        "1",
+        tools=[close_ticket, looks_harmless, open_tool, ceiling, desk.refund],
+        resources=[ticket],
+        prompts=[summarize],
+        receipts=sink,
+    )
+
+
+@pytest.fixture(autouse=True)
+def _clear_ran() -> None:
+    ran.clear()
+
+
+async def test_a_call_without_the_grant_is_an_error_result_naming_the_capability(
+    sink: Sink,
+) -> None:
+    """api.md: a call without the grant is an isError result and a receipt."""
+    async with McpTestClient(make_server(sink)) as client:
+        result = await client.call_tool("close_ticket", {"ticket_id": 7})
+
+    assert result.is_error
+    assert "desk_read" in result.text or "desk_write" in result.text
+    assert {"kind": "refused", "capability": "desk_read"} == result.meta[ERROR_KEY]
+    assert [] == ran
+    assert "refused" == sink.only.outcome
+
+
+async def test_the_refusal_names_the_capability_not_the_grant_mechanics() -> None:
+    """Our choice: the model reads which capability is missing, not how hosts grant."""
+    async with McpTestClient(make_server(), allow=[desk_read]) as client:
+        result = await client.call_tool("close_ticket", {"ticket_id": 7})
+
+    assert "'desk_write'" in result.text
+    assert "allow" not in result.text
+    assert "--allow" not in result.text
+
+
+async def test_a_granted_call_runs() -> None:
+    """api.md: allow= grants capabilities; required ones transitively."""
+    async with McpTestClient(make_server(), allow=[desk_write, desk_read]) as client:
+        result = await client.call_tool("close_ticket", {"ticket_id": 7})
+
+    assert not result.is_error
+    assert "closed 7" == result.structured
+
+
+async def test_granting_a_capability_does_not_grant_what_it_requires() -> None:
+    """Our choice: ``requires=`` adds requirements; a grant names each capability."""
+    async with McpTestClient(make_server(), allow=[desk_write]) as client:
+        result = await client.call_tool("close_ticket", {"ticket_id": 7})
+
+    assert result.is_error
+    assert "desk_read" == result.meta[ERROR_KEY]["capability"]
+
+
+async def test_grants_may_be_names() -> None:
+    """Our choice: allow= accepts capability names (the CLI's --allow NAME)."""
+    async with McpTestClient(make_server(), allow=["desk_write", "desk_read"]) as client:
+        result = await client.call_tool("close_ticket", {"ticket_id": 7})
+
+    assert not result.is_error
+
+
+async def test_a_grant_callable_receives_the_principal(sink: Sink) -> None:
+    """api.md: allow= may be a callable principal -> capabilities, asked per call."""
+    seen: list[Any] = []
+
+    def allow(principal: object) -> list[Capability]:
+        seen.append(principal)
+        return [desk_write, desk_read] if principal == "alice" else []
+
+    async with McpTestClient(make_server(sink), principal="alice", allow=allow) as alice:
+        granted = await alice.call_tool("close_ticket", {"ticket_id": 1})
+    async with McpTestClient(make_server(sink), principal="bob", allow=allow) as bob:
+        refused = await bob.call_tool("close_ticket", {"ticket_id": 1})
+
+    assert not granted.is_error
+    assert refused.is_error
+    assert ["alice", "bob"] == seen
+    assert ["ok", "refused"] == [r.outcome for r in sink.receipts]
+    assert ["alice", "bob"] == [r.principal_id for r in sink.receipts]
+
+
+async def test_the_grant_is_checked_before_arguments_are_decoded(sink: Sink) -> None:
+    """style.md §3: the grant check runs first; a refused caller learns nothing more."""
+    async with McpTestClient(make_server(sink)) as client:
+        result = await client.call_tool("close_ticket", {"ticket_id": "not a number"})
+
+    assert result.is_error
+    assert "refused" == result.meta[ERROR_KEY]["kind"]
+    assert "ticket_id" not in result.text
+    assert "refused" == sink.only.outcome
+
+
+async def test_a_read_only_hint_grants_nothing() -> None:
+    """api.md: nothing is granted by a description or hint."""
+    async with McpTestClient(make_server()) as client:
+        result = await client.call_tool("looks_harmless")
+
+    assert result.is_error
+    assert [] == ran
+
+
+async def test_the_instance_a_method_is_bound_to_grants_nothing() -> None:
+    """Our choice: application state (``self``) is not a grant, whatever it holds."""
+    async with McpTestClient(make_server()) as client:
+        result = await client.call_tool("refund", {"amount": 5})
+
+    assert result.is_error
+    assert "billing" == result.meta[ERROR_KEY]["capability"]
+    assert [] == ran
+
+
+async def test_an_unguarded_tool_needs_no_grant() -> None:
+    """A tool without caps= runs for any caller."""
+    async with McpTestClient(make_server()) as client:
+        result = await client.call_tool("open_tool")
+
+    assert "open" == result.structured
+
+
+async def test_require_succeeds_when_declared_and_granted() -> None:
+    """api.md: ctx.require(cap) checks the capability is declared and granted."""
+    async with McpTestClient(make_server(), allow=[desk_read]) as client:
+        result = await client.call_tool("ceiling", {"use": "desk_read"})
+
+    assert "used desk_read" == result.structured
+
+
+async def test_require_beyond_the_ceiling_is_refused_even_when_granted(sink: Sink) -> None:
+    """api.md: caps= is the ceiling of require(); a grant alone is not enough."""
+    async with McpTestClient(make_server(sink), allow=[desk_read, billing]) as client:
+        result = await client.call_tool("ceiling", {"use": "billing"})
+
+    assert result.is_error
+    assert {"kind": "refused", "capability": "billing"} == result.meta[ERROR_KEY]
+    assert "refused" == sink.only.outcome
+    assert "trio_mcp.Refusal" == sink.only.error_type
+
+
+def test_require_outside_a_call_checks_nothing() -> None:
+    """api.md: outside a call ToolContext.current() is harmless; direct calls work."""
+    assert "used billing" == _direct_ceiling("billing")
+
+
+def _direct_ceiling(use: str) -> str:
+    ToolContext.current().require(use)
+    return f"used {use}"
+
+
+async def test_a_refused_prompt_is_a_json_rpc_error_and_leaves_a_receipt(sink: Sink) -> None:
+    """Our choice: prompts and reads have no isError; a refusal is -31403 (HTTP 403)."""
+    guarded = Capability("topics", description="Read topics")
+
+    @prompt(name="secret_topic", caps=[guarded])
+    def secret_topic(topic: str) -> str:
+        """
+        A guarded prompt.
+
+        Args:
+            topic: What.
+        """
+        return topic
+
+    server = Server("p", "1", prompts=[secret_topic], receipts=sink)
+    async with McpTestClient(server) as client:
+        with pytest.raises(ProtocolError) as info:
+            await client.get_prompt("secret_topic", {"wrong": 1})  # type: ignore[dict-item]
+
+    assert -31403 == info.value.code
+    assert "topics" in info.value.message
+    assert "wrong" not in info.value.message
+    assert ("prompt", "refused") == (sink.only.kind, sink.only.outcome)
+
+
+async def test_list_results_of_a_guarded_catalog_are_private() -> None:
+    """api.md: list results are public unless a declaration has a guard (then private)."""
+    async with McpTestClient(make_server()) as client:
+        tools = await client.request("tools/list", {})
+        prompts = await client.request("prompts/list", {})
+        resources = await client.request("resources/templates/list", {})
+
+    assert "private" == tools["cacheScope"]
+    assert "public" == prompts["cacheScope"]
+    assert "public" == resources["cacheScope"]
+
+
+async def test_an_unguarded_catalog_lists_publicly() -> None:
+    """api.md: Catalog defaults: cacheScope public, ttlMs 3600000."""
+    server = Server("open", "1", tools=[open_tool])
+    async with McpTestClient(server) as client:
+        tools = await client.request("tools/list", {})
+
+    assert ("public", 3_600_000) == (tools["cacheScope"], tools["ttlMs"])
+
+
+async def test_a_guarded_resource_makes_its_lists_private_and_reads_private() -> None:
+    """Our choice: authorization-sensitive results are never public."""
+    reports = Capability("reports", description="Read reports")
+
+    @resource(uri="report://latest", ttl=60, caps=[reports])
+    def latest() -> str:
+        """The latest report."""
+        return "report"
+
+    server = Server("r", "1", resources=[latest])
+    async with McpTestClient(server, allow=[reports]) as client:
+        listed = await client.request("resources/list", {})
+        read = await client.read_resource("report://latest")
+
+    assert "private" == listed["cacheScope"]
+    assert "private" == read["cacheScope"]
