@@ -179,11 +179,42 @@ async def test_input_responses_null_is_invalid_params() -> None:
     assert caught.value.code == -32602
 
 
-async def test_responses_without_request_state_are_ignored() -> None:
+async def test_responses_without_request_state_answer_what_is_asked_now() -> None:
+    """Our choice: the client skipped round one; the handler runs again with them."""
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
-        again = await call(client, "greet", input_responses={"user_name": ALICE})
+        result = await client.call_tool(
+            "greet", input_responses={"user_name": ALICE, "extra": {"action": "cancel"}}
+        )
+
+    assert result.text == "Hello, Alice!"
+
+
+async def test_unsolicited_responses_carry_the_first_rounds_state() -> None:
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        r2 = await call(client, "wizard", input_responses={"step1": ALICE})
+        r3 = await client.call_tool(
+            "wizard",
+            input_responses={"step2": {"action": "accept", "content": {"color": "red"}}},
+            request_state=r2["requestState"],
+        )
+
+    assert list(r2["inputRequests"]) == ["step2"]
+    assert r3.text == "Alice likes red"
+
+
+@pytest.mark.parametrize(
+    "responses",
+    [{"wrong_key": ALICE}, {"user_name": 12345}, {"user_name": {"action": "accept"}}],
+)
+async def test_unsolicited_responses_that_do_not_fit_are_asked_again(
+    responses: dict[str, Any],
+) -> None:
+    """Spec SHOULD (§7.2 rule 6): re-request rather than fail."""
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        again = await call(client, "greet", input_responses=responses)
 
     assert again["resultType"] == "input_required"
+    assert list(again["inputRequests"]) == ["user_name"]
 
 
 async def test_asking_for_an_undeclared_capability_is_32021() -> None:

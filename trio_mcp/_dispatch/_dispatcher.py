@@ -44,7 +44,7 @@ from .._protocol._jsonrpc import Fault, Request
 from .._protocol._state import StateSealer
 from ._catalog import Catalog
 from ._pages import InvalidCursor, page
-from ._rounds import BadRound, ask, open_round
+from ._rounds import BadRound, ask, open_round, pre_answered
 
 __all__ = ["Caller", "Dispatcher", "Reply"]
 
@@ -436,6 +436,8 @@ class Dispatcher:
                 outcome = "invalid"
                 raise _invalid(request, str(exc), exc.data) from None
             ctx.input_responses, ctx.state = opened.responses, opened.state
+            if opened.unsolicited:
+                run = pre_answered(run, ctx, opened.unsolicited)
             with trio.CancelScope(deadline=deadline) as deadline_scope:
                 ctx.cancel = CancelToken(deadline_scope)
                 try:

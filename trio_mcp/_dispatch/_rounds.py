@@ -5,24 +5,27 @@ Only ``tools/call``, ``prompts/get`` and ``resources/read`` get here
 handler runs; its responses are decoded by what the previous round asked, so the
 handler sees typed values under the keys it chose. Keys it did not ask for are
 ignored; keys it asked for and the client left out are simply absent, so the usual
-handler asks again. ``input_required`` results always carry ``inputRequests`` and a
+handler asks again. Responses sent without any ``requestState`` (the client skipped
+the first round) answer only what the handler asks in this very request: it runs, and
+if it asks for those keys, it runs once more with them decoded, as if the client had
+made the first round. ``input_required`` results always carry ``inputRequests`` and a
 sealed ``requestState`` (even for ``state=None``, so the retry stays bound), and no
 ``ttlMs``/``cacheScope``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 import attrs
 
-from .._context import MissingClientCapability, client_supports
+from .._context import MissingClientCapability, ToolContext, client_supports
 from .._declare import NeedsInput, read_response
 from .._errors import DecodeError, Problem
 from .._json import JsonObject, JsonValue
 from .._protocol._state import Binding, InvalidState, StateSealer, salient_digest
 
-__all__ = ["BadRound", "Round", "ask", "open_round"]
+__all__ = ["BadRound", "Round", "ask", "open_round", "pre_answered"]
 
 _NOTHING: JsonObject = {}
 
@@ -41,6 +44,8 @@ class Round:
 
     state: JsonValue = None
     responses: Mapping[str, object] = attrs.field(factory=dict)
+    unsolicited: Mapping[str, JsonValue] = attrs.field(factory=dict)
+    """Responses sent without a ``requestState``: nothing was asked for them yet."""
 
 
 def _binding(method: str, params: JsonObject, principal: str | None) -> Binding:
@@ -60,8 +65,7 @@ def open_round(
     if not isinstance(raw, dict):
         raise BadRound("inputResponses must be an object of responses by key")
     if "requestState" not in params:
-        # Responses without the state we always send answer nothing we asked.
-        return Round()
+        return Round(unsolicited=raw)
     try:
         contents = sealer.open(params["requestState"], _binding(method, params, principal))
     except InvalidState as exc:
@@ -85,6 +89,35 @@ def open_round(
             {"problems": [{"path": p.path, "message": p.message} for p in problems]},
         )
     return Round(contents.get("s"), responses)
+
+
+def pre_answered(
+    run: Callable[[], Awaitable[object]],
+    ctx: ToolContext,
+    unsolicited: Mapping[str, JsonValue],
+) -> Callable[[], Awaitable[object]]:
+    """Wrap ``run``: if it asks for keys the client already answered, run it again.
+
+    Responses that do not fit what is asked are dropped, so the handler asks again.
+    """
+
+    async def run_pre_answered() -> object:
+        value = await run()
+        if not isinstance(value, NeedsInput):
+            return value
+        responses: dict[str, object] = {}
+        for key, request in value.requests.items():
+            if key in unsolicited:
+                try:
+                    responses[key] = read_response(request.descriptor(), unsolicited[key])
+                except DecodeError:
+                    continue
+        if not responses:
+            return value
+        ctx.input_responses, ctx.state = responses, value.state
+        return await run()
+
+    return run_pre_answered
 
 
 def _merge(into: JsonObject, needs: Mapping[str, JsonValue]) -> None:
