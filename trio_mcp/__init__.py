@@ -99,6 +99,33 @@ __all__ = [
     "tool",
 ]
 
+
+def _resolve_own_annotations(cls: type) -> None:
+    # typing.get_type_hints (and so attrs.resolve_types and cattrs) evaluates string
+    # annotations in sys.modules[cls.__module__]: resolve them where they were written
+    # before __module__ becomes "trio_mcp", or Literal, Mapping, ... go missing.
+    # One that cannot be evaluated even there (a string alias) is left as it was.
+    import contextlib
+    import inspect
+    import sys
+
+    own = inspect.get_annotations(cls)
+    if not any(isinstance(v, str) for v in own.values()):
+        return
+    namespace = vars(sys.modules[cls.__module__])
+    resolved: dict[str, object] = {}
+    for name, value in own.items():
+        if isinstance(value, str):
+            with contextlib.suppress(Exception):  # a string alias, a TYPE_CHECKING name
+                value = eval(value, namespace, dict(vars(cls)))
+        resolved[name] = value
+    cls.__annotations__ = resolved
+
+
+for _name in __all__:
+    _obj = globals()[_name]
+    if isinstance(_obj, type) and _obj.__module__.startswith("trio_mcp._"):
+        _resolve_own_annotations(_obj)
 for _name in __all__:
     _obj = globals()[_name]
     if getattr(_obj, "__module__", "").startswith("trio_mcp._"):
@@ -106,4 +133,4 @@ for _name in __all__:
             _obj.__module__ = "trio_mcp"
         except (AttributeError, TypeError):
             pass
-del _name, _obj
+del _name, _obj, _resolve_own_annotations
