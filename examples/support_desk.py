@@ -68,8 +68,12 @@ class TicketStore:
         store = cls()
         for ticket in (
             Ticket("T-1", "Refund for a double charge", "I was charged twice.", "ana"),
-            Ticket("T-2", "Password reset link expired", "The link says expired.", "bo"),
-            Ticket("T-3", "Refund request: late delivery", "Arrived a week late.", "cy"),
+            Ticket(
+                "T-2", "Password reset link expired", "The link says expired.", "bo"
+            ),
+            Ticket(
+                "T-3", "Refund request: late delivery", "Arrived a week late.", "cy"
+            ),
         ):
             store.tickets[ticket.id] = ticket
         return store
@@ -96,7 +100,9 @@ class TicketStore:
         except KeyError:
             raise DeskError(f"there is no ticket {ticket_id!r}") from None
 
-    async def close(self, ticket_id: str, note: str, *, by: str | None) -> TicketSummary:
+    async def close(
+        self, ticket_id: str, note: str, *, by: str | None
+    ) -> TicketSummary:
         """Close a ticket with a resolution note, recording who closed it.
 
         Raises:
@@ -152,7 +158,9 @@ class SupportDesk:
         return self.tickets.get(ticket_id)
 
     @prompt(title="Draft a reply")
-    def draft_reply(self, ticket_id: str, tone: str | None = None) -> list[PromptMessage]:
+    def draft_reply(
+        self, ticket_id: str, tone: str | None = None
+    ) -> list[PromptMessage]:
         """
         Draft a reply to a ticket's customer.
 

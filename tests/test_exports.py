@@ -1,0 +1,142 @@
+"""The public surface: __all__ sorted and complete, names at home in trio_mcp, a light import."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import subprocess
+import sys
+import types
+
+import pytest
+
+import trio_mcp
+import trio_mcp.testing
+
+WEB_STACK = ("hypercorn", "h11", "wsproto", "trio_websocket", "opentelemetry")
+
+#: Names api.md promises at the top level (RedisBroadcast is tracked separately).
+PROMISED = {
+    "Answer", "AudioContent", "BlobResourceContents", "Capability", "DecodeError",
+    "DuplicateName", "Elicit", "ElicitResult", "ElicitUrl", "EmbeddedResource", "Field",
+    "ImageContent", "InsecureBinding", "InvalidDeclaration", "ListRoots", "McpError",
+    "NeedsInput", "PromptMessage", "Receipt", "ResourceLink", "Sample", "Secret",
+    "Server", "TextContent", "TextResourceContents", "ToolContext", "ToolError",
+    "ToolHints", "Transport", "decode", "encode", "json_schema", "prompt", "resource",
+    "tool",
+}  # fmt: skip
+
+
+def public_names(module: types.ModuleType) -> set[str]:
+    return {
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+
+
+def test_all_is_sorted() -> None:
+    assert sorted(trio_mcp.__all__) == trio_mcp.__all__
+
+
+def test_all_has_no_duplicates() -> None:
+    assert len(set(trio_mcp.__all__)) == len(trio_mcp.__all__)
+
+
+def test_all_lists_every_public_name_and_nothing_else() -> None:
+    assert public_names(trio_mcp) == set(trio_mcp.__all__) - {"__version__"}
+
+
+def test_every_name_api_md_promises_is_exported() -> None:
+    assert set() == PROMISED - set(trio_mcp.__all__)
+
+
+def test_the_testing_package_exports_what_it_lists() -> None:
+    exported = set(trio_mcp.testing.__all__)
+
+    assert {"McpTestClient", "ProtocolError", "ToolResult"} <= exported
+    assert public_names(trio_mcp.testing) == exported
+
+
+@pytest.mark.parametrize("name", [n for n in trio_mcp.__all__ if n != "__version__"])
+def test_each_public_object_says_it_lives_in_trio_mcp(name: str) -> None:
+    assert "trio_mcp" == getattr(trio_mcp, name).__module__
+
+
+#: String aliases (recursive JSON) and TYPE_CHECKING-only names: never evaluable.
+UNEVALUABLE = ("JsonValue", "JsonObject", "Number")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [n for n in trio_mcp.__all__ if isinstance(getattr(trio_mcp, n), type)],
+)
+def test_renaming_the_module_keeps_annotations_resolvable(name: str) -> None:
+    """Regression: once __module__ became "trio_mcp", get_type_hints looked for
+    Literal, Mapping, ... in trio_mcp's namespace (breaking cattrs and attrs)."""
+    cls = getattr(trio_mcp, name)
+
+    unresolved = {
+        field: value
+        for field, value in inspect.get_annotations(cls).items()
+        if isinstance(value, str) and not any(a in value for a in UNEVALUABLE)
+    }
+
+    assert {} == unresolved
+
+
+def test_a_public_value_class_encodes_after_the_rename() -> None:
+    message = trio_mcp.PromptMessage.user("hi")
+
+    assert isinstance(trio_mcp.encode(message), dict)
+
+
+def test_the_error_classes_are_one_class_under_both_spellings() -> None:
+    for name in ("InvalidDeclaration", "DuplicateName", "Transport", "InsecureBinding"):
+        assert getattr(trio_mcp.McpError, name) is getattr(trio_mcp, name)
+
+
+def test_version_is_a_string() -> None:
+    assert isinstance(trio_mcp.__version__, str)
+    assert trio_mcp.__version__
+
+
+@pytest.mark.parametrize("module", ["trio_mcp", "trio_mcp.testing"])
+def test_importing_loads_no_web_stack(module: str) -> None:
+    """api.md: importing trio_mcp must not import hypercorn (nor the other extras)."""
+    code = f"import json, sys, {module}\nprint(json.dumps(sorted(sys.modules)))\n"
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    loaded = json.loads(completed.stdout)
+
+    heavy = sorted(m for m in loaded if m.split(".")[0] in WEB_STACK)
+    assert [] == heavy
+
+
+def test_building_a_server_loads_no_web_stack() -> None:
+    """api.md: stdio and the test client work without the web stack."""
+    code = (
+        "import json, sys\n"
+        "from trio_mcp import Server, tool\n"
+        "@tool\n"
+        "def ping() -> str:\n"
+        "    '''Answer.'''\n"
+        "    return 'pong'\n"
+        "Server('s', '1', tools=[ping])\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    loaded = json.loads(completed.stdout)
+
+    assert [] == sorted(m for m in loaded if m.split(".")[0] in WEB_STACK)
