@@ -19,15 +19,23 @@ import base64
 import json
 from typing import Any
 
+import attrs
 import trio
 
 from trio_mcp import (
     AudioContent,
+    Elicit,
+    ElicitResult,
     EmbeddedResource,
     ImageContent,
+    ListRoots,
+    NeedsInput,
     Prompt,
     PromptMessage,
     Resource,
+    Root,
+    Sample,
+    SampleResult,
     Server,
     TextContent,
     TextResourceContents,
@@ -246,12 +254,165 @@ PROMPTS: list[Prompt[..., Any]] = [
     test_prompt_with_image,
 ]
 
+# -- multi round-trip: input_required results (§6.4) ----------------------------------
+# Each handler asks with NeedsInput on the first call and completes on the retry that
+# carries the answers; requestState is sealed by the server (HMAC), so a tampered one
+# never reaches a handler. Handlers read answers with .get(): a missing one means ask.
+@attrs.frozen
+class UserName:
+    name: str
+
+
+@attrs.frozen
+class Confirm:
+    ok: bool
+
+
+@attrs.frozen
+class FavoriteColor:
+    color: str
+
+
+@attrs.frozen
+class PromptContext:
+    context: str
+
+
+def _answer(key: str) -> ElicitResult | None:
+    answer = ToolContext.current().input_responses.get(key)
+    return answer if isinstance(answer, ElicitResult) else None
+
+
+ASK_NAME = Elicit("What is your name?", schema=UserName)
+ASK_CAPITAL = Sample("What is the capital of France?", max_tokens=100)
+ASK_CONFIRM = Elicit("Please confirm", schema=Confirm)
+
+
+@tool
+def test_input_required_result_elicitation() -> list[Content] | NeedsInput:
+    """Ask the user's name (elicitation), then greet them."""
+    answer = _answer("user_name")
+    if answer is None or not isinstance(answer.content, UserName):
+        return NeedsInput({"user_name": ASK_NAME})
+    return [TextContent(f"Hello, {answer.content.name}!")]
+
+
+@tool
+def test_input_required_result_sampling() -> list[Content] | NeedsInput:
+    """Ask the client's model a question (sampling), then repeat its answer."""
+    answer = ToolContext.current().input_responses.get("capital_question")
+    if not isinstance(answer, SampleResult):
+        return NeedsInput({"capital_question": ASK_CAPITAL})
+    return [TextContent(f"The model said: {answer.text}")]
+
+
+@tool
+def test_input_required_result_list_roots() -> list[Content] | NeedsInput:
+    """Ask the client's roots (roots/list), then list them."""
+    roots = ToolContext.current().input_responses.get("client_roots")
+    if not isinstance(roots, list):
+        return NeedsInput({"client_roots": ListRoots()})
+    uris = ", ".join(root.uri for root in roots if isinstance(root, Root))
+    return [TextContent(f"Found {len(roots)} root(s): {uris}")]
+
+
+@tool
+def test_input_required_result_request_state() -> list[Content] | NeedsInput:
+    """Ask for confirmation carrying server state; answer state-ok once it returns."""
+    ctx = ToolContext.current()
+    answer = _answer("confirm")
+    if answer is None or ctx.state != {"pending": "confirm"}:
+        return NeedsInput({"confirm": ASK_CONFIRM}, state={"pending": "confirm"})
+    return [TextContent(f"state-ok: confirmed={answer.accepted}")]
+
+
+@tool
+def test_input_required_result_multiple_inputs() -> list[Content] | NeedsInput:
+    """Ask for a name, a model answer and the roots at once."""
+    responses = ToolContext.current().input_responses
+    keys = {"user_name", "capital_question", "client_roots"}
+    if not keys <= set(responses):
+        return NeedsInput(
+            {"user_name": ASK_NAME, "capital_question": ASK_CAPITAL,
+             "client_roots": ListRoots()},
+            state={"asked": sorted(keys)},
+        )
+    return [TextContent("Received all 3 input responses")]
+
+
+@tool
+def test_input_required_result_multi_round() -> list[Content] | NeedsInput:
+    """Ask a name, then a favorite color (a second round), then answer."""
+    ctx = ToolContext.current()
+    state = ctx.state if isinstance(ctx.state, dict) else {"step": 1}
+    if state.get("step") == 1:
+        name = _answer("step1")
+        if name is None or not isinstance(name.content, UserName):
+            return NeedsInput(
+                {"step1": Elicit("Step 1: What is your name?", schema=UserName)},
+                state={"step": 1},
+            )
+        state = {"step": 2, "name": name.content.name}
+    color = _answer("step2")
+    if color is None or not isinstance(color.content, FavoriteColor):
+        return NeedsInput(
+            {"step2": Elicit("Step 2: What is your favorite color?", schema=FavoriteColor)},
+            state=state,
+        )
+    return [TextContent(f"{state['name']}'s favorite color is {color.content.color}")]
+
+
+@tool
+def test_input_required_result_tampered_state() -> list[Content] | NeedsInput:
+    """Ask for confirmation with integrity-protected state; tampering is refused."""
+    if _answer("confirm") is None or ToolContext.current().state != "untampered":
+        return NeedsInput({"confirm": ASK_CONFIRM}, state="untampered")
+    return [TextContent("requestState verified")]
+
+
+@tool
+def test_input_required_result_capabilities() -> list[Content] | NeedsInput:
+    """Ask only for the inputs the client declared it can give."""
+    ctx = ToolContext.current()
+    if ctx.state == "asked":
+        return [TextContent(f"Received {len(ctx.input_responses)} input response(s)")]
+    wanted = {"user_name": ASK_NAME, "capital_question": ASK_CAPITAL,
+              "client_roots": ListRoots()}
+    return NeedsInput(
+        {key: request for key, request in wanted.items() if ctx.supports(request)},
+        state="asked",
+    )
+
+
+@prompt
+def test_input_required_result_prompt() -> list[PromptMessage] | NeedsInput:
+    """A prompt that first asks the user for context (elicitation)."""
+    answer = _answer("user_context")
+    if answer is None or not isinstance(answer.content, PromptContext):
+        return NeedsInput({"user_context": Elicit(
+            "What context should the prompt use?", schema=PromptContext
+        )})
+    return [PromptMessage.user(f"Use this context: {answer.content.context}")]
+
+
+MRTR_TOOLS: list[Tool[..., Any]] = [
+    test_input_required_result_elicitation,
+    test_input_required_result_sampling,
+    test_input_required_result_list_roots,
+    test_input_required_result_request_state,
+    test_input_required_result_multiple_inputs,
+    test_input_required_result_multi_round,
+    test_input_required_result_tampered_state,
+    test_input_required_result_capabilities,
+]
+MRTR_PROMPTS: list[Prompt[..., Any]] = [test_input_required_result_prompt]
+
 server = Server(
     name="trio-mcp-conformance",
     version="1.0.0",
-    tools=[*CONTENT_TOOLS, *PROBE_TOOLS],
+    tools=[*CONTENT_TOOLS, *PROBE_TOOLS, *MRTR_TOOLS],
     resources=RESOURCES,
-    prompts=PROMPTS,
+    prompts=[*PROMPTS, *MRTR_PROMPTS],
     instructions="Fixture server for the official MCP conformance suite.",
 )
 
