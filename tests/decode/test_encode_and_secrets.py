@@ -1,0 +1,110 @@
+"""Encoding with the same converter, and Secret's redaction everywhere."""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import uuid
+
+import attrs
+import pytest
+
+from trio_mcp._authority import Secret
+from trio_mcp._decode import decode, encode
+from trio_mcp._errors import DecodeError
+from trio_mcp._schema import json_schema
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+@attrs.define
+class Circle:
+    radius: float
+
+
+@attrs.define
+class Square:
+    side: float
+
+
+@attrs.frozen
+class Drawing:
+    shape: Circle | Square
+    color: Color
+    tags: frozenset[str]
+    at: datetime.datetime
+    day: datetime.date
+    ref: uuid.UUID
+    token: Secret[str]
+    pair: tuple[int, str]
+
+
+def test_encode_gives_json_values_that_decode_back() -> None:
+    drawing = Drawing(
+        shape=Square(2.0),
+        color=Color.RED,
+        tags=frozenset({"a"}),
+        at=datetime.datetime(2024, 1, 2, 3, 4, 5, tzinfo=datetime.UTC),
+        day=datetime.date(2024, 1, 2),
+        ref=uuid.UUID(int=7),
+        token=Secret("s3cret"),
+        pair=(1, "x"),
+    )
+
+    expected = {
+        "shape": {"Square": {"side": 2.0}},
+        "color": "red",
+        "tags": ["a"],
+        "at": "2024-01-02T03:04:05+00:00",
+        "day": "2024-01-02",
+        "ref": "00000000-0000-0000-0000-000000000007",
+        "token": "**********",
+        "pair": [1, "x"],
+    }
+
+    encoded = encode(drawing)
+    assert expected == encoded
+    roundtrip = dict(expected, token="s3cret")
+    assert drawing == decode(Drawing, roundtrip)
+
+
+def test_encode_a_tagged_union_given_its_type() -> None:
+    assert {"Circle": {"radius": 1.0}} == encode(Circle(1.0), Circle | Square)
+
+
+def test_secret_repr_and_str_are_masked() -> None:
+    secret = Secret("hunter2")
+
+    assert "Secret('**********')" == repr(secret)
+    assert "Secret('**********')" == str(secret)
+    assert "hunter2" not in f"{secret} {[secret]} {secret!r}"
+
+
+def test_secret_reveals_its_value_and_compares_by_value() -> None:
+    secret = Secret("hunter2")
+
+    assert "hunter2" == secret.reveal()
+    assert Secret("hunter2") == secret
+    assert Secret("other") != secret
+    assert hash(Secret("hunter2")) == hash(secret)
+
+
+def test_secret_schema_is_write_only_string() -> None:
+    assert {"type": "string", "writeOnly": True} == json_schema(Secret[str])
+
+
+def test_secret_decodes_wrapped_and_encodes_masked() -> None:
+    secret = decode(Secret[str], "hunter2")
+
+    assert Secret("hunter2") == secret
+    assert "**********" == encode(secret)
+    assert "**********" == encode(secret, Secret[str])
+
+
+def test_secret_rejects_non_strings() -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode(Secret[str], 12345)
+
+    assert ["expected a string"] == [p.message for p in caught.value.problems]

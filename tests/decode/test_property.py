@@ -1,0 +1,194 @@
+"""The property tying the layers: decode accepts exactly what the schema accepts.
+
+For a set of representative types, Hypothesis draws JSON values near each type's
+shape (right keys, wrong leaves, missing and extra keys, boundary numbers) and
+arbitrary JSON; ``decode`` must succeed exactly when a JSON Schema validator
+accepts the value against ``json_schema(tp)``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import enum
+import functools
+import uuid
+from typing import Annotated, Literal, get_args, get_origin
+
+import attrs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+
+from trio_mcp._decode import decode
+from trio_mcp._errors import DecodeError
+from trio_mcp._schema import Field, json_schema
+
+JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 12)
+    | st.sampled_from([0.0, 1.0, 2.5, -1.0, 1e300])
+    | st.text(alphabet="abAB1 ", max_size=6)
+)
+JSON = st.recursive(
+    JSON_SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(alphabet="abxyz", max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+class Kind(enum.Enum):
+    A = "a"
+    B = 2
+
+
+@attrs.frozen
+class Item:
+    name: Annotated[str, Field(min_length=1, max_length=5, pattern="^[a-z]")]
+    qty: Annotated[int, Field(ge=0, lt=10)] = 0
+    tags: frozenset[str] = frozenset()
+
+
+@attrs.define
+class Circle:
+    radius: float = attrs.field(metadata={"trio_mcp": Field(gt=0)})
+
+
+@attrs.define
+class Square:
+    side: int
+
+
+@attrs.define
+class Order:
+    items: list[Item]
+    prices: dict[str, float] = attrs.Factory(dict)
+    kind: Kind = Kind.A
+    note: str | None = None
+    mode: Literal["x", "y", 1] = "x"
+    pair: tuple[int, bool] | None = None
+    shape: Circle | Square | None = None
+    day: datetime.date | None = None
+
+
+TYPES: list[object] = [
+    int,
+    float,
+    bool,
+    str,
+    int | None,
+    list[Annotated[int, Field(ge=1)]],
+    Annotated[list[str], Field(min_items=1, max_items=2)],
+    dict[str, bool],
+    set[int],
+    tuple[int, str],
+    Literal["a", 1],
+    Kind,
+    Annotated[str, Field(min_length=2, pattern="b")],
+    Circle | Square,
+    datetime.date,
+    uuid.UUID,
+    Item,
+    Order,
+]
+
+SPECIAL: dict[object, list[object]] = {
+    datetime.date: ["2024-02-29", "2023-02-29", "2024-1-01", "2024-01-01T00:00"],
+    uuid.UUID: ["12345678-1234-5678-1234-567812345678", "12345678123456781234"],
+}
+
+
+LEAVES: dict[object, st.SearchStrategy[object]] = {
+    int: st.integers(-3, 12),
+    float: st.sampled_from([0.0, 0.5, -2.5, 3]),
+    bool: st.booleans(),
+    type(None): st.none(),
+    str: st.text(alphabet="abAB1 ", max_size=6),
+}
+
+
+def near(tp: object) -> st.SearchStrategy[object]:
+    """Values shaped like ``tp``, mostly with fitting leaves, or arbitrary JSON."""
+    shaped = _shaped(tp)
+    return st.one_of(shaped, shaped, shaped, JSON)
+
+
+def _shaped(tp: object) -> st.SearchStrategy[object]:
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is Annotated:
+        return near(args[0])
+    if tp in LEAVES:
+        return LEAVES[tp]
+    if tp in SPECIAL:
+        return st.sampled_from(SPECIAL[tp])
+    if origin is Literal:
+        return st.sampled_from(args)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return st.sampled_from([m.value for m in tp])
+    if origin in (list, set, frozenset) or (origin is tuple and args[-1] is ...):
+        return st.lists(near(args[0]), max_size=3)
+    if origin is tuple:
+        return st.tuples(*(near(a) for a in args)).map(list)
+    if origin is dict:
+        return st.dictionaries(st.text("ab", max_size=2), near(args[1]), max_size=2)
+    if isinstance(tp, type) and attrs.has(tp):
+        attrs.resolve_types(tp)
+        fields = {a.name: near(a.type) for a in attrs.fields(tp)}
+        required = {
+            a.name: fields[a.name]
+            for a in attrs.fields(tp)
+            if a.default is attrs.NOTHING
+        }
+        optional = {k: v for k, v in fields.items() if k not in required}
+        return st.fixed_dictionaries(
+            required, optional=optional
+        ) | st.fixed_dictionaries({}, optional={**fields, "zz": JSON})
+    if args:  # a union: None, a member, or a member under its tag
+        options: list[st.SearchStrategy[object]] = [near(a) for a in args]
+        options += [
+            st.builds(lambda v, n=a.__name__: {n: v}, near(a))
+            for a in args
+            if isinstance(a, type) and attrs.has(a)
+        ]
+        return st.one_of(options)
+    raise AssertionError(tp)
+
+
+def _cases() -> st.SearchStrategy[tuple[object, object]]:
+    # Built once: strategies are costly to construct per example.
+    return st.one_of(
+        [near(tp).map(functools.partial(lambda t, v: (t, v), tp)) for tp in TYPES]
+    )
+
+
+CASES = _cases()
+
+
+@functools.cache
+def _validator(tp: object) -> Draft202012Validator:
+    return Draft202012Validator(
+        json_schema(tp), format_checker=Draft202012Validator.FORMAT_CHECKER
+    )
+
+
+def _accepted(tp: object, value: object) -> bool:
+    return bool(_validator(tp).is_valid(value))
+
+
+@settings(max_examples=200, deadline=None)
+@given(CASES)
+def test_decode_accepts_exactly_what_the_schema_accepts(
+    case: tuple[object, object],
+) -> None:
+    tp, value = case
+    try:
+        decode(tp, value)  # type: ignore[arg-type]
+    except DecodeError as exc:
+        decoded, problems = False, exc.problems
+    else:
+        decoded, problems = True, ()
+
+    assert _accepted(tp, value) == decoded, problems
