@@ -342,6 +342,7 @@ def test_two_resources_with_one_uri_are_a_duplicate_name() -> None:
         Server("s", "1", resources=[today, also_today])
 
     assert "resource URI 'notes://today'" in str(info.value)
+    assert "give one of them another URI" in str(info.value)
 
 
 def test_a_tool_and_a_prompt_may_share_a_name() -> None:

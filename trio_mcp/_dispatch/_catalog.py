@@ -105,8 +105,9 @@ def _no_duplicates(what: str, entries: list[tuple[str, object]]) -> None:
         if key in seen:
             first = getattr(seen[key], "declaration", seen[key])
             second = getattr(decl, "declaration", decl)
+            fix = "another URI" if what.endswith("URI") else "another name (name=...)"
             raise DuplicateName(
                 f"{what} '{key}' is used by both {first} and {second}; "
-                "give one of them another name (name=...)"
+                f"give one of them {fix}"
             )
         seen[key] = decl
