@@ -12,6 +12,7 @@ import pytest
 from trio_mcp import (
     Answer,
     Elicit,
+    ElicitResult,
     ElicitUrl,
     Field,
     ListRoots,
@@ -19,6 +20,7 @@ from trio_mcp import (
     NeedsInput,
     PromptMessage,
     Sample,
+    SampleResult,
     Secret,
     ToolContext,
 )
@@ -226,3 +228,38 @@ def test_needs_input_refuses_what_is_not_an_input_request() -> None:
 def test_needs_input_refuses_state_that_is_not_json() -> None:
     with pytest.raises(TypeError, match="JSON"):
         NeedsInput({}, state={"when": datetime(2026, 1, 1)})  # type: ignore[dict-item]
+
+
+def test_a_url_elicitation_answer_has_no_content() -> None:
+    from trio_mcp._declare import read_response
+
+    answer = read_response(ElicitUrl("Go", "https://x.example").descriptor(),
+                           {"action": "accept", "content": {"x": 1}})
+
+    assert answer == ElicitResult("accept", None)
+
+
+@pytest.mark.parametrize(
+    ("request_", "raw"),
+    [
+        (Sample("q", max_tokens=1), {"role": "bot", "content": "x", "model": 1}),
+        (Sample("q", max_tokens=1), {"role": "assistant", "content": {}, "model": "m",
+                                     "stopReason": 3}),
+        (ListRoots(), {"roots": "none"}),
+        (ListRoots(), {"roots": [{"name": "no uri"}]}),
+    ],
+)
+def test_malformed_sampling_and_roots_answers_are_refused(request_: object, raw: object) -> None:
+    from trio_mcp import DecodeError
+    from trio_mcp._declare import read_response
+
+    with pytest.raises(DecodeError):
+        read_response(request_.descriptor(), raw)  # type: ignore[attr-defined]
+
+
+def test_sample_result_text_joins_text_blocks() -> None:
+    result = SampleResult("assistant", [{"type": "text", "text": "a"},
+                                        {"type": "image", "data": "", "mimeType": "x"},
+                                        {"type": "text", "text": "b"}], "m")
+
+    assert result.text == "a\nb"
