@@ -11,40 +11,21 @@ import subprocess
 import sys
 import textwrap
 
+from typing import TYPE_CHECKING
+
 import pytest
 from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from trio_mcp import Server, ToolError, tool
 from trio_mcp.testing import McpTestClient, ProtocolError
 
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_SPAN = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{TRACE_ID}-{PARENT_SPAN}-01"
-
-_EXPORTER = InMemorySpanExporter()
-
-
-def _install_exporter() -> None:
-    # The global provider can be set once per process; share it if someone did.
-    current = trace.get_tracer_provider()
-    if not isinstance(current, TracerProvider):
-        current = TracerProvider()
-        trace.set_tracer_provider(current)
-    if not getattr(current, "_trio_mcp_test_exporter", False):
-        current.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-        current._trio_mcp_test_exporter = True  # type: ignore[attr-defined]  # noqa: SLF001
-
-
-@pytest.fixture
-def spans() -> InMemorySpanExporter:
-    """The finished spans of this test."""
-    _install_exporter()
-    _EXPORTER.clear()
-    return _EXPORTER
-
 
 class Nope(ToolError):
     """A readable failure."""

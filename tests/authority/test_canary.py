@@ -1,0 +1,198 @@
+"""The canary suite: one secret value, every path, nowhere to be found.
+
+Each tool of ``canary_app`` receives (or makes, or defaults to) a unique canary as a
+``Secret`` and reveals it into exception text, chained causes, log and progress
+notifications, internal errors and timeouts. The canary must never appear in any
+byte a client receives (in-process, over Streamable HTTP and over stdio), in any
+log line (a DEBUG handler on the root logger, tracebacks included), in any receipt,
+or in any span. api.md: a Secret "never appears in schemas, results, errors, logs,
+receipts, reprs or cache keys".
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+import trio
+
+import canary_app
+from canary_app import CALLS, CANARY, make_server
+from trio_mcp.testing import McpTestClient, ProtocolError
+
+if TYPE_CHECKING:
+    from conftest import Sink
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+VERSION = "2026-07-28"
+META: dict[str, Any] = {
+    "io.modelcontextprotocol/protocolVersion": VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "canary-test", "version": "1"},
+    "io.modelcontextprotocol/logLevel": "debug",
+    "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+}
+OTHER_REQUESTS: list[tuple[str, dict[str, Any]]] = [
+    ("server/discover", {}),
+    ("tools/list", {}),
+    ("prompts/list", {}),
+    ("resources/templates/list", {}),
+    ("prompts/get", {"name": "vault_prompt", "arguments": {"topic": "t"}}),
+    ("resources/read", {"uri": "vault://k"}),
+]
+
+
+class RecordingClient(McpTestClient):
+    """A test client that also keeps every message text the server emitted."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.received: list[str] = []
+
+    async def _on_message(self, text: str) -> None:
+        self.received.append(text)
+        await super()._on_message(text)
+
+
+@pytest.fixture
+def log_lines() -> Iterator[list[str]]:
+    """Every log record, formatted with its traceback, from a DEBUG root handler."""
+    lines: list[str] = []
+    formatter = logging.Formatter("%(name)s %(levelname)s %(message)s")
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(formatter.format(record) + repr(record.__dict__))
+
+    root = logging.getLogger()
+    handler, level = Keep(logging.DEBUG), root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        yield lines
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+
+
+def _call_params(tool: str, arguments: dict[str, object], index: int) -> dict[str, Any]:
+    return {"name": tool, "arguments": arguments,
+            "_meta": {**META, "progressToken": f"p-{index}"}}
+
+
+def _assert_no_canary(where: str, texts: list[str]) -> None:
+    leaks = [text for text in texts if CANARY in text]
+    assert [] == leaks, f"the canary leaked into {where}"
+
+
+async def test_the_handlers_really_hold_the_canary() -> None:
+    """Guards the suite against passing vacuously: the plaintext reaches the handler."""
+    async with McpTestClient(make_server()) as client:
+        result = await client.call_tool("holds", {"token": CANARY})
+
+    assert result.structured is True
+
+
+async def test_the_canary_never_leaves_in_process(
+    sink: Sink, spans: InMemorySpanExporter, log_lines: list[str]
+) -> None:
+    """Every path through McpTestClient: client bytes, logs, receipts and spans."""
+    async with RecordingClient(make_server(sink)) as client:
+        for index, (tool, arguments) in enumerate(CALLS):
+            await client.exchange("tools/call", _call_params(tool, arguments, index))
+        for method, params in OTHER_REQUESTS:
+            await client.exchange(method, {**params, "_meta": META})
+        # The handlers did run: results, errors and notifications came back.
+        structured = await client.call_tool("echo_credential", {"user": "u", "token": CANARY})
+        with pytest.raises(ProtocolError):
+            await client.call_tool("internal_error", {"token": CANARY})
+
+    assert {"user": "u", "token": "**********"} == structured.structured
+    assert len(CALLS) + 2 == len([r for r in sink.receipts if r.kind == "tool"])
+    assert any('"notifications/progress"' in text for text in client.received)
+    assert any('"notifications/message"' in text for text in client.received)
+    assert any("server-side log of **********" in line for line in log_lines)
+    assert any("RuntimeError: crash with **********" in line for line in log_lines)
+    _assert_no_canary("the client's bytes", client.received)
+    _assert_no_canary("the log", log_lines)
+    _assert_no_canary("a receipt", [repr(r) for r in sink.receipts])
+    _assert_no_canary("a receipt record", [json.dumps(r.as_record()) for r in sink.receipts])
+    _assert_no_canary("a span", [span.to_json() for span in spans.get_finished_spans()])
+
+
+async def test_the_canary_never_leaves_over_http(log_lines: list[str], sink: Sink) -> None:
+    """Every path over Streamable HTTP on Hypercorn (JSON and SSE bodies, headers)."""
+    pytest.importorskip("hypercorn")
+    received: list[str] = []
+    server = make_server(sink)
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(partial(server.serve_http, port=0))
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with httpx.AsyncClient(timeout=30) as http:
+            requests = [("tools/call", _call_params(t, a, i)) for i, (t, a) in enumerate(CALLS)]
+            requests += [(m, {**p, "_meta": META}) for m, p in OTHER_REQUESTS]
+            for index, (method, params) in enumerate(requests):
+                headers = {
+                    "content-type": "application/json",
+                    "accept": "application/json, text/event-stream",
+                    "mcp-protocol-version": VERSION,
+                    "mcp-method": method,
+                }
+                name = params.get("name", params.get("uri"))
+                if name is not None:
+                    headers["mcp-name"] = name
+                body = {"jsonrpc": "2.0", "id": index, "method": method, "params": params}
+                response = await http.post(url, json=body, headers=headers)
+                received.append(repr(response.headers) + response.text)
+        nursery.cancel_scope.cancel()
+
+    assert len(requests) == len(received)
+    assert any("**********" in text for text in received)
+    assert len(CALLS) == len([r for r in sink.receipts if r.kind == "tool"])
+    _assert_no_canary("an HTTP response", received)
+    _assert_no_canary("the log", log_lines)
+    _assert_no_canary("a receipt", [repr(r) for r in sink.receipts])
+
+
+def test_the_canary_never_leaves_over_stdio() -> None:
+    """Every path over stdio in a subprocess: stdout (protocol) and stderr (DEBUG logs)."""
+    canary = f"{CANARY}-stdio"
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                    "params": _call_params(t, _with(a, canary), i)})
+        for i, (t, a) in enumerate(CALLS)
+    ]
+    lines += [
+        json.dumps({"jsonrpc": "2.0", "id": 100 + i, "method": m,
+                    "params": {**p, "_meta": META}})
+        for i, (m, p) in enumerate(OTHER_REQUESTS)
+    ]
+    done = subprocess.run(
+        [sys.executable, str(Path(canary_app.__file__))],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TRIO_MCP_CANARY": canary},
+        check=False,
+    )
+
+    assert 0 == done.returncode, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(lines) <= len(replies)
+    assert "crash with **********" in done.stderr
+    assert canary not in done.stdout
+    assert canary not in done.stderr
+
+
+def _with(arguments: dict[str, object], canary: str) -> dict[str, object]:
+    return {k: canary if v == CANARY else v for k, v in arguments.items()}
