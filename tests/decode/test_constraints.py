@@ -14,7 +14,7 @@ from trio_mcp._schema import Field, described, json_schema
 
 def problems(tp: object, value: object) -> list[tuple[str, str]]:
     with pytest.raises(DecodeError) as caught:
-        decode(tp, value)  # type: ignore[arg-type]
+        decode(tp, value)  # type: ignore[call-overload]
     return [(p.path, p.message) for p in caught.value.problems]
 
 

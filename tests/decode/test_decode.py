@@ -47,7 +47,7 @@ class Square:
 
 def problems(tp: object, value: object) -> list[tuple[str, str]]:
     with pytest.raises(DecodeError) as caught:
-        decode(tp, value)  # type: ignore[arg-type]
+        decode(tp, value)  # type: ignore[call-overload]
     return [(p.path, p.message) for p in caught.value.problems]
 
 
@@ -96,7 +96,7 @@ def problems(tp: object, value: object) -> list[tuple[str, str]]:
     ],
 )
 def test_valid_values_decode(tp: object, value: object, expected: object) -> None:
-    result = decode(tp, value)  # type: ignore[arg-type]
+    result = decode(tp, value)  # type: ignore[call-overload]
 
     assert expected == result
     assert type(expected) is type(result)

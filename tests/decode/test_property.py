@@ -185,7 +185,7 @@ def test_decode_accepts_exactly_what_the_schema_accepts(
 ) -> None:
     tp, value = case
     try:
-        decode(tp, value)  # type: ignore[arg-type]
+        decode(tp, value)  # type: ignore[call-overload]
     except DecodeError as exc:
         decoded, problems = False, exc.problems
     else:

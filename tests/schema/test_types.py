@@ -253,3 +253,32 @@ def test_unsupported_types_name_the_place(tp: object, where: str, start: str) ->
 
 def test_unsupported_type_is_a_type_error() -> None:
     assert issubclass(UnsupportedType, TypeError)
+
+
+def test_a_passthrough_cannot_give_a_secret_an_example() -> None:
+    tp = Annotated[
+        Secret[str], Field(json_schema={"examples": ["pw"], "default": "pw"})
+    ]
+
+    assert {"type": "string", "writeOnly": True} == json_schema(tp)
+
+
+def test_defaults_json_cannot_show_are_left_out() -> None:
+    @attrs.define
+    class Tuning:
+        ratio: float = float("nan")
+        mode: Color = Color.BLUE
+        flag: bool = True
+
+    properties = json_schema(Tuning)["properties"]
+
+    assert {"type": "number"} == properties["ratio"]  # type: ignore[index,call-overload]
+    assert "blue" == properties["mode"]["default"]  # type: ignore[index,call-overload]
+    assert properties["flag"]["default"] is True  # type: ignore[index,call-overload]
+
+
+def test_reordered_equal_types_keep_their_own_order() -> None:
+    first = json_schema(Literal["x", 2])
+    second = json_schema(Literal[2, "x"])
+
+    assert (["x", 2], [2, "x"]) == (first["enum"], second["enum"])

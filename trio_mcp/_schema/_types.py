@@ -12,6 +12,7 @@ import datetime
 import enum
 import functools
 import inspect
+import math
 import re
 import uuid
 from collections.abc import Mapping
@@ -166,6 +167,10 @@ class _Walker:
         out = self.schema(base, where)
         if field is not None:
             _apply(out, field, base, where)
+        if is_secret(strip(base)):
+            # Not even a passthrough may show a secret's value.
+            out.pop("default", None)
+            out.pop("examples", None)
         return out
 
     def union(
@@ -302,6 +307,8 @@ def _json_default(default: object) -> object:
         return _NO_DEFAULT
     if isinstance(default, enum.Enum):
         default = default.value
+    if isinstance(default, float) and not math.isfinite(default):
+        return _NO_DEFAULT  # JSON has no NaN or Infinity
     if default is None or isinstance(default, str | int | float):
         return default
     return _NO_DEFAULT
@@ -346,7 +353,10 @@ def _hashable_type(tp: object) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)
-def _cached(tp: object) -> JsonObject:
+def _cached(tp: object, spelling: str) -> JsonObject:
+    # ``spelling`` keeps equal-but-reordered types apart: Literal["a", 1] equals
+    # Literal[1, "a"] (and A | B equals B | A), yet each lists its own order.
+    del spelling
     return _Walker().schema(tp, "")
 
 
@@ -361,4 +371,4 @@ def json_schema(tp: object) -> JsonObject:
     """
     if not _hashable(tp):
         return _Walker().schema(tp, "")
-    return copy.deepcopy(_cached(tp))
+    return copy.deepcopy(_cached(tp, repr(tp)))
