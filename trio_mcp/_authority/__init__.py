@@ -10,6 +10,7 @@ from ._receipts import ReceiptSink as ReceiptSink
 from ._receipts import receipt_logger as receipt_logger
 from ._redact import SecretFilter as SecretFilter
 from ._redact import close_registry as close_registry
+from ._redact import mask_write_only as mask_write_only
 from ._redact import open_registry as open_registry
 from ._redact import redact as redact
 from ._redact import redact as redact_secrets

@@ -31,6 +31,7 @@ __all__ = [
     "SecretFilter",
     "close_registry",
     "install_log_filter",
+    "mask_write_only",
     "open_registry",
     "redact",
     "redact_json",
@@ -130,6 +131,42 @@ def redact_json(value: JsonValue) -> JsonValue:
         return [redact_json(item) for item in value]
     if isinstance(value, dict):
         return {redact(k): redact_json(v) for k, v in value.items()}
+    return value
+
+
+def mask_write_only(value: JsonValue, schema: JsonValue) -> JsonValue:
+    """Return ``value`` with every value at a ``writeOnly`` schema replaced by the mask.
+
+    For keys and digests (``requestState`` bindings, caches): a ``Secret[str]``
+    argument then never participates in a key, only the fact that it was sent. Follows
+    ``properties``, ``additionalProperties``, ``items``, ``prefixItems`` and
+    ``oneOf``/``anyOf`` (every branch that could apply is followed).
+    """
+    if not isinstance(schema, dict):
+        return value
+    if schema.get("writeOnly") is True:
+        return MASK
+    for branch_key in ("oneOf", "anyOf", "allOf"):
+        branches = schema.get(branch_key)
+        if isinstance(branches, list):
+            for branch in branches:
+                value = mask_write_only(value, branch)
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        props = props if isinstance(props, dict) else {}
+        extra = schema.get("additionalProperties")
+        return {
+            key: mask_write_only(item, props[key] if key in props else extra)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        prefix = schema.get("prefixItems")
+        prefix = prefix if isinstance(prefix, list) else []
+        items = schema.get("items")
+        return [
+            mask_write_only(item, prefix[i] if i < len(prefix) else items)
+            for i, item in enumerate(value)
+        ]
     return value
 
 

@@ -23,7 +23,7 @@ import attrs
 import trio
 
 from .._authority import Grants, Outcome, Receipt, ReceiptSink, closure, resolve_grants
-from .._authority import close_registry, open_registry, redact_secrets
+from .._authority import close_registry, mask_write_only, open_registry, redact_secrets
 from .._authority import receipt_logger as _receipt_logger
 from .. import _otel
 from .._context import (
@@ -430,8 +430,10 @@ class Dispatcher:
             if missing:
                 outcome = "refused"
                 return self._refused(request, kind, missing[0])
+            # requestState binds to the arguments with secrets masked: no key holds one.
+            bound = _state_params(decl, params)
             try:
-                opened = open_round(self.sealer, request.method, params, ctx.principal_id)
+                opened = open_round(self.sealer, request.method, bound, ctx.principal_id)
             except BadRound as exc:
                 outcome = "invalid"
                 raise _invalid(request, str(exc), exc.data) from None
@@ -478,7 +480,7 @@ class Dispatcher:
                 return self._timed_out(request, kind, decl.timeout)
             if isinstance(value, NeedsInput):
                 outcome = "refused"  # until the client is known to support the input
-                result = self._ask(value, request, params, ctx)
+                result = self._ask(value, request, bound, ctx)
             else:
                 result = self._shape(decl, kind, name, value, request)
             outcome = "ok"
@@ -593,6 +595,15 @@ def _missing_capability(request: Request, exc: MissingClientCapability) -> _Stop
         request.id,
         400,
     ))
+
+
+def _state_params(
+    decl: Tool[..., object] | Prompt[..., object] | Resource[..., object], params: JsonObject
+) -> JsonObject:
+    """``params`` with write-only (``Secret``) arguments masked, for state bindings."""
+    if not isinstance(decl, Tool) or not isinstance(params.get("arguments"), dict):
+        return params
+    return {**params, "arguments": mask_write_only(params["arguments"], decl.plan.input_schema)}
 
 
 def _progress_token(meta: JsonObject) -> str | int | None:
