@@ -47,6 +47,7 @@ from ._errors import Problem as Problem
 from ._errors import ToolError as ToolError
 from ._errors import Transport as Transport
 from ._schema import Field as Field
+from ._schema import described as described
 from ._schema import json_schema as json_schema
 from ._server import Server as Server
 from ._version import __version__ as __version__
@@ -92,6 +93,7 @@ __all__ = [
     "Transport",
     "__version__",
     "decode",
+    "described",
     "encode",
     "json_schema",
     "prompt",
