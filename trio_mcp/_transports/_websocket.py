@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["SUBPROTOCOL", "serve_websocket"]
 
 SUBPROTOCOL = "mcp"
+#: WebSocket close code "Message Too Big" (RFC 6455 §7.4.1).
+TOO_BIG = 1009
 
 
 async def serve_websocket(
@@ -144,16 +146,23 @@ async def serve_connection(
                 else:
                     await send_channel.send(message)
 
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(read_frames, nursery.cancel_scope)
-        await serve_messages(
-            dispatcher,
-            receive_channel,
-            send,
-            allow=allow,
-            max_depth=max_depth,
-            max_concurrent=max_concurrent,
-        )
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(read_frames, nursery.cancel_scope)
+            await serve_messages(
+                dispatcher,
+                receive_channel,
+                send,
+                allow=allow,
+                max_depth=max_depth,
+                max_concurrent=max_concurrent,
+            )
+    finally:
+        reason = ws.closed
+        if reason is not None and reason.code == TOO_BIG:
+            # trio-websocket 0.12 stops reading after sending 1009 and never closes
+            # the TCP stream, so the socket would linger until garbage collection.
+            await ws._stream.aclose()
 
 
 def _size(message: str | bytes, limit: int) -> int:

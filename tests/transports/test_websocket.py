@@ -1,0 +1,331 @@
+"""serve_websocket end to end: a real socket on 127.0.0.1 and trio-websocket's client.
+
+Every frame the server sends is decoded and validated against the revision's schema
+(``check_message``) as it arrives. Handlers signal what they saw with events, so
+tests wait on those, never on time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import trio
+from trio_websocket import (
+    ConnectionClosed,
+    WebSocketConnection,
+    open_websocket_url,
+)
+
+from trio_mcp import McpError, Server, tool
+from trio_mcp.testing import check_message
+
+WAIT = 10.0
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+class Probe:
+    """What the handlers saw: nap concurrency, and events per waiting call."""
+
+    def __init__(self) -> None:
+        self.running = 0
+        self.most = 0
+        self.started: dict[str, trio.Event] = {}
+        self.cancelled: dict[str, trio.Event] = {}
+
+    def events(self, label: str) -> tuple[trio.Event, trio.Event]:
+        started = self.started.setdefault(label, trio.Event())
+        cancelled = self.cancelled.setdefault(label, trio.Event())
+        return started, cancelled
+
+
+def make_server(probe: Probe) -> Server:
+    @tool
+    async def nap(seconds: float) -> int:
+        """
+        Sleep, counting how many naps run at the same time.
+
+        Args:
+            seconds: How long to sleep.
+        """
+        probe.running += 1
+        probe.most = max(probe.most, probe.running)
+        try:
+            await trio.sleep(seconds)
+        finally:
+            probe.running -= 1
+        return probe.most
+
+    @tool
+    async def wait_here(label: str) -> str:
+        """
+        Wait until cancelled, signalling start and cancellation.
+
+        Args:
+            label: Names the events.
+        """
+        started, cancelled = probe.events(label)
+        started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            cancelled.set()
+
+    @tool
+    def echo(text: str) -> str:
+        """
+        Return the text unchanged.
+
+        Args:
+            text: What to return.
+        """
+        return text
+
+    return Server("ws-probe", "1.0.0", tools=[nap, wait_here, echo])
+
+
+class WsPeer:
+    """The client side of one connection: send frames, collect validated replies."""
+
+    def __init__(self, ws: WebSocketConnection) -> None:
+        self.ws = ws
+        self.messages: list[dict[str, Any]] = []
+        self.methods: dict[Any, str] = {}
+        self._changed = trio.Event()
+
+    async def read(self) -> None:
+        try:
+            while True:
+                message = json.loads(await self.ws.get_message())
+                check_message(message, self.methods.get(message.get("id")))
+                self.messages.append(message)
+                self._changed.set()
+                self._changed = trio.Event()
+        except ConnectionClosed:
+            self._changed.set()
+
+    async def call(self, request_id: Any, name: str, **arguments: Any) -> None:
+        self.methods[request_id] = "tools/call"
+        await self.ws.send_message(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "tools/call",
+                    "params": {"name": name, "arguments": arguments, "_meta": META},
+                }
+            )
+        )
+
+    async def cancel(self, request_id: Any) -> None:
+        await self.ws.send_message(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": request_id},
+                }
+            )
+        )
+
+    def find(self, request_id: Any) -> dict[str, Any] | None:
+        for message in self.messages:
+            if message.get("id") == request_id:
+                return message
+        return None
+
+    async def reply(self, *request_ids: Any) -> dict[str, Any]:
+        """Wait for replies to all ``request_ids``; return the last one's."""
+        with trio.fail_after(WAIT):
+            while not all(self.find(i) for i in request_ids):
+                await self._changed.wait()
+        found = self.find(request_ids[-1])
+        assert found is not None
+        return found
+
+
+@asynccontextmanager
+async def serving(probe: Probe, **options: Any) -> AsyncIterator[int]:
+    """Run the probe server on 127.0.0.1 port 0; yield the port it bound."""
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(
+            lambda task_status: make_server(probe).serve_websocket(
+                "127.0.0.1", 0, task_status=task_status, **options
+            )
+        )
+        yield port
+        nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def connected(port: int, path: str = "/mcp") -> AsyncIterator[WsPeer]:
+    async with (
+        open_websocket_url(f"ws://127.0.0.1:{port}{path}", subprotocols=["mcp"]) as ws,
+        trio.open_nursery() as nursery,
+    ):
+        peer = WsPeer(ws)
+        nursery.start_soon(peer.read)
+        yield peer
+        await ws.aclose()
+
+
+def text_of(reply: dict[str, Any]) -> str:
+    return "".join(b["text"] for b in reply["result"]["content"] if b["type"] == "text")
+
+
+async def test_calls_are_answered_over_a_websocket_speaking_mcp() -> None:
+    """Our transport: one JSON-RPC message per text frame, subprotocol ``mcp``."""
+    async with serving(Probe()) as port, connected(port) as peer:
+        await peer.call(1, "echo", text="over a socket")
+        reply = await peer.reply(1)
+
+        assert peer.ws.subprotocol == "mcp"
+        assert text_of(reply) == "over a socket"
+
+
+async def test_each_unreadable_frame_gets_an_error_and_the_next_is_answered() -> None:
+    """Same rules as stdio: oversized -32600, too deep or malformed -32700, no id."""
+    deep = (
+        '{"jsonrpc":"2.0","id":9,"method":"x","params":' + "[" * 200 + "]" * 200 + "}"
+    )
+    frames = [
+        ('{"jsonrpc":"2.0","id":8,"method":"x","params":"' + "é" * 2100 + '"}', -32600),
+        (deep, -32700),
+        ('{"jsonrpc":"2.0","id":7,', -32700),
+        ("[]", -32600),
+    ]
+    async with (
+        serving(Probe(), max_message_bytes=4096) as port,
+        connected(port) as peer,
+    ):
+        for n, (frame, code) in enumerate(frames, start=1):
+            await peer.ws.send_message(frame)
+            await peer.call(n, "echo", text=f"after {n}")
+            reply = await peer.reply(n)
+            error = peer.messages[-2]
+
+            assert (error["error"]["code"], error.get("id")) == (code, None)
+            assert text_of(reply) == f"after {n}"
+
+
+async def test_a_frame_far_over_the_limit_closes_the_connection_with_1009() -> None:
+    """Our limit: past twice max_message_bytes trio-websocket stops buffering."""
+    async with (
+        serving(Probe(), max_message_bytes=1000) as port,
+        connected(port) as peer,
+    ):
+        await peer.ws.send_message("x" * 2001)
+        with trio.fail_after(WAIT), pytest.raises(ConnectionClosed) as closed:
+            await peer.ws.get_message()
+        # trio-websocket 0.12's client does not close its TCP stream when the
+        # server closed first; close it so the socket does not outlive the test.
+        await peer.ws._stream.aclose()
+
+        assert closed.value.reason is not None
+        assert closed.value.reason.code == 1009
+
+
+async def test_at_most_max_concurrent_calls_run_and_every_call_is_answered() -> None:
+    """Our contract: max_concurrent caps handlers per connection; none is rejected."""
+    probe = Probe()
+    async with (
+        serving(probe, max_concurrent=4) as port,
+        connected(port) as peer,
+    ):
+        for n in range(50):
+            await peer.call(n, "nap", seconds=0.02)
+        await peer.reply(*range(50))
+
+        assert probe.most == 4
+        assert all(peer.find(n)["result"]["isError"] is False for n in range(50))  # type: ignore[index]
+
+
+async def test_a_cancelled_call_stops_and_gets_no_reply() -> None:
+    """Spec §11: notifications/cancelled stops the handler; nothing is sent for it."""
+    probe = Probe()
+    started, cancelled = probe.events("a")
+    async with serving(probe) as port, connected(port) as peer:
+        await peer.call(1, "wait_here", label="a")
+        with trio.fail_after(WAIT):
+            await started.wait()
+        await peer.cancel(404)
+        await peer.cancel(1)
+        with trio.fail_after(WAIT):
+            await cancelled.wait()
+        await peer.call(2, "echo", text="next")
+        await peer.reply(2)
+
+        assert [m.get("id") for m in peer.messages] == [2]
+
+
+async def test_closing_the_connection_cancels_its_calls() -> None:
+    """Our choice, as a closed stream on HTTP (spec §11): nobody can read the reply."""
+    probe = Probe()
+    started, cancelled = probe.events("b")
+    async with serving(probe) as port:
+        async with connected(port) as peer:
+            await peer.call(1, "wait_here", label="b")
+            with trio.fail_after(WAIT):
+                await started.wait()
+        with trio.fail_after(WAIT):
+            await cancelled.wait()
+        async with connected(port) as again:
+            await again.call(1, "echo", text="server still up")
+            reply = await again.reply(1)
+
+        assert text_of(reply) == "server still up"
+
+
+async def handshake_status(port: int, path: str, protocols: str | None) -> int:
+    """Send a WebSocket opening handshake by hand; return the HTTP status.
+
+    By hand because trio-websocket 0.12's client leaks its socket when refused.
+    """
+    lines = [
+        f"GET {path} HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version: 13",
+    ]
+    if protocols is not None:
+        lines.append(f"Sec-WebSocket-Protocol: {protocols}")
+    with trio.fail_after(WAIT):
+        async with await trio.open_tcp_stream("127.0.0.1", port) as stream:
+            await stream.send_all("\r\n".join([*lines, "", ""]).encode())
+            head = b""
+            while b"\r\n" not in head:
+                chunk = await stream.receive_some(1024)
+                assert chunk, "the server closed before answering"
+                head += chunk
+    return int(head.split(b" ", 2)[1])
+
+
+async def test_the_handshake_needs_the_path_and_if_any_subprotocol_mcp() -> None:
+    """Our handshake: the endpoint is ``path``; a client offering subprotocols must
+    offer ``mcp``; one offering none is accepted."""
+    async with serving(Probe()) as port:
+        statuses = [
+            await handshake_status(port, "/other", "mcp"),
+            await handshake_status(port, "/mcp", "graphql-ws"),
+            await handshake_status(port, "/mcp", "graphql-ws, mcp"),
+            await handshake_status(port, "/mcp?x=1", None),
+        ]
+
+        assert statuses == [404, 400, 101, 101]
+
+
+async def test_a_port_in_use_raises_transport() -> None:
+    """api.md: a bind failure is McpError.Transport with the OSError as its cause."""
+    async with serving(Probe()) as port:
+        with trio.fail_after(WAIT), pytest.raises(McpError.Transport) as caught:
+            await make_server(Probe()).serve_websocket("127.0.0.1", port)
+
+        assert isinstance(caught.value.__cause__, OSError)
