@@ -54,16 +54,16 @@ def parse_traceparent(meta: Mapping[str, object] | None) -> str | None:
     version, trace_id = match["version"], match["trace_id"]
     if version == "ff" or trace_id == "0" * 32 or match["span_id"] == "0" * 16:
         return None
-    if version == "00" and len(value.strip()) != 55:  # noqa: PLR2004 - 2+1+32+1+16+1+2
+    if version == "00" and len(value.strip()) != 55:
         return None
     return trace_id
 
 
 def _enabled() -> bool:
-    global _available  # noqa: PLW0603 - decided once, on first use
+    global _available
     if _available is None:
         try:
-            import opentelemetry.trace  # noqa: F401, PLC0415 - optional, on first use
+            import opentelemetry.trace  # noqa: F401 - optional, on first use
         except ImportError:
             _available = False
         else:
@@ -83,8 +83,8 @@ def request_span(
     if not _enabled():
         yield
         return
-    from opentelemetry import trace  # noqa: PLC0415 - optional dependency
-    from opentelemetry.trace.propagation.tracecontext import (  # noqa: PLC0415
+    from opentelemetry import trace
+    from opentelemetry.trace.propagation.tracecontext import (
         TraceContextTextMapPropagator,
     )
 
@@ -135,7 +135,7 @@ def annotate(
         if value is not None:
             span.set_attribute(key, value)
     if error is not None:
-        from opentelemetry.trace import Status, StatusCode  # noqa: PLC0415
+        from opentelemetry.trace import Status, StatusCode
 
         span.set_attribute("error.type", error)
         span.set_status(Status(StatusCode.ERROR, error))

@@ -16,7 +16,16 @@ import uuid
 import attrs
 import trio
 
-from trio_mcp import Capability, Secret, Server, ToolContext, ToolError, prompt, resource, tool
+from trio_mcp import (
+    Capability,
+    Secret,
+    Server,
+    ToolContext,
+    ToolError,
+    prompt,
+    resource,
+    tool,
+)
 
 CANARY = os.environ.get("TRIO_MCP_CANARY") or f"canary-{uuid.uuid4().hex}"
 DEFAULT_CANARY = f"{CANARY}-default"

@@ -45,7 +45,7 @@ def _install_exporter() -> None:
         trace.set_tracer_provider(current)
     if not getattr(current, "_trio_mcp_test_exporter", False):
         current.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-        current._trio_mcp_test_exporter = True  # type: ignore[attr-defined]  # noqa: SLF001
+        current._trio_mcp_test_exporter = True  # type: ignore[attr-defined]
 
 
 @pytest.fixture

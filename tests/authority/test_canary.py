@@ -21,17 +21,19 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import canary_app
 import httpx
 import pytest
 import trio
-
-import canary_app
 from canary_app import CALLS, CANARY, make_server
+
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 if TYPE_CHECKING:
     from conftest import Sink
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+        InMemorySpanExporter,
+    )
 
 VERSION = "2026-07-28"
 META: dict[str, Any] = {

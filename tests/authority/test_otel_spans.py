@@ -10,7 +10,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-
 from typing import TYPE_CHECKING
 
 import pytest
@@ -21,7 +20,9 @@ from trio_mcp.testing import McpTestClient, ProtocolError
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan
-    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+        InMemorySpanExporter,
+    )
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_SPAN = "00f067aa0ba902b7"

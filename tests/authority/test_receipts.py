@@ -186,7 +186,14 @@ async def test_an_internal_error_leaves_a_receipt_with_its_reference(sink: Sink)
 
 async def test_a_cancelled_call_leaves_a_cancelled_receipt(sink: Sink) -> None:
     """api.md: cancellations leave a receipt too."""
-    async with McpTestClient(make_server(sink)) as client, trio.open_nursery() as nursery:
+    delivered = trio.Event()
+
+    def sink_and_signal(receipt: Receipt) -> None:
+        sink(receipt)
+        delivered.set()
+
+    server = make_server(sink_and_signal)
+    async with McpTestClient(server) as client, trio.open_nursery() as nursery:
         nursery.start_soon(functools.partial(
             client.exchange, "tools/call", {"name": "hang"}, request_id="c-1"
         ))
@@ -194,8 +201,7 @@ async def test_a_cancelled_call_leaves_a_cancelled_receipt(sink: Sink) -> None:
             await started.wait()
         await client.notify("notifications/cancelled", {"requestId": "c-1"})
         with trio.fail_after(10):
-            while not sink.receipts:
-                await trio.sleep(0.01)
+            await delivered.wait()
         nursery.cancel_scope.cancel()
 
     assert ("cancelled", "c-1") == (sink.only.outcome, sink.only.request_id)

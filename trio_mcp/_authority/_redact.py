@@ -75,7 +75,7 @@ def register(value: object) -> None:
         value = value.decode("utf-8", "replace")
     elif not isinstance(value, str):
         value = str(value)
-        if len(value) < 4:  # noqa: PLR2004 - see the docstring
+        if len(value) < 4:
             return
     if value:
         values.add(value)
@@ -87,7 +87,7 @@ def register_in(value: object, _depth: int = 0) -> None:
     Looks through mappings, sequences, sets and attrs instances, as decoded
     arguments are built from them; this is how ``Secret`` defaults are registered.
     """
-    from ._secrets import Secret  # noqa: PLC0415 - the modules import each other
+    from ._secrets import Secret
 
     if _depth > _MAX_DEPTH or _values.get() is None:
         return
@@ -102,7 +102,7 @@ def register_in(value: object, _depth: int = 0) -> None:
         for item in value:
             register_in(item, _depth + 1)
     elif attrs.has(type(value)):
-        for field in attrs.fields(type(value)):
+        for field in getattr(type(value), "__attrs_attrs__", ()):
             register_in(getattr(value, field.name, None), _depth + 1)
 
 
@@ -156,7 +156,7 @@ def mask_write_only(value: JsonValue, schema: JsonValue) -> JsonValue:
         props = props if isinstance(props, dict) else {}
         extra = schema.get("additionalProperties")
         return {
-            key: mask_write_only(item, props[key] if key in props else extra)
+            key: mask_write_only(item, props.get(key, extra))
             for key, item in value.items()
         }
     if isinstance(value, list):
@@ -185,7 +185,7 @@ class SecretFilter(logging.Filter):
             return True
         try:
             message = record.getMessage()
-        except Exception:  # noqa: BLE001 - a broken format string is logging's problem
+        except Exception:
             message = str(record.msg)
         redacted = redact(message)
         if redacted != message:
@@ -213,7 +213,7 @@ def install_log_filter() -> None:
     propagated from children), so every ``trio_mcp.*`` logger gets its own. Cheap
     when no logger was created since the last call.
     """
-    global _seen_loggers  # noqa: PLW0603 - a cache of the logging registry's size
+    global _seen_loggers
     manager = logging.Logger.manager
     if len(manager.loggerDict) == _seen_loggers:
         return

@@ -22,10 +22,20 @@ from typing import Literal
 import attrs
 import trio
 
-from .._authority import Grants, Outcome, Receipt, ReceiptSink, closure, resolve_grants
-from .._authority import close_registry, mask_write_only, open_registry, redact_secrets
-from .._authority import receipt_logger as _receipt_logger
 from .. import _otel
+from .._authority import (
+    Grants,
+    Outcome,
+    Receipt,
+    ReceiptSink,
+    close_registry,
+    closure,
+    mask_write_only,
+    open_registry,
+    redact_secrets,
+    resolve_grants,
+)
+from .._authority import receipt_logger as _receipt_logger
 from .._context import (
     CancelToken,
     Emit,
