@@ -13,7 +13,6 @@ from ._redact import close_registry as close_registry
 from ._redact import mask_write_only as mask_write_only
 from ._redact import open_registry as open_registry
 from ._redact import redact as redact
-from ._redact import redact as redact_secrets
 from ._redact import redact_json as redact_json
 from ._redact import register_in as register_in
 from ._secrets import Secret as Secret

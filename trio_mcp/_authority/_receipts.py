@@ -2,6 +2,15 @@
 
 A receipt never holds argument values or secret plaintext: only what was called, by
 whom, under which grant, and how it ended.
+
+One receipt accounts for one declaration being called: every ``tools/call``,
+``prompts/get`` and ``resources/read`` that names a declaration leaves exactly one,
+whether it ends ``ok``, ``error``, ``refused``, ``invalid`` (bad arguments or a bad
+``requestState``), ``timeout``, ``cancelled`` or ``internal``. A request that never
+reaches a declaration (an unknown tool or prompt, a URI no resource matches, a
+``params`` without a string ``name`` or with non-object ``arguments``) is a -32602
+protocol error and leaves none: there is no declaration, grant or handler to account
+for.
 """
 
 from __future__ import annotations

@@ -32,10 +32,10 @@ from .._authority import (
     closure,
     mask_write_only,
     open_registry,
-    redact_secrets,
     resolve_grants,
 )
 from .._authority import receipt_logger as _receipt_logger
+from .._authority import redact as redact_secrets
 from .._context import (
     CancelToken,
     Emit,
