@@ -7,6 +7,7 @@ descriptions and the instance a method is bound to grant nothing.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -323,3 +324,48 @@ async def test_a_guarded_resource_makes_its_lists_private_and_reads_private() ->
 
     assert "private" == listed["cacheScope"]
     assert "private" == read["cacheScope"]
+
+
+async def test_grants_per_principal_over_http(sink: Sink) -> None:
+    """api.md: serve_http's allow= may be a function of the principal the host resolved."""
+    pytest.importorskip("hypercorn")
+    import httpx
+    import trio
+
+    def who(scope: dict[str, Any]) -> str:
+        headers = dict(scope["headers"])
+        return headers.get(b"x-user", b"anonymous").decode()
+
+    def allow(principal: object) -> list[Capability]:
+        return [desk_write, desk_read] if principal == "alice" else []
+
+    server = make_server(sink)
+    texts: dict[str, str] = {}
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(
+            functools.partial(server.serve_http, port=0, allow=allow, principal=who)
+        )
+        async with httpx.AsyncClient(timeout=30) as http:
+            for user in ("alice", "bob"):
+                response = await http.post(
+                    f"http://127.0.0.1:{port}/mcp",
+                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                        "name": "close_ticket", "arguments": {"ticket_id": 3},
+                        "_meta": McpTestClient(server).meta(),
+                    }},
+                    headers={
+                        "accept": "application/json, text/event-stream",
+                        "mcp-protocol-version": "2026-07-28",
+                        "mcp-method": "tools/call",
+                        "mcp-name": "close_ticket",
+                        "x-user": user,
+                    },
+                )
+                texts[user] = response.text
+        nursery.cancel_scope.cancel()
+
+    assert '"isError":false' in texts["alice"].replace(" ", "")
+    assert '"isError":true' in texts["bob"].replace(" ", "")
+    assert [("alice", "ok"), ("bob", "refused")] == [
+        (r.principal_id, r.outcome) for r in sink.receipts
+    ]
