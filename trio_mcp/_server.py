@@ -165,6 +165,7 @@ class Server:
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_concurrent: int = DEFAULT_MAX_CONCURRENT,
         allow: Grants = (),
+        allowed_origins: Iterable[str] = (),
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve the catalog over WebSocket, one JSON-RPC message per text frame.
@@ -187,6 +188,9 @@ class Server:
             max_depth: Deepest nesting of arrays and objects; deeper is -32700.
             max_concurrent: Most handlers running at once per connection.
             allow: Capabilities granted to callers, or a function of the principal.
+            allowed_origins: ``Origin`` values accepted besides loopback pages
+                (``"https://app.example"``; ``"*"`` accepts any). Other browser
+                pages are refused with 403; clients without ``Origin`` pass.
             task_status: For ``nursery.start``: started with the bound port.
 
         Raises:
@@ -204,6 +208,7 @@ class Server:
             max_depth=max_depth,
             max_concurrent=max_concurrent,
             allow=allow,
+            allowed_origins=allowed_origins,
             task_status=task_status,
         )
 

@@ -282,7 +282,9 @@ async def test_closing_the_connection_cancels_its_calls() -> None:
         assert text_of(reply) == "server still up"
 
 
-async def handshake_status(port: int, path: str, protocols: str | None) -> int:
+async def handshake_status(
+    port: int, path: str, protocols: str | None, origin: str | None = None
+) -> int:
     """Send a WebSocket opening handshake by hand; return the HTTP status.
 
     By hand because trio-websocket 0.12's client leaks its socket when refused.
@@ -297,6 +299,8 @@ async def handshake_status(port: int, path: str, protocols: str | None) -> int:
     ]
     if protocols is not None:
         lines.append(f"Sec-WebSocket-Protocol: {protocols}")
+    if origin is not None:
+        lines.append(f"Origin: {origin}")
     with trio.fail_after(WAIT):
         async with await trio.open_tcp_stream("127.0.0.1", port) as stream:
             await stream.send_all("\r\n".join([*lines, "", ""]).encode())
@@ -320,6 +324,23 @@ async def test_the_handshake_needs_the_path_and_if_any_subprotocol_mcp() -> None
         ]
 
         assert statuses == [404, 400, 101, 101]
+
+
+async def test_browser_pages_from_other_origins_are_refused() -> None:
+    """Our defence against cross-site WebSocket hijacking of a loopback server."""
+    async with serving(Probe(), allowed_origins=["https://app.example"]) as port:
+        statuses = [
+            await handshake_status(port, "/mcp", "mcp", origin)
+            for origin in (
+                "https://evil.example",
+                "null",
+                "http://localhost:3000",
+                "http://127.0.0.1",
+                "https://app.example",
+            )
+        ]
+
+        assert statuses == [403, 403, 101, 101, 101]
 
 
 async def test_a_port_in_use_raises_transport() -> None:

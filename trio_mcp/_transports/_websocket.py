@@ -9,6 +9,10 @@ Invariants:
 - A connection's failure or close ends that connection only, never the server.
 - Closing the connection cancels its requests at once (nobody is left to read
   their replies), as a closed stream does on Streamable HTTP (spec §11).
+- A browser page may open a WebSocket to loopback from any site, so a handshake
+  whose ``Origin`` is neither loopback nor in ``allowed_origins`` is refused with
+  403 (as Streamable HTTP does against DNS rebinding). Without ``Origin`` the
+  client is not a browser and passes.
 - A message over ``max_message_bytes`` (UTF-8) is answered with -32600 and the
   connection goes on. trio-websocket assembles a whole message before handing it
   over, so it is given a hard cap of twice the limit: past that it closes the
@@ -18,6 +22,7 @@ Invariants:
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -34,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["SUBPROTOCOL", "serve_websocket"]
 
 SUBPROTOCOL = "mcp"
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 #: WebSocket close code "Message Too Big" (RFC 6455 §7.4.1).
 TOO_BIG = 1009
 
@@ -48,6 +54,7 @@ async def serve_websocket(
     max_depth: int,
     max_concurrent: int,
     allow: Grants = (),
+    allowed_origins: Iterable[str] = (),
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Accept WebSocket connections at ``path`` until cancelled.
@@ -64,7 +71,17 @@ async def serve_websocket(
             "serve_websocket needs trio-websocket; install trio-mcp[websocket]"
         ) from exc
 
+    origins = frozenset(allowed_origins)
+
     async def handle(request: WebSocketRequest) -> None:
+        origin = next((v for k, v in request.headers if k.lower() == b"origin"), None)
+        if origin is not None and not origin_allowed(origin.decode("latin-1"), origins):
+            await request.reject(
+                403,
+                body=b"cross-origin WebSocket connections are refused; add the "
+                b"origin to allowed_origins to permit it\n",
+            )
+            return
         if urlsplit(request.path).path != path:
             await request.reject(404, body=b"no MCP endpoint at this path\n")
             return
@@ -163,6 +180,17 @@ async def serve_connection(
             # trio-websocket 0.12 stops reading after sending 1009 and never closes
             # the TCP stream, so the socket would linger until garbage collection.
             await ws._stream.aclose()
+
+
+def origin_allowed(origin: str, allowed: frozenset[str]) -> bool:
+    """Return whether a browser page at ``origin`` may connect."""
+    if "*" in allowed or origin in allowed:
+        return True
+    try:
+        host = urlsplit(origin).hostname
+    except ValueError:
+        return False
+    return host in LOOPBACK_HOSTS
 
 
 def _size(message: str | bytes, limit: int) -> int:
