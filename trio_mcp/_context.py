@@ -47,8 +47,10 @@ class Refusal(Exception):
     def __init__(self, capability: str, *, declared: bool) -> None:
         self.capability = capability
         self.declared = declared
-        reason = "is not granted to this caller" if declared else (
-            "is not declared by this tool"
+        reason = (
+            "is not granted to this caller"
+            if declared
+            else ("is not declared by this tool")
         )
         super().__init__(f"capability '{capability}' {reason}")
 
@@ -87,7 +89,9 @@ def _needs_of(need: ClientNeed) -> Mapping[str, JsonValue]:
     return needs
 
 
-def client_supports(declared: Mapping[str, JsonValue], needs: Mapping[str, JsonValue]) -> bool:
+def client_supports(
+    declared: Mapping[str, JsonValue], needs: Mapping[str, JsonValue]
+) -> bool:
     """Return whether the ``declared`` ClientCapabilities cover ``needs``.
 
     Every key of ``needs`` must be declared, recursively. Elicitation is special: an
@@ -98,31 +102,53 @@ def client_supports(declared: Mapping[str, JsonValue], needs: Mapping[str, JsonV
         have = declared.get(name)
         if not isinstance(have, Mapping):
             return False
-        if name == "elicitation" and need == {} and "url" in have and "form" not in have:
+        if (
+            name == "elicitation"
+            and need == {}
+            and "url" in have
+            and "form" not in have
+        ):
             return False
         if isinstance(need, Mapping) and not client_supports(have, need):
             return False
     return True
 
 
-@attrs.define(eq=False)
 class CancelToken:
-    """The call's cancellation, backed by its Trio cancel scope.
+    """The call's cancellation, backed by Trio cancel scopes.
 
-    It fires on ``notifications/cancelled``, a closed HTTP stream or the deadline.
+    It fires on ``notifications/cancelled``, a closed HTTP stream (the transport's
+    scope for the request) or the call's deadline (its own scope).
     """
 
-    _scope: trio.CancelScope | None = None
+    __slots__ = ("_scopes",)
+
+    def __init__(self, *scopes: trio.CancelScope | None) -> None:
+        self._scopes = tuple(s for s in scopes if s is not None)
 
     @property
     def cancelled(self) -> bool:
-        """Whether cancellation was requested."""
-        return self._scope is not None and self._scope.cancel_called
+        """Whether cancellation was requested, or the deadline passed.
+
+        Works from a sync handler's worker thread too, so a long loop can poll it.
+        """
+        try:
+            trio.lowlevel.current_task()
+        except RuntimeError:
+            try:
+                return trio.from_thread.run_sync(self._check)
+            except RuntimeError:  # not a Trio worker thread: nothing to ask
+                return False
+        return self._check()
+
+    def _check(self) -> bool:
+        # cancel_called also turns true once a scope's deadline has passed.
+        return any(s.cancel_called for s in self._scopes)
 
     def cancel(self) -> None:
         """Cancel the call: every pending await inside it is dropped."""
-        if self._scope is not None:
-            self._scope.cancel()
+        for scope in self._scopes:
+            scope.cancel()
 
 
 async def _no_emit(message: JsonObject) -> None:
@@ -183,7 +209,9 @@ class ToolContext:
             params["message"] = redact(message)
         await self._emit(wire.notification_message("notifications/progress", params))
 
-    async def log(self, level: str, data: JsonValue, *, logger: str | None = None) -> None:
+    async def log(
+        self, level: str, data: JsonValue, *, logger: str | None = None
+    ) -> None:
         """Send a log message for this request, if at or above its ``logLevel``.
 
         Raises:
@@ -191,7 +219,9 @@ class ToolContext:
         """
         rank = wire.LOG_LEVEL_RANK.get(level)
         if rank is None:
-            raise ValueError(f"unknown log level {level!r}; use one of {wire.LOG_LEVELS}")
+            raise ValueError(
+                f"unknown log level {level!r}; use one of {wire.LOG_LEVELS}"
+            )
         await trio.lowlevel.checkpoint()
         if self.log_level is None or not self._in_flight:
             return

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 JsonValue: TypeAlias = (
-    "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
+    "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 )
 JsonObject: TypeAlias = "dict[str, JsonValue]"
 
@@ -36,9 +36,14 @@ def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not JSON")
 
 
+_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def loads(text: str | bytes) -> JsonValue:
     """Decode strict JSON (no NaN or Infinity). Raises ValueError or RecursionError."""
-    value: JsonValue = json.loads(text, parse_constant=_reject_constant)
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    value: JsonValue = _decoder.decode(text)
     return value
 
 

@@ -84,6 +84,12 @@ def request_span(
         yield
         return
     from opentelemetry import trace
+
+    if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        # No tracer provider is configured: every span would be a no-op, so skip
+        # the work of making one (this is on every request's path).
+        yield
+        return
     from opentelemetry.trace.propagation.tracecontext import (
         TraceContextTextMapPropagator,
     )

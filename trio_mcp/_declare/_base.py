@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, ParamSpec, TypeVar
 
 import trio
 
-from .._authority import Capability, register_in
+from .._authority import Capability, closure, register_in
 from .._errors import InvalidDeclaration
 from .._units import Seconds, seconds
 from ._signature import declaration_id, is_method, resolve_hints
@@ -59,6 +60,10 @@ class Declaration(Generic[P, R]):
                     f"{self.declaration}: caps= takes Capability values, got {cap!r}"
                 )
         self.caps: tuple[Capability, ...] = caps
+        #: Every capability a call needs: ``caps`` and what they require, transitively.
+        self.required: frozenset[str] = closure(caps)
+        #: Whether decoded arguments may hold a ``Secret`` (then they are registered).
+        self.holds_secrets = False
         self.timeout = seconds(timeout, what=f"{self.declaration}: timeout")
         self.is_async = inspect.iscoroutinefunction(fn)
         self.is_method = is_method(fn)
@@ -76,7 +81,7 @@ class Declaration(Generic[P, R]):
         except NameError:
             return
         self._prepare(hints)
-        self._prepared = True
+        self._after_prepare()
 
     def ensure_prepared(self) -> None:
         """Derive schemas if not done yet.
@@ -94,6 +99,14 @@ class Declaration(Generic[P, R]):
                 "define or import it before building the Server"
             ) from None
         self._prepare(hints)
+        self._after_prepare()
+
+    def _after_prepare(self) -> None:
+        plan = getattr(self, "plan", None)
+        # A secret's schema is the only one marked writeOnly.
+        self.holds_secrets = plan is not None and '"writeOnly"' in json.dumps(
+            plan.input_schema
+        )
         self._prepared = True
 
     def _prepare(self, hints: dict[str, object]) -> None:
@@ -134,8 +147,9 @@ class Declaration(Generic[P, R]):
         Sync handlers run in a worker thread (``trio.to_thread.run_sync``); on
         cancellation the thread is abandoned and finishes on its own.
         """
-        # Secret defaults were built outside the call: register them for redaction.
-        register_in(kwargs)
+        if self.holds_secrets:
+            # Secret defaults were built outside the call: register them for redaction.
+            register_in(kwargs)
         fn: Callable[..., Any] = self.fn
         if self.is_method:
             fn = functools.partial(fn, self._instance)

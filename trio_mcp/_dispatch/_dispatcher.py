@@ -12,6 +12,7 @@ with a reference, its traceback goes to the log, and the server goes on.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import secrets
@@ -29,7 +30,6 @@ from .._authority import (
     Receipt,
     ReceiptSink,
     close_registry,
-    closure,
     mask_write_only,
     open_registry,
     resolve_grants,
@@ -52,7 +52,9 @@ from .._protocol import _wire as wire
 from .._protocol._headers import check_routing_headers, check_version_header
 from .._protocol._jsonrpc import Fault, Request
 from .._protocol._state import StateSealer
+from ._broadcast import Broadcast, Change, ListKind
 from ._catalog import Catalog
+from ._listen import LISTEN_METHOD, BadFilter, honour, is_updatable, stream
 from ._pages import InvalidCursor, page
 from ._rounds import BadRound, ask, open_round, pre_answered
 
@@ -71,8 +73,12 @@ class Caller:
 
     principal: object | None = None
     allow: Grants = ()
+    closing: trio.Event | None = None
+    """Set when the transport shuts down gracefully; listen streams then end."""
     headers: Mapping[str, str] | None = None
     """Lower-cased HTTP header names to values; None off HTTP."""
+    scope: trio.CancelScope | None = None
+    """The transport's cancel scope for this request, reported by ``ctx.cancel``."""
 
 
 @attrs.frozen
@@ -135,8 +141,13 @@ class Dispatcher:
         receipts: ReceiptSink | None = None,
         redact: Callable[[str], str] = lambda text: text,
         sealer: StateSealer | None = None,
+        dynamic: bool = False,
     ) -> None:
         self.catalog = catalog
+        self.dynamic = dynamic
+        """Whether the catalog may be replaced (then ``listChanged`` is advertised)."""
+        self.broadcast = Broadcast()
+        """Changes for listen streams: list changes and resource updates."""
         self.sealer = sealer if sealer is not None else StateSealer.from_config()
         """Seals and opens multi round-trip ``requestState``."""
         self.server_info: JsonObject = {"name": name, "version": version}
@@ -144,34 +155,81 @@ class Dispatcher:
         self.receipts = receipts
         self.redact = redact
         self.capabilities = self._capabilities()
-        self.methods: dict[str, Handler] = {"server/discover": self._discover}
-        if catalog.tools:
-            self.methods["tools/list"] = self._tools_list
-            self.methods["tools/call"] = self._tools_call
-        if catalog.resources:
-            self.methods["resources/list"] = self._resources_list
-            self.methods["resources/templates/list"] = self._templates_list
-            self.methods["resources/read"] = self._resources_read
-        if catalog.prompts:
-            self.methods["prompts/list"] = self._prompts_list
-            self.methods["prompts/get"] = self._prompts_get
+        self.methods = self._methods()
+
+    def _methods(self) -> dict[str, Handler]:
+        methods: dict[str, Handler] = {
+            "server/discover": self._discover,
+            LISTEN_METHOD: self._listen,
+        }
+        if "tools" in self.capabilities:
+            methods["tools/list"] = self._tools_list
+            methods["tools/call"] = self._tools_call
+        if "resources" in self.capabilities:
+            methods["resources/list"] = self._resources_list
+            methods["resources/templates/list"] = self._templates_list
+            methods["resources/read"] = self._resources_read
+        if "prompts" in self.capabilities:
+            methods["prompts/list"] = self._prompts_list
+            methods["prompts/get"] = self._prompts_get
         if "completions" in self.capabilities:
-            self.methods["completion/complete"] = self._complete
+            methods["completion/complete"] = self._complete
+        return methods
 
     def _capabilities(self) -> JsonObject:
+        # A dynamic catalog serves every kind, even while empty, so capabilities
+        # (and the listen filters they allow) stay put when the catalog changes.
+        dynamic = self.dynamic
         caps: JsonObject = {"logging": {}}
-        if self.catalog.tools:
-            caps["tools"] = {"listChanged": False}
-        if self.catalog.resources:
+        if self.catalog.tools or dynamic:
+            caps["tools"] = {"listChanged": dynamic}
+        if self.catalog.resources or dynamic:
             caps["resources"] = {
                 "subscribe": any(r.updatable for r in self.catalog.resources),
-                "listChanged": False,
+                "listChanged": dynamic,
             }
-        if self.catalog.prompts:
-            caps["prompts"] = {"listChanged": False}
+        if self.catalog.prompts or dynamic:
+            caps["prompts"] = {"listChanged": dynamic}
         if self.catalog.prompts or self.catalog.templates:
             caps["completions"] = {}
         return caps
+
+    # -- changes: a new catalog, updated resources --------------------------------
+    def replace(self, catalog: Catalog) -> list[ListKind]:
+        """Serve ``catalog`` from now on; announce and return the kinds whose lists changed.
+
+        The swap has no checkpoint, so no request sees half of it.
+        """
+        old = self.catalog
+        changed: list[ListKind] = []
+        if old.wire_tools != catalog.wire_tools:
+            changed.append("tools")
+        if old.wire_prompts != catalog.wire_prompts:
+            changed.append("prompts")
+        if (old.wire_resources, old.wire_templates) != (
+            catalog.wire_resources,
+            catalog.wire_templates,
+        ):
+            changed.append("resources")
+        self.catalog = catalog
+        self.capabilities = self._capabilities()
+        self.methods = self._methods()
+        for kind in changed:
+            self.broadcast.publish(Change.list_changed(kind))
+        return changed
+
+    def publish(self, change: Change) -> None:
+        """Publish a resource update to the listen streams subscribed to its URI.
+
+        Raises:
+            ValueError: if no ``updatable=True`` declaration serves the URI.
+        """
+        if change.uri is not None and not is_updatable(self.catalog, change.uri):
+            raise ValueError(
+                f"resource '{change.uri}' is not served by an updatable declaration; "
+                "declare it with @resource(..., updatable=True)"
+            )
+        self.broadcast.publish(change)
 
     # -- the entry point ------------------------------------------------------------
     async def handle(
@@ -195,6 +253,8 @@ class Dispatcher:
         with _otel.request_span(
             request.method, raw_meta if isinstance(raw_meta, dict) else None, request.id
         ):
+            if scope is not None:
+                caller = attrs.evolve(caller, scope=scope)
             try:
                 method, params, meta = self.check(request, caller)
                 result = await self.methods[method](request, params, meta, caller, emit)
@@ -340,6 +400,16 @@ class Dispatcher:
             raise _invalid(request, "ref.type must be 'ref/prompt' or 'ref/resource'")
         return {"completion": {"values": [], "total": 0, "hasMore": False}}
 
+    async def _listen(self, request: Request, params: JsonObject, meta: JsonObject,
+                      caller: Caller, emit: Emit) -> JsonObject:
+        try:
+            honoured, wants = honour(
+                params.get("notifications"), self.capabilities, self.catalog
+            )
+        except BadFilter as exc:
+            raise _invalid(request, str(exc)) from None
+        return await stream(request.id, honoured, wants, self.broadcast, emit, caller.closing)
+
     # -- calls ------------------------------------------------------------------------------
     async def _tools_call(self, request: Request, params: JsonObject, meta: JsonObject,
                           caller: Caller, emit: Emit) -> JsonObject:
@@ -413,7 +483,7 @@ class Dispatcher:
         started = time.time()
         t0 = time.perf_counter()
         granted = resolve_grants(caller.allow, caller.principal)
-        required = closure(decl.caps)
+        required = decl.required
         deadline = (
             trio.current_time() + decl.timeout if decl.timeout is not None else math.inf
         )
@@ -441,7 +511,8 @@ class Dispatcher:
                 outcome = "refused"
                 return self._refused(request, kind, missing[0])
             # requestState binds to the arguments with secrets masked: no key holds one.
-            bound = _state_params(decl, params)
+            # Masking is only needed where state is opened or sealed.
+            bound = _state_params(decl, params) if "requestState" in params else params
             try:
                 opened = open_round(self.sealer, request.method, bound, ctx.principal_id)
             except BadRound as exc:
@@ -450,8 +521,12 @@ class Dispatcher:
             ctx.input_responses, ctx.state = opened.responses, opened.state
             if opened.unsolicited:
                 run = pre_answered(run, ctx, opened.unsolicited)
-            with trio.CancelScope(deadline=deadline) as deadline_scope:
-                ctx.cancel = CancelToken(deadline_scope)
+            # A deadline scope costs a little on every call: only make one when needed.
+            deadline_scope = (
+                trio.CancelScope(deadline=deadline) if decl.timeout is not None else None
+            )
+            ctx.cancel = CancelToken(caller.scope, deadline_scope)
+            with deadline_scope or contextlib.nullcontext():
                 try:
                     value = await run()
                 except DecodeError as exc:
@@ -485,12 +560,12 @@ class Dispatcher:
                         request.id,
                         500,
                     )) from None
-            if deadline_scope.cancelled_caught:
+            if deadline_scope is not None and deadline_scope.cancelled_caught:
                 outcome = "timeout"
                 return self._timed_out(request, kind, decl.timeout)
             if isinstance(value, NeedsInput):
                 outcome = "refused"  # until the client is known to support the input
-                result = self._ask(value, request, bound, ctx)
+                result = self._ask(value, request, _state_params(decl, params), ctx)
             else:
                 result = self._shape(decl, kind, name, value, request)
             outcome = "ok"
@@ -521,8 +596,10 @@ class Dispatcher:
                 error=error_type,
             )
             try:
-                with trio.CancelScope(shield=True):
-                    await self.deliver(receipt)
+                self.log_receipt(receipt)
+                if self.receipts is not None:
+                    with trio.CancelScope(shield=True):
+                        await self.deliver(receipt)
             finally:
                 close_registry(secrets_token)
 
@@ -582,9 +659,14 @@ class Dispatcher:
             raise _Stop(Fault(wire.INTERNAL_ERROR, text, detail, request.id, 504))
         return _error_result(text, detail)
 
+    @staticmethod
+    def log_receipt(receipt: Receipt) -> None:
+        """Log a receipt as a structured record on ``trio_mcp.receipts``."""
+        if _receipt_logger.isEnabledFor(logging.INFO):
+            _receipt_logger.info("receipt", extra={"receipt": receipt.as_record()})
+
     async def deliver(self, receipt: Receipt) -> None:
-        """Hand a receipt to the logger and the ``receipts=`` sink; never fail the call."""
-        _receipt_logger.info("receipt", extra={"receipt": receipt.as_record()})
+        """Hand a receipt to the ``receipts=`` sink; never fail the call."""
         if self.receipts is None:
             return
         try:

@@ -41,7 +41,7 @@ def _schema() -> dict[str, Any]:
 
 @functools.cache
 def _validator(definition: str) -> Any:
-    import jsonschema  # noqa: PLC0415 - a test dependency, loaded on first use
+    import jsonschema
 
     root = _schema()
     schema = {"$schema": root.get("$schema"), "$defs": root["$defs"],

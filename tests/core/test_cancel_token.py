@@ -1,0 +1,45 @@
+"""``ctx.cancel`` reports the transport's cancellation, so sync handlers can stop."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import trio
+
+from trio_mcp import Server, ToolContext, tool
+from trio_mcp.testing import McpTestClient
+
+seen_cancel = threading.Event()
+started = threading.Event()
+
+
+@tool
+def poll_until_cancelled() -> str:
+    """
+    Work in a worker thread until the call is cancelled.
+    """
+    ctx = ToolContext.current()
+    started.set()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if ctx.cancel.cancelled:
+            seen_cancel.set()
+            return "stopped"
+        time.sleep(0.005)
+    return "never cancelled"
+
+
+async def test_a_sync_handler_sees_notifications_cancelled_through_ctx_cancel() -> None:
+    """Our choice: the token reflects the request's scope, not only the deadline."""
+    server = Server("cancel", "1", tools=[poll_until_cancelled])
+    async with McpTestClient(server) as client, trio.open_nursery() as nursery:
+        nursery.start_soon(client.call_tool, "poll_until_cancelled")
+        with trio.fail_after(10):
+            await trio.to_thread.run_sync(started.wait, abandon_on_cancel=True)
+        await client.notify("notifications/cancelled", {"requestId": 1})
+        with trio.fail_after(10):
+            await trio.to_thread.run_sync(seen_cancel.wait, abandon_on_cancel=True)
+        nursery.cancel_scope.cancel()
+
+    assert seen_cancel.is_set()
