@@ -19,11 +19,11 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
-from bench_server import server  # noqa: E402
+from bench_server import server
 
-from trio_mcp._dispatch import Caller  # noqa: E402
-from trio_mcp._json import dumps  # noqa: E402
-from trio_mcp._protocol._jsonrpc import parse_message  # noqa: E402
+from trio_mcp._dispatch import Caller
+from trio_mcp._json import dumps
+from trio_mcp._protocol._jsonrpc import parse_message
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -44,8 +44,12 @@ async def main(calls: int) -> None:
     caller = Caller()
     for name, arguments in CALLS.items():
         line = json.dumps(
-            {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-             "params": {"_meta": META, "name": name, "arguments": arguments}}
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"_meta": META, "name": name, "arguments": arguments},
+            }
         ).encode()
         best = float("inf")
         for _ in range(5):
@@ -55,7 +59,9 @@ async def main(calls: int) -> None:
                 reply = await server.dispatcher.handle(request, caller, _noop)  # type: ignore[arg-type]
                 dumps(reply.message)
             best = min(best, (time.perf_counter() - start) / (calls // 5))
-        print(f"{name:7} {best * 1e6:7.1f} us/call  ({1 / best:,.0f} calls/s, one core)")
+        print(
+            f"{name:7} {best * 1e6:7.1f} us/call  ({1 / best:,.0f} calls/s, one core)"
+        )
 
 
 if __name__ == "__main__":

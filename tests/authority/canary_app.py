@@ -194,8 +194,19 @@ def make_server(receipts: object = None) -> Server:
     return Server(
         "canary",
         "1",
-        tools=[holds, echo_credential, made_result, default_error, chained_error,
-               made_error, internal_error, notifications, times_out, refused, invalid],
+        tools=[
+            holds,
+            echo_credential,
+            made_result,
+            default_error,
+            chained_error,
+            made_error,
+            internal_error,
+            notifications,
+            times_out,
+            refused,
+            invalid,
+        ],
         prompts=[vault_prompt],
         resources=[vault_entry],
         receipts=receipts,  # type: ignore[arg-type]

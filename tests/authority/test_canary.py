@@ -87,8 +87,11 @@ def log_lines() -> Iterator[list[str]]:
 
 
 def _call_params(tool: str, arguments: dict[str, object], index: int) -> dict[str, Any]:
-    return {"name": tool, "arguments": arguments,
-            "_meta": {**META, "progressToken": f"p-{index}"}}
+    return {
+        "name": tool,
+        "arguments": arguments,
+        "_meta": {**META, "progressToken": f"p-{index}"},
+    }
 
 
 def _assert_no_canary(where: str, texts: list[str]) -> None:
@@ -114,7 +117,9 @@ async def test_the_canary_never_leaves_in_process(
         for method, params in OTHER_REQUESTS:
             await client.exchange(method, {**params, "_meta": META})
         # The handlers did run: results, errors and notifications came back.
-        structured = await client.call_tool("echo_credential", {"user": "u", "token": CANARY})
+        structured = await client.call_tool(
+            "echo_credential", {"user": "u", "token": CANARY}
+        )
         with pytest.raises(ProtocolError):
             await client.call_tool("internal_error", {"token": CANARY})
 
@@ -127,11 +132,15 @@ async def test_the_canary_never_leaves_in_process(
     _assert_no_canary("the client's bytes", client.received)
     _assert_no_canary("the log", log_lines)
     _assert_no_canary("a receipt", [repr(r) for r in sink.receipts])
-    _assert_no_canary("a receipt record", [json.dumps(r.as_record()) for r in sink.receipts])
+    _assert_no_canary(
+        "a receipt record", [json.dumps(r.as_record()) for r in sink.receipts]
+    )
     _assert_no_canary("a span", [span.to_json() for span in spans.get_finished_spans()])
 
 
-async def test_the_canary_never_leaves_over_http(log_lines: list[str], sink: Sink) -> None:
+async def test_the_canary_never_leaves_over_http(
+    log_lines: list[str], sink: Sink
+) -> None:
     """Every path over Streamable HTTP on Hypercorn (JSON and SSE bodies, headers)."""
     pytest.importorskip("hypercorn")
     received: list[str] = []
@@ -140,7 +149,9 @@ async def test_the_canary_never_leaves_over_http(log_lines: list[str], sink: Sin
         port = await nursery.start(partial(server.serve_http, port=0))
         url = f"http://127.0.0.1:{port}/mcp"
         async with httpx.AsyncClient(timeout=30) as http:
-            requests = [("tools/call", _call_params(t, a, i)) for i, (t, a) in enumerate(CALLS)]
+            requests = [
+                ("tools/call", _call_params(t, a, i)) for i, (t, a) in enumerate(CALLS)
+            ]
             requests += [(m, {**p, "_meta": META}) for m, p in OTHER_REQUESTS]
             for index, (method, params) in enumerate(requests):
                 headers = {
@@ -152,7 +163,12 @@ async def test_the_canary_never_leaves_over_http(log_lines: list[str], sink: Sin
                 name = params.get("name", params.get("uri"))
                 if name is not None:
                     headers["mcp-name"] = name
-                body = {"jsonrpc": "2.0", "id": index, "method": method, "params": params}
+                body = {
+                    "jsonrpc": "2.0",
+                    "id": index,
+                    "method": method,
+                    "params": params,
+                }
                 response = await http.post(url, json=body, headers=headers)
                 received.append(repr(response.headers) + response.text)
         nursery.cancel_scope.cancel()
@@ -169,13 +185,25 @@ def test_the_canary_never_leaves_over_stdio() -> None:
     """Every path over stdio in a subprocess: stdout (protocol) and stderr (DEBUG logs)."""
     canary = f"{CANARY}-stdio"
     lines = [
-        json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                    "params": _call_params(t, _with(a, canary), i)})
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": i,
+                "method": "tools/call",
+                "params": _call_params(t, _with(a, canary), i),
+            }
+        )
         for i, (t, a) in enumerate(CALLS)
     ]
     lines += [
-        json.dumps({"jsonrpc": "2.0", "id": 100 + i, "method": m,
-                    "params": {**p, "_meta": META}})
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 100 + i,
+                "method": m,
+                "params": {**p, "_meta": META},
+            }
+        )
         for i, (m, p) in enumerate(OTHER_REQUESTS)
     ]
     done = subprocess.run(

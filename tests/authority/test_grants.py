@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 ERROR_KEY = "dev.trio-mcp/error"
 
 desk_read = Capability("desk_read", description="Read tickets")
-desk_write = Capability("desk_write", description="Change tickets", requires=[desk_read])
+desk_write = Capability(
+    "desk_write", description="Change tickets", requires=[desk_read]
+)
 billing = Capability("billing", description="Refund money")
 
 ran: list[str] = []
@@ -169,7 +171,9 @@ async def test_granting_a_capability_does_not_grant_what_it_requires() -> None:
 
 async def test_grants_may_be_names() -> None:
     """Our choice: allow= accepts capability names (the CLI's --allow NAME)."""
-    async with McpTestClient(make_server(), allow=["desk_write", "desk_read"]) as client:
+    async with McpTestClient(
+        make_server(), allow=["desk_write", "desk_read"]
+    ) as client:
         result = await client.call_tool("close_ticket", {"ticket_id": 7})
 
     assert not result.is_error
@@ -183,7 +187,9 @@ async def test_a_grant_callable_receives_the_principal(sink: Sink) -> None:
         seen.append(principal)
         return [desk_write, desk_read] if principal == "alice" else []
 
-    async with McpTestClient(make_server(sink), principal="alice", allow=allow) as alice:
+    async with McpTestClient(
+        make_server(sink), principal="alice", allow=allow
+    ) as alice:
         granted = await alice.call_tool("close_ticket", {"ticket_id": 1})
     async with McpTestClient(make_server(sink), principal="bob", allow=allow) as bob:
         refused = await bob.call_tool("close_ticket", {"ticket_id": 1})
@@ -241,7 +247,9 @@ async def test_require_succeeds_when_declared_and_granted() -> None:
     assert "used desk_read" == result.structured
 
 
-async def test_require_beyond_the_ceiling_is_refused_even_when_granted(sink: Sink) -> None:
+async def test_require_beyond_the_ceiling_is_refused_even_when_granted(
+    sink: Sink,
+) -> None:
     """api.md: caps= is the ceiling of require(); a grant alone is not enough."""
     async with McpTestClient(make_server(sink), allow=[desk_read, billing]) as client:
         result = await client.call_tool("ceiling", {"use": "billing"})
@@ -262,7 +270,9 @@ def _direct_ceiling(use: str) -> str:
     return f"used {use}"
 
 
-async def test_a_refused_prompt_is_a_json_rpc_error_and_leaves_a_receipt(sink: Sink) -> None:
+async def test_a_refused_prompt_is_a_json_rpc_error_and_leaves_a_receipt(
+    sink: Sink,
+) -> None:
     """Our choice: prompts and reads have no isError; a refusal is -31403 (HTTP 403)."""
     guarded = Capability("topics", description="Read topics")
 
@@ -349,10 +359,16 @@ async def test_grants_per_principal_over_http(sink: Sink) -> None:
             for user in ("alice", "bob"):
                 response = await http.post(
                     f"http://127.0.0.1:{port}/mcp",
-                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-                        "name": "close_ticket", "arguments": {"ticket_id": 3},
-                        "_meta": McpTestClient(server).meta(),
-                    }},
+                    json={
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "tools/call",
+                        "params": {
+                            "name": "close_ticket",
+                            "arguments": {"ticket_id": 3},
+                            "_meta": McpTestClient(server).meta(),
+                        },
+                    },
                     headers={
                         "accept": "application/json, text/event-stream",
                         "mcp-protocol-version": "2026-07-28",

@@ -28,6 +28,7 @@ TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_SPAN = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{TRACE_ID}-{PARENT_SPAN}-01"
 
+
 class Nope(ToolError):
     """A readable failure."""
 
@@ -83,11 +84,15 @@ async def test_a_tool_call_runs_in_one_server_span(spans: InMemorySpanExporter) 
     assert "error.type" not in span.attributes
 
 
-async def test_the_span_continues_the_clients_trace(spans: InMemorySpanExporter) -> None:
+async def test_the_span_continues_the_clients_trace(
+    spans: InMemorySpanExporter,
+) -> None:
     """api.md: the span continues _meta.traceparent (W3C trace context)."""
     async with McpTestClient(server()) as client:
         await client.call_tool(
-            "add", {"a": 1, "b": 2}, meta={"traceparent": TRACEPARENT, "tracestate": "k=v"}
+            "add",
+            {"a": 1, "b": 2},
+            meta={"traceparent": TRACEPARENT, "tracestate": "k=v"},
         )
 
     (span,) = _request_spans(spans)
@@ -97,7 +102,9 @@ async def test_the_span_continues_the_clients_trace(spans: InMemorySpanExporter)
     assert "v" == span.context.trace_state.get("k")
 
 
-async def test_without_traceparent_the_span_starts_a_trace(spans: InMemorySpanExporter) -> None:
+async def test_without_traceparent_the_span_starts_a_trace(
+    spans: InMemorySpanExporter,
+) -> None:
     """Our choice: a request without trace context is a new root span."""
     async with McpTestClient(server()) as client:
         await client.call_tool("add", {"a": 1, "b": 2})
@@ -119,14 +126,21 @@ async def test_an_error_span_has_the_error_type_and_no_message(
     assert refused.attributes is not None
     assert crashed.attributes is not None
     assert ("error", "test_otel_spans.Nope") == (
-        refused.attributes["mcp.outcome"], refused.attributes["error.type"]
+        refused.attributes["mcp.outcome"],
+        refused.attributes["error.type"],
     )
     assert ("internal", "builtins.RuntimeError") == (
-        crashed.attributes["mcp.outcome"], crashed.attributes["error.type"]
+        crashed.attributes["mcp.outcome"],
+        crashed.attributes["error.type"],
     )
     assert trace.StatusCode.ERROR == crashed.status.status_code
     assert -32603 == crashed.attributes["rpc.jsonrpc.error_code"]
-    everything = repr([(s.attributes, s.events, s.status.description) for s in spans.get_finished_spans()])
+    everything = repr(
+        [
+            (s.attributes, s.events, s.status.description)
+            for s in spans.get_finished_spans()
+        ]
+    )
     assert "span-secret-1" not in everything
     assert "span-must-not-see-this" not in everything
 
@@ -143,7 +157,10 @@ async def test_every_request_gets_a_span(spans: InMemorySpanExporter) -> None:
 def _run(code: str) -> str:
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert 0 == done.returncode, done.stderr
     return done.stdout.strip()

@@ -122,10 +122,14 @@ async def test_an_ok_call_leaves_a_receipt_with_every_field(sink: Sink) -> None:
     """api.md Receipts: kind, declaration, name, required, granted, outcome, ..."""
     before = time.time()
     async with McpTestClient(
-        make_server(sink), principal={"id": "user-1"}, allow=[admin],
+        make_server(sink),
+        principal={"id": "user-1"},
+        allow=[admin],
         client_info={"name": "inspector", "version": "2"},
     ) as client:
-        await client.call_tool("add", {"a": 1, "b": 2}, meta={"traceparent": TRACEPARENT})
+        await client.call_tool(
+            "add", {"a": 1, "b": 2}, meta={"traceparent": TRACEPARENT}
+        )
 
     receipt = sink.only
     assert "tool" == receipt.kind
@@ -162,7 +166,10 @@ async def test_a_receipt_never_holds_argument_values(sink: Sink) -> None:
     ],
 )
 async def test_each_failing_call_leaves_one_receipt_with_its_outcome(
-    sink: Sink, tool_name: str, arguments: dict[str, object], outcome: str,
+    sink: Sink,
+    tool_name: str,
+    arguments: dict[str, object],
+    outcome: str,
     error_type: str | None,
 ) -> None:
     """api.md: one receipt also for invalid arguments, refusals, errors and timeouts."""
@@ -174,13 +181,18 @@ async def test_each_failing_call_leaves_one_receipt_with_its_outcome(
     assert error_type == sink.only.error_type
 
 
-async def test_an_internal_error_leaves_a_receipt_with_its_reference(sink: Sink) -> None:
+async def test_an_internal_error_leaves_a_receipt_with_its_reference(
+    sink: Sink,
+) -> None:
     """api.md: internal errors leave a receipt; error_type is the qualified class."""
     async with McpTestClient(make_server(sink)) as client:
         with pytest.raises(ProtocolError) as info:
             await client.call_tool("crash")
 
-    assert ("internal", "builtins.KeyError") == (sink.only.outcome, sink.only.error_type)
+    assert ("internal", "builtins.KeyError") == (
+        sink.only.outcome,
+        sink.only.error_type,
+    )
     assert info.value.data["reference"] == sink.only.error_ref
 
 
@@ -194,9 +206,11 @@ async def test_a_cancelled_call_leaves_a_cancelled_receipt(sink: Sink) -> None:
 
     server = make_server(sink_and_signal)
     async with McpTestClient(server) as client, trio.open_nursery() as nursery:
-        nursery.start_soon(functools.partial(
-            client.exchange, "tools/call", {"name": "hang"}, request_id="c-1"
-        ))
+        nursery.start_soon(
+            functools.partial(
+                client.exchange, "tools/call", {"name": "hang"}, request_id="c-1"
+            )
+        )
         with trio.fail_after(10):
             await started.wait()
         await client.notify("notifications/cancelled", {"requestId": "c-1"})
@@ -298,7 +312,10 @@ async def test_receipts_are_structured_records_on_the_receipts_logger(
     assert 1 == len(records)
     record = records[0].receipt  # type: ignore[attr-defined]
     assert ("add", "ok", [], []) == (
-        record["name"], record["outcome"], record["required"], record["granted"]
+        record["name"],
+        record["outcome"],
+        record["required"],
+        record["granted"],
     )
 
 
@@ -308,7 +325,8 @@ async def test_a_missing_or_malformed_traceparent_gives_no_trace_id(sink: Sink) 
         await client.call_tool("add", {"a": 1, "b": 2})
         await client.call_tool("add", {"a": 1, "b": 2}, meta={"traceparent": "garbage"})
         await client.call_tool(
-            "add", {"a": 1, "b": 2},
+            "add",
+            {"a": 1, "b": 2},
             meta={"traceparent": f"00-{'0' * 32}-00f067aa0ba902b7-01"},
         )
 

@@ -49,11 +49,22 @@ def test_write_only_values_are_masked_at_any_depth() -> None:
             "name": {"type": "string"},
             "token": {"type": "string", "writeOnly": True},
             "keys": {"type": "object", "additionalProperties": {"writeOnly": True}},
-            "logins": {"type": "array", "items": {"oneOf": [
-                {"type": "object", "properties": {"Basic": {
-                    "type": "object", "properties": {"password": {"writeOnly": True}}
-                }}},
-            ]}},
+            "logins": {
+                "type": "array",
+                "items": {
+                    "oneOf": [
+                        {
+                            "type": "object",
+                            "properties": {
+                                "Basic": {
+                                    "type": "object",
+                                    "properties": {"password": {"writeOnly": True}},
+                                }
+                            },
+                        },
+                    ]
+                },
+            },
         },
     }
     value = {
@@ -73,18 +84,25 @@ def test_write_only_values_are_masked_at_any_depth() -> None:
 
 async def test_request_state_holds_no_secret_and_does_not_bind_it() -> None:
     """The token is in no requestState; a retry binds to the other arguments only."""
-    async with McpTestClient(Server("keys", "1", tools=[transfer]),
-                             client_capabilities=CAPS) as client:
-        first = await client.call_tool("transfer", {"account": "acc-1", "token": "tok-aaaa"})
+    async with McpTestClient(
+        Server("keys", "1", tools=[transfer]), client_capabilities=CAPS
+    ) as client:
+        first = await client.call_tool(
+            "transfer", {"account": "acc-1", "token": "tok-aaaa"}
+        )
         state = first.raw["requestState"]
         same = await client.call_tool(
-            "transfer", {"account": "acc-1", "token": "tok-bbbb"},
-            input_responses={"confirm": YES}, request_state=state,
+            "transfer",
+            {"account": "acc-1", "token": "tok-bbbb"},
+            input_responses={"confirm": YES},
+            request_state=state,
         )
         with pytest.raises(ProtocolError) as other:
             await client.call_tool(
-                "transfer", {"account": "acc-2", "token": "tok-aaaa"},
-                input_responses={"confirm": YES}, request_state=state,
+                "transfer",
+                {"account": "acc-2", "token": "tok-aaaa"},
+                input_responses={"confirm": YES},
+                request_state=state,
             )
 
     assert "tok-aaaa" not in state

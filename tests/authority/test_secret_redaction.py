@@ -117,7 +117,9 @@ async def chatty(token: Secret[str]) -> int:
         token: The token.
     """
     ctx = ToolContext.current()
-    await ctx.log("info", {"note": f"using {token.reveal()}", token.reveal(): [token.reveal()]})
+    await ctx.log(
+        "info", {"note": f"using {token.reveal()}", token.reveal(): [token.reveal()]}
+    )
     await ctx.progress(1, 2, message=f"sent {token.reveal()}")
     return 1
 
@@ -126,8 +128,15 @@ def make_server() -> Server:
     return Server(
         "secrets",
         "1",
-        tools=[login, reveal_length, fail_with, fail_with_default, fail_with_made, crash,
-               chatty],
+        tools=[
+            login,
+            reveal_length,
+            fail_with,
+            fail_with_default,
+            fail_with_made,
+            crash,
+            chatty,
+        ],
     )
 
 
@@ -187,7 +196,10 @@ async def test_error_messages_and_their_causes_are_redacted() -> None:
         result = await client.call_tool("fail_with", {"token": "tok-abcdef"})
 
     assert result.is_error
-    assert f"login with '{MASK}' failed\ncaused by: upstream rejected {MASK}" == result.text
+    assert (
+        f"login with '{MASK}' failed\ncaused by: upstream rejected {MASK}"
+        == result.text
+    )
     assert "tok-abcdef" not in repr(result.raw)
     assert 2 == len(result.meta[ERROR_KEY]["messages"])
 
@@ -217,7 +229,9 @@ async def test_log_and_progress_notifications_are_redacted() -> None:
 
     assert 2 == len(result.notifications)
     assert "tok-logged-1" not in repr(result.notifications)
-    log = next(n for n in result.notifications if n["method"] == "notifications/message")
+    log = next(
+        n for n in result.notifications if n["method"] == "notifications/message"
+    )
     assert {"note": f"using {MASK}", MASK: [MASK]} == log["params"]["data"]
 
 
@@ -239,7 +253,8 @@ async def test_validation_errors_name_paths_never_values() -> None:
     """api.md: bad arguments are listed by path; style.md: messages never echo values."""
     async with McpTestClient(make_server()) as client:
         result = await client.call_tool(
-            "login", {"user": "tok-bad-value-1", "token": 12345678, "extra": "tok-bad-value-2"}
+            "login",
+            {"user": "tok-bad-value-1", "token": 12345678, "extra": "tok-bad-value-2"},
         )
 
     assert result.is_error

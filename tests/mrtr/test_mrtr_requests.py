@@ -47,7 +47,10 @@ def test_a_form_covers_every_flat_field_kind() -> None:
             "age": {"type": "integer", "minimum": 0, "maximum": 150},
             "score": {"type": "number"},
             "subscribe": {"type": "boolean"},
-            "topics": {"type": "array", "items": {"type": "string", "enum": ["news", "offers"]}},
+            "topics": {
+                "type": "array",
+                "items": {"type": "string", "enum": ["news", "offers"]},
+            },
             "when": {"type": "string", "format": "date-time"},
             "channel": {"type": "string", "enum": ["mail", "phone"], "default": "mail"},
         },
@@ -109,7 +112,11 @@ def test_a_form_schema_must_be_an_attrs_class() -> None:
 def test_url_elicitation_wire_shape() -> None:
     assert ElicitUrl("Sign in", "https://example.com/auth").to_wire() == {
         "method": "elicitation/create",
-        "params": {"mode": "url", "message": "Sign in", "url": "https://example.com/auth"},
+        "params": {
+            "mode": "url",
+            "message": "Sign in",
+            "url": "https://example.com/auth",
+        },
     }
 
 
@@ -117,10 +124,15 @@ def test_sampling_accepts_a_plain_prompt() -> None:
     assert Sample("What is the capital of France?", max_tokens=100).to_wire() == {
         "method": "sampling/createMessage",
         "params": {
-            "messages": [{
-                "role": "user",
-                "content": {"type": "text", "text": "What is the capital of France?"},
-            }],
+            "messages": [
+                {
+                    "role": "user",
+                    "content": {
+                        "type": "text",
+                        "text": "What is the capital of France?",
+                    },
+                }
+            ],
             "maxTokens": 100,
         },
     }
@@ -128,7 +140,10 @@ def test_sampling_accepts_a_plain_prompt() -> None:
 
 def test_sampling_with_every_option() -> None:
     sample = Sample(
-        [PromptMessage.user("Hi"), {"role": "assistant", "content": {"type": "text", "text": "Yo"}}],
+        [
+            PromptMessage.user("Hi"),
+            {"role": "assistant", "content": {"type": "text", "text": "Yo"}},
+        ],
         max_tokens=5,
         system_prompt="Be brief.",
         temperature=0.5,
@@ -233,8 +248,10 @@ def test_needs_input_refuses_state_that_is_not_json() -> None:
 def test_a_url_elicitation_answer_has_no_content() -> None:
     from trio_mcp._declare import read_response
 
-    answer = read_response(ElicitUrl("Go", "https://x.example").descriptor(),
-                           {"action": "accept", "content": {"x": 1}})
+    answer = read_response(
+        ElicitUrl("Go", "https://x.example").descriptor(),
+        {"action": "accept", "content": {"x": 1}},
+    )
 
     assert answer == ElicitResult("accept", None)
 
@@ -243,13 +260,17 @@ def test_a_url_elicitation_answer_has_no_content() -> None:
     ("request_", "raw"),
     [
         (Sample("q", max_tokens=1), {"role": "bot", "content": "x", "model": 1}),
-        (Sample("q", max_tokens=1), {"role": "assistant", "content": {}, "model": "m",
-                                     "stopReason": 3}),
+        (
+            Sample("q", max_tokens=1),
+            {"role": "assistant", "content": {}, "model": "m", "stopReason": 3},
+        ),
         (ListRoots(), {"roots": "none"}),
         (ListRoots(), {"roots": [{"name": "no uri"}]}),
     ],
 )
-def test_malformed_sampling_and_roots_answers_are_refused(request_: object, raw: object) -> None:
+def test_malformed_sampling_and_roots_answers_are_refused(
+    request_: object, raw: object
+) -> None:
     from trio_mcp import DecodeError
     from trio_mcp._declare import read_response
 
@@ -258,8 +279,14 @@ def test_malformed_sampling_and_roots_answers_are_refused(request_: object, raw:
 
 
 def test_sample_result_text_joins_text_blocks() -> None:
-    result = SampleResult("assistant", [{"type": "text", "text": "a"},
-                                        {"type": "image", "data": "", "mimeType": "x"},
-                                        {"type": "text", "text": "b"}], "m")
+    result = SampleResult(
+        "assistant",
+        [
+            {"type": "text", "text": "a"},
+            {"type": "image", "data": "", "mimeType": "x"},
+            {"type": "text", "text": "b"},
+        ],
+        "m",
+    )
 
     assert result.text == "a\nb"

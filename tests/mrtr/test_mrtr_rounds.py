@@ -23,7 +23,8 @@ async def test_one_round_asks_then_completes_with_the_typed_answer() -> None:
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
         first = await call(client, "greet")
         second = await client.call_tool(
-            "greet", input_responses={"user_name": ALICE},
+            "greet",
+            input_responses={"user_name": ALICE},
             request_state=first["requestState"],
         )
 
@@ -53,7 +54,8 @@ async def test_declined_elicitation_gives_no_content() -> None:
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
         first = await call(client, "greet")
         second = await client.call_tool(
-            "greet", input_responses={"user_name": {"action": "decline"}},
+            "greet",
+            input_responses={"user_name": {"action": "decline"}},
             request_state=first["requestState"],
         )
 
@@ -64,12 +66,16 @@ async def test_three_rounds_carry_state_and_change_request_state() -> None:
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
         r1 = await call(client, "wizard")
         r2 = await call(
-            client, "wizard", input_responses={"step1": ALICE},
+            client,
+            "wizard",
+            input_responses={"step1": ALICE},
             request_state=r1["requestState"],
         )
         r3 = await client.call_tool(
             "wizard",
-            input_responses={"step2": {"action": "accept", "content": {"color": "blue"}}},
+            input_responses={
+                "step2": {"action": "accept", "content": {"color": "blue"}}
+            },
             request_state=r2["requestState"],
         )
 
@@ -108,9 +114,15 @@ async def test_several_inputs_in_one_round_decode_each_to_its_type() -> None:
 async def test_every_form_field_kind_decodes_into_the_attrs_class() -> None:
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
         first = await call(client, "order")
-        content = {"quantity": 2, "size": "large", "gift": True, "deliver_on": "2026-08-01"}
+        content = {
+            "quantity": 2,
+            "size": "large",
+            "gift": True,
+            "deliver_on": "2026-08-01",
+        }
         second = await client.call_tool(
-            "order", input_responses={"order": {"action": "accept", "content": content}},
+            "order",
+            input_responses={"order": {"action": "accept", "content": content}},
             request_state=first["requestState"],
         )
 
@@ -125,7 +137,9 @@ async def test_a_missing_response_makes_the_handler_ask_again() -> None:
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
         first = await call(client, "greet")
         again = await call(
-            client, "greet", input_responses={"wrong_key": ALICE},
+            client,
+            "greet",
+            input_responses={"wrong_key": ALICE},
             request_state=first["requestState"],
         )
 
@@ -137,7 +151,8 @@ async def test_unknown_response_keys_are_ignored() -> None:
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
         first = await call(client, "greet")
         second = await client.call_tool(
-            "greet", input_responses={"user_name": ALICE, "extra": {"x": 1}},
+            "greet",
+            input_responses={"user_name": ALICE, "extra": {"x": 1}},
             request_state=first["requestState"],
         )
 
@@ -154,7 +169,9 @@ async def test_unknown_response_keys_are_ignored() -> None:
         {"user_name": {"action": "accept", "content": {"nom": "Alice"}}},
     ],
 )
-async def test_a_malformed_response_is_invalid_params(responses: dict[str, Any]) -> None:
+async def test_a_malformed_response_is_invalid_params(
+    responses: dict[str, Any],
+) -> None:
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
         first = await call(client, "greet")
         with pytest.raises(ProtocolError) as caught:
@@ -171,10 +188,15 @@ async def test_input_responses_null_is_invalid_params() -> None:
         first = await call(client, "greet")
         meta = client.meta()
         with pytest.raises(ProtocolError) as caught:
-            await client.request("tools/call", {
-                "name": "greet", "_meta": meta, "inputResponses": None,
-                "requestState": first["requestState"],
-            })
+            await client.request(
+                "tools/call",
+                {
+                    "name": "greet",
+                    "_meta": meta,
+                    "inputResponses": None,
+                    "requestState": first["requestState"],
+                },
+            )
 
     assert caught.value.code == -32602
 
@@ -194,7 +216,9 @@ async def test_unsolicited_responses_carry_the_first_rounds_state() -> None:
         r2 = await call(client, "wizard", input_responses={"step1": ALICE})
         r3 = await client.call_tool(
             "wizard",
-            input_responses={"step2": {"action": "accept", "content": {"color": "red"}}},
+            input_responses={
+                "step2": {"action": "accept", "content": {"color": "red"}}
+            },
             request_state=r2["requestState"],
         )
 
@@ -219,7 +243,9 @@ async def test_unsolicited_responses_that_do_not_fit_are_asked_again(
 
 async def test_asking_for_an_undeclared_capability_is_32021() -> None:
     """Spec-mandated (§7.2 rule 3, §2.1): data.requiredCapabilities is an object."""
-    async with McpTestClient(make_server(), client_capabilities={"sampling": {}}) as client:
+    async with McpTestClient(
+        make_server(), client_capabilities={"sampling": {}}
+    ) as client:
         with pytest.raises(ProtocolError) as caught:
             await client.call_tool("greet")
 
@@ -247,7 +273,9 @@ async def test_several_missing_capabilities_are_reported_together() -> None:
 
 
 async def test_a_handler_can_ask_only_for_what_the_client_supports() -> None:
-    async with McpTestClient(make_server(), client_capabilities={"sampling": {}}) as client:
+    async with McpTestClient(
+        make_server(), client_capabilities={"sampling": {}}
+    ) as client:
         first = await call(client, "polite")
 
     assert first["resultType"] == "input_required"
@@ -259,11 +287,14 @@ async def test_a_handler_can_ask_only_for_what_the_client_supports() -> None:
 async def test_a_prompt_may_need_input() -> None:
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
         first = await client.request("prompts/get", {"name": "with_context"})
-        second = await client.request("prompts/get", {
-            "name": "with_context",
-            "inputResponses": {"user_context": ALICE},
-            "requestState": first["requestState"],
-        })
+        second = await client.request(
+            "prompts/get",
+            {
+                "name": "with_context",
+                "inputResponses": {"user_context": ALICE},
+                "requestState": first["requestState"],
+            },
+        )
 
     assert first["resultType"] == "input_required"
     assert second["resultType"] == "complete"
@@ -273,11 +304,14 @@ async def test_a_prompt_may_need_input() -> None:
 async def test_a_resource_read_may_need_input() -> None:
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
         first = await client.request("resources/read", {"uri": "test://gated"})
-        second = await client.request("resources/read", {
-            "uri": "test://gated",
-            "inputResponses": {"roots": {"roots": []}},
-            "requestState": first["requestState"],
-        })
+        second = await client.request(
+            "resources/read",
+            {
+                "uri": "test://gated",
+                "inputResponses": {"roots": {"roots": []}},
+                "requestState": first["requestState"],
+            },
+        )
 
     assert first["resultType"] == "input_required"
     assert first["inputRequests"] == {"roots": {"method": "roots/list", "params": {}}}
@@ -297,7 +331,9 @@ async def test_a_resource_read_may_need_input() -> None:
 async def test_list_methods_never_return_input_required(method: str, key: str) -> None:
     """Spec-mandated (§7.2 rule 1)."""
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
-        result = await client.request(method, {"inputResponses": {}, "requestState": "x"})
+        result = await client.request(
+            method, {"inputResponses": {}, "requestState": "x"}
+        )
 
     assert result["resultType"] == "complete"
     assert key in result

@@ -37,8 +37,13 @@ async def first_state(server: Server, name: str = "greet", **client: Any) -> str
     return state
 
 
-async def retry(server: Server, state: str, name: str = "greet",
-                arguments: dict[str, Any] | None = None, **client: Any) -> str:
+async def retry(
+    server: Server,
+    state: str,
+    name: str = "greet",
+    arguments: dict[str, Any] | None = None,
+    **client: Any,
+) -> str:
     async with McpTestClient(server, client_capabilities=ALL_CAPS, **client) as c:
         result = await c.call_tool(
             name, arguments, input_responses={"user_name": ALICE}, request_state=state
@@ -98,7 +103,9 @@ async def test_a_modified_mac_is_refused() -> None:
     raw = bytearray(_unb64(mac))
     raw[0] ^= 1
 
-    assert (await refused(server, f"{version}.{payload}.{_b64(bytes(raw))}")).code == -32602
+    assert (
+        await refused(server, f"{version}.{payload}.{_b64(bytes(raw))}")
+    ).code == -32602
 
 
 @pytest.mark.parametrize("junk", ["", "v1", "v2.a.b", "v1.!!.??", "v1.a.b.c", "x" * 40])
@@ -109,7 +116,9 @@ async def test_garbage_is_refused(junk: str) -> None:
 async def test_an_expired_state_is_refused() -> None:
     server = make_server()
     now = [1_000_000.0]
-    server.dispatcher.sealer = attrs.evolve(server.dispatcher.sealer, clock=lambda: now[0])
+    server.dispatcher.sealer = attrs.evolve(
+        server.dispatcher.sealer, clock=lambda: now[0]
+    )
     state = await first_state(server)
     now[0] += 601
 
@@ -121,7 +130,9 @@ async def test_an_expired_state_is_refused() -> None:
 async def test_a_state_is_valid_until_it_expires() -> None:
     server = make_server()
     now = [1_000_000.0]
-    server.dispatcher.sealer = attrs.evolve(server.dispatcher.sealer, clock=lambda: now[0])
+    server.dispatcher.sealer = attrs.evolve(
+        server.dispatcher.sealer, clock=lambda: now[0]
+    )
     state = await first_state(server)
     now[0] += 599
 
@@ -156,10 +167,14 @@ async def test_a_tool_state_is_refused_by_a_prompt() -> None:
     state = await first_state(server, "greet")
     async with McpTestClient(server, client_capabilities=ALL_CAPS) as client:
         with pytest.raises(ProtocolError) as caught:
-            await client.request("prompts/get", {
-                "name": "greet", "inputResponses": {"user_name": ALICE},
-                "requestState": state,
-            })
+            await client.request(
+                "prompts/get",
+                {
+                    "name": "greet",
+                    "inputResponses": {"user_name": ALICE},
+                    "requestState": state,
+                },
+            )
 
     assert caught.value.code == -32602
 
@@ -200,8 +215,13 @@ async def test_the_handler_never_runs_on_a_refused_state() -> None:
         return NeedsInput({}, state="seen")
 
     outcomes: list[str] = []
-    server = Server("s", "1", tools=[counted], state_key=KEY,
-                    receipts=lambda r: outcomes.append(r.outcome))
+    server = Server(
+        "s",
+        "1",
+        tools=[counted],
+        state_key=KEY,
+        receipts=lambda r: outcomes.append(r.outcome),
+    )
     state = await first_state(server, "counted")
     await refused(server, state + "x", name="counted")
 

@@ -32,9 +32,14 @@ class Capability:
     )
 
     def __attrs_post_init__(self) -> None:
-        if not self.name or not self.name.replace("_", "").replace(".", "").replace(
-            "-", ""
-        ).replace(":", "").isalnum():
+        if (
+            not self.name
+            or not self.name.replace("_", "")
+            .replace(".", "")
+            .replace("-", "")
+            .replace(":", "")
+            .isalnum()
+        ):
             raise ValueError(
                 f"capability name {self.name!r} must be letters, digits, '_', '-', "
                 "'.' or ':'"

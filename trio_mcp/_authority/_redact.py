@@ -98,7 +98,9 @@ def register_in(value: object, _depth: int = 0) -> None:
     elif isinstance(value, Mapping):
         for item in value.values():
             register_in(item, _depth + 1)
-    elif isinstance(value, Iterable) and isinstance(value, list | tuple | set | frozenset):
+    elif isinstance(value, Iterable) and isinstance(
+        value, list | tuple | set | frozenset
+    ):
         for item in value:
             register_in(item, _depth + 1)
     elif attrs.has(type(value)):

@@ -114,12 +114,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             server = load_server(args.target)
-            trio.run(partial(server.serve_stdio, allow=tuple(args.allow)))  # type: ignore[attr-defined]
+            trio.run(partial(server.serve_stdio, allow=tuple(args.allow)))
         elif args.command == "serve":
             server = load_server(args.target)
             trio.run(
                 partial(
-                    server.serve_http,  # type: ignore[attr-defined]
+                    server.serve_http,
                     host=args.host,
                     port=args.port,
                     path=args.path,
@@ -134,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         elif args.command == "mcp":
             from ._toolchain import toolchain_server
 
-            trio.run(toolchain_server().serve_stdio)  # type: ignore[attr-defined]
+            trio.run(toolchain_server().serve_stdio)
     except (LoadError, McpError) as exc:
         print(f"trio-mcp: {exc}", file=sys.stderr)
         return 2

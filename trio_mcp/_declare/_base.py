@@ -68,7 +68,7 @@ class Declaration(Generic[P, R]):
         self.is_async = inspect.iscoroutinefunction(fn)
         self.is_method = is_method(fn)
         self._instance: object = _UNBOUND
-        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn)
         self._prepared = False
         self._prepare_error: InvalidDeclaration | None = None
         self._try_prepare()

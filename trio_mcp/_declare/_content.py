@@ -134,7 +134,13 @@ class EmbeddedResource:
 Content: TypeAlias = (
     TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 )
-CONTENT_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
+CONTENT_TYPES = (
+    TextContent,
+    ImageContent,
+    AudioContent,
+    ResourceLink,
+    EmbeddedResource,
+)
 
 
 @attrs.frozen
@@ -147,7 +153,9 @@ class PromptMessage:
     @classmethod
     def user(cls, content: str | Content) -> PromptMessage:
         """Return a user message from text or a content block."""
-        return cls("user", TextContent(content) if isinstance(content, str) else content)
+        return cls(
+            "user", TextContent(content) if isinstance(content, str) else content
+        )
 
     @classmethod
     def assistant(cls, content: str | Content) -> PromptMessage:

@@ -41,7 +41,8 @@ _ALLOWED: Final = {
     "enum": _ANNOTATION_KEYS | {"type", "enum"},
     "number": _ANNOTATION_KEYS | {"type", "minimum", "maximum"},
     "boolean": _ANNOTATION_KEYS | {"type"},
-    "array": _ANNOTATION_KEYS | {"type", "items", "minItems", "maxItems", "uniqueItems"},
+    "array": _ANNOTATION_KEYS
+    | {"type", "items", "minItems", "maxItems", "uniqueItems"},
 }
 
 # Form classes by ``module:qualname``: a sealed state names the class, and the retry
@@ -223,7 +224,9 @@ def _message(item: str | PromptMessage | Mapping[str, JsonValue]) -> JsonObject:
 
 
 def _messages(
-    value: str | PromptMessage | Mapping[str, JsonValue]
+    value: str
+    | PromptMessage
+    | Mapping[str, JsonValue]
     | Sequence[str | PromptMessage | Mapping[str, JsonValue]],
 ) -> tuple[JsonObject, ...]:
     if isinstance(value, str | PromptMessage | Mapping):
@@ -251,7 +254,9 @@ class Sample:
 
     def __init__(
         self,
-        messages: str | PromptMessage | Mapping[str, JsonValue]
+        messages: str
+        | PromptMessage
+        | Mapping[str, JsonValue]
         | Sequence[str | PromptMessage | Mapping[str, JsonValue]],
         max_tokens: int,
         system_prompt: str | None = None,
@@ -273,7 +278,10 @@ class Sample:
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``CreateMessageRequest``."""
-        params: JsonObject = {"messages": list(self.messages), "maxTokens": self.max_tokens}
+        params: JsonObject = {
+            "messages": list(self.messages),
+            "maxTokens": self.max_tokens,
+        }
         if self.system_prompt is not None:
             params["systemPrompt"] = self.system_prompt
         if self.temperature is not None:
@@ -381,8 +389,10 @@ def _read_elicit(raw: JsonObject, form: type | None) -> ElicitResult:
         value: object = decode(form, content)
     except DecodeError as exc:
         raise DecodeError(
-            [Problem(f"content.{p.path}" if p.path else "content", p.message)
-             for p in exc.problems]
+            [
+                Problem(f"content.{p.path}" if p.path else "content", p.message)
+                for p in exc.problems
+            ]
         ) from None
     return ElicitResult("accept", value)
 
@@ -435,4 +445,6 @@ def read_response(descriptor: JsonValue, raw: JsonValue) -> object:
         return _read_sample(raw)
     if kind == "roots":
         return _read_roots(raw)
-    raise _problem("this server does not know the request it answers")  # pragma: no cover
+    raise _problem(
+        "this server does not know the request it answers"
+    )  # pragma: no cover

@@ -53,7 +53,9 @@ class NeedsInput:
         TypeError: if a request is not an input request or the state is not JSON.
     """
 
-    requests: Mapping[str, InputRequest] = attrs.field(factory=dict, converter=_requests)
+    requests: Mapping[str, InputRequest] = attrs.field(
+        factory=dict, converter=_requests
+    )
     state: JsonValue = attrs.field(default=None, validator=_json_state)
 
 

@@ -166,11 +166,13 @@ class Prompt(Declaration[P, R]):
 
     async def dispatch(self, arguments: JsonValue) -> object:
         """Run the prompt with checked string arguments."""
-        kwargs: dict[str, object] = dict(arguments) if isinstance(arguments, dict) else {}
+        kwargs: dict[str, object] = (
+            dict(arguments) if isinstance(arguments, dict) else {}
+        )
         return await self.run(kwargs)
 
     @staticmethod
-    def messages(value: object) -> list[JsonObject]:
+    def messages(value: object) -> list[JsonValue]:
         """Shape a prompt's return value into protocol messages."""
         if isinstance(value, str):
             return [PromptMessage("user", TextContent(value)).to_wire()]

@@ -18,7 +18,7 @@ import attrs
 from .._authority import Capability
 from .._decode import encode
 from .._errors import InvalidDeclaration
-from .._json import JsonObject, dumps
+from .._json import JsonObject, JsonValue, dumps
 from .._schema import UnsupportedType, json_schema
 from .._units import Seconds, seconds
 from ._base import Declaration
@@ -232,7 +232,7 @@ class Resource(Declaration[P, R]):
         """Run the reader for ``uri``; returns its value (or a NeedsInput)."""
         return await self.run(dict(variables))
 
-    def contents(self, uri: str, value: object) -> list[JsonObject]:
+    def contents(self, uri: str, value: object) -> list[JsonValue]:
         """Shape a reader's return value into the protocol's resource contents."""
         mime = self.effective_mime
         if isinstance(value, TextResourceContents | BlobResourceContents):

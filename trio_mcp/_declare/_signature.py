@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import typing
+from typing import Any
 from collections.abc import Callable
 
 import attrs
@@ -93,12 +94,16 @@ def plan_arguments(
             inner = f" at '{exc.where}'" if exc.where else ""
             problems.append(f"{where}: parameter '{param.name}'{inner}: {exc.reason}")
             continue
-        metadata = {}
+        metadata: dict[str, Field] = {}
         if param.name in descriptions:
             metadata["trio_mcp"] = Field(description=descriptions[param.name])
-        default = attrs.NOTHING if param.default is param.empty else param.default
-        fields[param.name] = attrs.field(
-            type=annotation, default=default, metadata=metadata, kw_only=True
+        default: Any = attrs.NOTHING if param.default is param.empty else param.default
+        # attrs accepts any annotation object as ``type``; its stub says ``type``.
+        fields[param.name] = attrs.field(  # type: ignore[call-overload]
+            type=annotation,
+            default=default,
+            metadata=metadata,
+            kw_only=True,
         )
     if problems:
         raise InvalidDeclaration(problems)

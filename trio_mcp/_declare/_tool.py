@@ -119,7 +119,9 @@ class Tool(Declaration[P, R]):
             skip_self=self.is_method,
             hints=hints,
         )
-        self.reply = tool_reply_shape(hints.get("return", MISSING), where=self.declaration)
+        self.reply = tool_reply_shape(
+            hints.get("return", MISSING), where=self.declaration
+        )
 
     def problems(self) -> list[str]:
         """Return what must be fixed before a Server may serve this tool."""
@@ -161,7 +163,9 @@ class Tool(Declaration[P, R]):
         Raises:
             DecodeError: listing every bad input.
         """
-        value = decode(self.plan.arguments_class, {} if arguments is None else arguments)
+        value: object = decode(
+            self.plan.arguments_class, {} if arguments is None else arguments
+        )
         return {name: getattr(value, name) for name in self.plan.names}
 
     async def dispatch(self, arguments: JsonValue) -> object:

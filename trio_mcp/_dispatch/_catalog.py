@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from .._declare import Prompt, Resource, Tool
+from .._declare import Declaration, Prompt, Resource, Tool
 from .._errors import DuplicateName, InvalidDeclaration
 from .._json import JsonObject
 
@@ -70,14 +70,24 @@ class Catalog:
         self.template_specs = [r.spec() for r in self.templates]
         self.wire_tools: list[JsonObject] = [s.to_wire() for s in self.tool_specs]
         self.wire_prompts: list[JsonObject] = [s.to_wire() for s in self.prompt_specs]
-        self.wire_resources: list[JsonObject] = [s.to_wire() for s in self.resource_specs]
-        self.wire_templates: list[JsonObject] = [s.to_wire() for s in self.template_specs]
+        self.wire_resources: list[JsonObject] = [
+            s.to_wire() for s in self.resource_specs
+        ]
+        self.wire_templates: list[JsonObject] = [
+            s.to_wire() for s in self.template_specs
+        ]
 
     def specs(self) -> list[object]:
         """Return every entry's spec: tools, then resources, then prompts, in list order."""
-        return [*self.tool_specs, *(r.spec() for r in self.resources), *self.prompt_specs]
+        return [
+            *self.tool_specs,
+            *(r.spec() for r in self.resources),
+            *self.prompt_specs,
+        ]
 
-    def find_resource(self, uri: str) -> tuple[Resource[..., object], dict[str, str]] | None:
+    def find_resource(
+        self, uri: str
+    ) -> tuple[Resource[..., object], dict[str, str]] | None:
         """Return the declaration serving ``uri`` and its variables: static URIs first."""
         for res in self.static_resources:
             if res.uri == uri:
@@ -90,8 +100,7 @@ class Catalog:
 
     def guarded(self, kind: str) -> bool:
         """Whether any declaration of ``kind`` requires capabilities (then lists are private)."""
-        group: Iterable[Tool[..., object] | Resource[..., object] | Prompt[..., object]]
-        group = {
+        group: Iterable[Declaration[..., object]] = {
             "tools": self.tools.values(),
             "prompts": self.prompts.values(),
             "resources": self.resources,

@@ -649,7 +649,12 @@ class Dispatcher:
     def _tool_error(self, exc: BaseException) -> JsonObject:
         chain = [self.redact(redact_secrets(m)) for m in message_chain(exc)]
         text = "\n".join([chain[0], *(f"caused by: {m}" for m in chain[1:])])
-        detail: JsonObject = {"kind": "error", "type": type(exc).__name__, "messages": chain}
+        messages: list[JsonValue] = list(chain)
+        detail: JsonObject = {
+            "kind": "error",
+            "type": type(exc).__name__,
+            "messages": messages,
+        }
         return _error_result(text, detail)
 
     def _timed_out(self, request: Request, kind: str, timeout: float | None) -> JsonObject:

@@ -41,7 +41,11 @@ def _decode(kind: str, cursor: JsonValue, total: int) -> int:
 
 
 def page(
-    kind: str, items: list[JsonObject], params: JsonObject, key: str, size: int = PAGE_SIZE
+    kind: str,
+    items: list[JsonObject],
+    params: JsonObject,
+    key: str,
+    size: int = PAGE_SIZE,
 ) -> JsonObject:
     """Return one page of ``items`` under ``key``, with ``nextCursor`` if more remain.
 

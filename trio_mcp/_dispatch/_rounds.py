@@ -67,7 +67,9 @@ def open_round(
     if "requestState" not in params:
         return Round(unsolicited=raw)
     try:
-        contents = sealer.open(params["requestState"], _binding(method, params, principal))
+        contents = sealer.open(
+            params["requestState"], _binding(method, params, principal)
+        )
     except InvalidState as exc:
         raise BadRound(f"invalid requestState: {exc}") from None
     asked = contents.get("i")
@@ -80,7 +82,9 @@ def open_round(
             responses[key] = read_response(descriptor, raw[key])
         except DecodeError as exc:
             problems.extend(
-                Problem(".".join(p for p in ("inputResponses", key, q.path) if p), q.message)
+                Problem(
+                    ".".join(p for p in ("inputResponses", key, q.path) if p), q.message
+                )
                 for q in exc.problems
             )
     if problems:
@@ -109,7 +113,9 @@ def pre_answered(
         for key, request in value.requests.items():
             if key in unsolicited:
                 try:
-                    responses[key] = read_response(request.descriptor(), unsolicited[key])
+                    responses[key] = read_response(
+                        request.descriptor(), unsolicited[key]
+                    )
                 except DecodeError:
                     continue
         if not responses:

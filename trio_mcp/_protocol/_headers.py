@@ -33,8 +33,12 @@ def decode_header_value(raw: str) -> str | None:
 
 
 def _mismatch(request_id: str | int, text: str) -> Fault:
-    return Fault(wire.HEADER_MISMATCH, f"header mismatch: {text}",
-                 request_id=request_id, http_status=400)
+    return Fault(
+        wire.HEADER_MISMATCH,
+        f"header mismatch: {text}",
+        request_id=request_id,
+        http_status=400,
+    )
 
 
 def check_version_header(

@@ -69,8 +69,11 @@ def parse_message(
             data = data.decode("utf-8")
         value = loads(data)
     except (ValueError, RecursionError):
-        return Fault(wire.PARSE_ERROR, "parse error: the message is not valid JSON",
-                     http_status=400)
+        return Fault(
+            wire.PARSE_ERROR,
+            "parse error: the message is not valid JSON",
+            http_status=400,
+        )
     if could_exceed(data, max_depth) and depth_exceeds(value, max_depth):
         return Fault(
             wire.PARSE_ERROR,
@@ -83,31 +86,43 @@ def parse_message(
 def classify(value: JsonValue) -> Request | Notification | Fault:
     """Sort a decoded JSON value into a request, a notification or an invalid message."""
     if isinstance(value, list):
-        return Fault(wire.INVALID_REQUEST,
-                     "invalid request: batches are not supported; send one message",
-                     http_status=400)
+        return Fault(
+            wire.INVALID_REQUEST,
+            "invalid request: batches are not supported; send one message",
+            http_status=400,
+        )
     if not isinstance(value, dict):
-        return Fault(wire.INVALID_REQUEST,
-                     "invalid request: a message must be a JSON object",
-                     http_status=400)
+        return Fault(
+            wire.INVALID_REQUEST,
+            "invalid request: a message must be a JSON object",
+            http_status=400,
+        )
     raw_id = value.get("id")
     request_id = raw_id if raw_id is not None and _is_request_id(raw_id) else None
     assert request_id is None or isinstance(request_id, str | int)
     method = value.get("method")
     if value.get("jsonrpc") != wire.JSONRPC:
-        return Fault(wire.INVALID_REQUEST,
-                     'invalid request: "jsonrpc" must be "2.0"',
-                     request_id=request_id, http_status=400)
+        return Fault(
+            wire.INVALID_REQUEST,
+            'invalid request: "jsonrpc" must be "2.0"',
+            request_id=request_id,
+            http_status=400,
+        )
     if not isinstance(method, str):
-        return Fault(wire.INVALID_REQUEST,
-                     'invalid request: "method" must be a string; '
-                     "clients send only requests and notifications",
-                     request_id=request_id, http_status=400)
+        return Fault(
+            wire.INVALID_REQUEST,
+            'invalid request: "method" must be a string; '
+            "clients send only requests and notifications",
+            request_id=request_id,
+            http_status=400,
+        )
     params = value.get("params")
     if "id" not in value:
         return Notification(method, params)
     if request_id is None:
-        return Fault(wire.INVALID_REQUEST,
-                     'invalid request: "id" must be a string or an integer',
-                     http_status=400)
+        return Fault(
+            wire.INVALID_REQUEST,
+            'invalid request: "id" must be a string or an integer',
+            http_status=400,
+        )
     return Request(request_id, method, params)

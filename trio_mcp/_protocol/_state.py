@@ -70,7 +70,11 @@ class Binding:
 
 def _canonical(value: JsonValue) -> bytes:
     return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        value,
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        allow_nan=False,
     ).encode()
 
 
@@ -158,13 +162,16 @@ class StateSealer:
             _key_bytes(key)
 
     @classmethod
-    def from_config(cls, config: KeyConfig = None, *, ttl: float = DEFAULT_STATE_TTL) -> StateSealer:
+    def from_config(
+        cls, config: KeyConfig = None, *, ttl: float = DEFAULT_STATE_TTL
+    ) -> StateSealer:
         """Build a sealer from ``Server(state_key=...)`` (see ``parse_keys``)."""
         return cls(parse_keys(config), ttl=ttl)
 
     def _mac(self, key: bytes, payload: str, binding: Binding) -> bytes:
-        bound = _canonical([_VERSION, payload, binding.principal, binding.method,
-                            binding.digest])
+        bound = _canonical(
+            [_VERSION, payload, binding.principal, binding.method, binding.digest]
+        )
         return hmac.new(key, bound, hashlib.sha256).digest()
 
     def seal(self, contents: JsonObject, binding: Binding) -> str:
@@ -204,9 +211,12 @@ class StateSealer:
             mac = _unb64(mac_text)
             raw = _unb64(payload)
         except (ValueError, binascii.Error):
-            raise InvalidState("requestState is not a token this server issued") from None
+            raise InvalidState(
+                "requestState is not a token this server issued"
+            ) from None
         if not any(
-            hmac.compare_digest(self._mac(key, payload, binding), mac) for key in self.keys
+            hmac.compare_digest(self._mac(key, payload, binding), mac)
+            for key in self.keys
         ):
             raise InvalidState(
                 "requestState does not verify: it was altered, signed with a key this "
@@ -214,7 +224,9 @@ class StateSealer:
             )
         body = json.loads(raw)
         if not isinstance(body, dict) or not isinstance(body.get("c"), dict):
-            raise InvalidState("requestState has an unexpected payload")  # pragma: no cover
+            raise InvalidState(
+                "requestState has an unexpected payload"
+            )  # pragma: no cover
         exp = body.get("exp")
         if not isinstance(exp, int) or self.clock() >= exp:
             raise InvalidState("requestState has expired; start the request again")

@@ -6,4 +6,10 @@ from ._client import ToolResult as ToolResult
 from ._schema import SchemaViolation as SchemaViolation
 from ._schema import check_message as check_message
 
-__all__ = ["McpTestClient", "ProtocolError", "SchemaViolation", "ToolResult", "check_message"]
+__all__ = [
+    "McpTestClient",
+    "ProtocolError",
+    "SchemaViolation",
+    "ToolResult",
+    "check_message",
+]

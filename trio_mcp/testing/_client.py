@@ -123,7 +123,7 @@ class McpTestClient:
 
     async def _serve(self) -> None:
         await self.server.serve_messages(
-            self._receive_in,  # type: ignore[arg-type]
+            self._receive_in,
             self._on_message,
             allow=self.allow,
             principal=self.principal,

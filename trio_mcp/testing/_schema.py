@@ -44,8 +44,11 @@ def _validator(definition: str) -> Any:
     import jsonschema
 
     root = _schema()
-    schema = {"$schema": root.get("$schema"), "$defs": root["$defs"],
-              "$ref": f"#/$defs/{definition}"}
+    schema = {
+        "$schema": root.get("$schema"),
+        "$defs": root["$defs"],
+        "$ref": f"#/$defs/{definition}",
+    }
     return jsonschema.Draft202012Validator(schema)
 
 
@@ -73,7 +76,10 @@ def check_message(message: dict[str, Any], method: str | None) -> None:
         result = message.get("result")
         if not problems and method in _RESULTS:
             options = _RESULTS[method]
-            if isinstance(result, dict) and result.get("resultType") == "input_required":
+            if (
+                isinstance(result, dict)
+                and result.get("resultType") == "input_required"
+            ):
                 options = ("InputRequiredResult",)
             elif len(options) > 1:
                 options = options[:1]
