@@ -44,6 +44,7 @@ from ._errors import InsecureBinding as InsecureBinding
 from ._errors import InvalidDeclaration as InvalidDeclaration
 from ._errors import McpError as McpError
 from ._errors import Problem as Problem
+from ._errors import ResourceNotFound as ResourceNotFound
 from ._errors import ToolError as ToolError
 from ._errors import Transport as Transport
 from ._schema import Field as Field
@@ -79,6 +80,7 @@ __all__ = [
     "Refusal",
     "Resource",
     "ResourceLink",
+    "ResourceNotFound",
     "Root",
     "Sample",
     "SampleResult",

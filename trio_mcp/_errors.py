@@ -25,6 +25,7 @@ __all__ = [
     "InvalidDeclaration",
     "McpError",
     "Problem",
+    "ResourceNotFound",
     "ToolError",
     "Transport",
 ]
@@ -90,6 +91,14 @@ class ToolError(Exception):
     Raise it (or a subclass listed in a declaration's ``errors=``) from a handler: the
     client receives ``isError: true`` with this message and its ``__cause__`` chain,
     with secrets masked. Any other exception becomes a generic internal error.
+    """
+
+
+class ResourceNotFound(LookupError):
+    """Raise from a resource reader when the URI names nothing that exists.
+
+    The client receives JSON-RPC -32602 with ``data.uri``, as the protocol requires
+    for a missing resource (never an empty ``contents``).
     """
 
 

@@ -46,7 +46,7 @@ from .._context import (
     set_current,
 )
 from .._declare import NeedsInput, Prompt, Resource, Tool
-from .._errors import DecodeError
+from .._errors import DecodeError, ResourceNotFound
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
 from .._protocol._headers import check_routing_headers, check_version_header
@@ -543,6 +543,11 @@ class Dispatcher:
                     raise _missing_capability(request, exc) from None
                 except Exception as exc:
                     error_type = qualified(type(exc))
+                    if kind == "resource" and isinstance(exc, ResourceNotFound):
+                        outcome = "invalid"
+                        raise _invalid(
+                            request, f"resource not found: {name}", {"uri": name}
+                        ) from None
                     if isinstance(decl, Tool) and isinstance(exc, decl.errors):
                         outcome = "error"
                         return self._tool_error(exc)
