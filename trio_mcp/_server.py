@@ -8,14 +8,16 @@ and stop when it is cancelled. Transports are imported only when used, so
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import trio
 
 from ._authority import Grants, ReceiptSink
+from ._errors import McpError
 from ._declare import Prompt, Resource, Tool
-from ._dispatch import Catalog, Dispatcher
+from ._dispatch import Broadcast, Catalog, Change, Dispatcher
 from ._protocol._state import StateSealer
 from ._transports._stream import Oversized, Send, serve_messages
 from ._units import DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES
@@ -43,6 +45,10 @@ class Server:
             all verify, for rotation). Without one, ``TRIO_MCP_STATE_KEY`` is used
             (keys separated by commas), else a random key per process; with several
             processes or replicas, configure one shared key.
+        dynamic: Let ``replace()`` change the catalog while serving; the server then
+            advertises ``listChanged: true`` for tools, resources and prompts (each
+            served even while empty) and announces changes on listen streams. A
+            fixed catalog (the default) advertises ``listChanged: false``.
 
     Raises:
         ValueError: if a state key is shorter than 32 bytes.
@@ -61,8 +67,10 @@ class Server:
         instructions: str | None = None,
         receipts: ReceiptSink | None = None,
         state_key: bytes | str | Sequence[bytes | str] | None = None,
+        dynamic: bool = False,
     ) -> None:
         self.name = name
+        self.dynamic = dynamic
         self.version = version
         self._catalog = Catalog(tools, resources, prompts)
         self.state_key = state_key
@@ -73,11 +81,91 @@ class Server:
             instructions=instructions,
             receipts=receipts,
             sealer=StateSealer.from_config(state_key),
+            dynamic=dynamic,
         )
+        self._apps: weakref.WeakSet[McpAsgiApp] = weakref.WeakSet()
 
     def catalog(self) -> list[ToolSpec | ResourceSpec | PromptSpec]:
         """Return every entry's spec: tools, resources, then prompts, each in list order."""
         return self._catalog.specs()  # type: ignore[return-value]
+
+    @property
+    def broadcast(self) -> Broadcast:
+        """The fan-out of changes to listen streams (``statistics()`` for monitoring)."""
+        return self.dispatcher.broadcast
+
+    def replace(
+        self,
+        *,
+        tools: Sequence[Tool[..., Any]] | None = None,
+        resources: Sequence[Resource[..., Any]] | None = None,
+        prompts: Sequence[Prompt[..., Any]] | None = None,
+    ) -> None:
+        """Serve a new catalog from now on and announce what changed.
+
+        The new catalog is validated like the constructor's before anything changes;
+        then it replaces the old one at once (requests already running finish with
+        the declaration they started with), and listen streams that asked are sent
+        ``notifications/tools/list_changed`` (or ``prompts``, ``resources``) for each
+        kind whose listing differs. A kind not given keeps its declarations.
+
+        Args:
+            tools: The new tools, in catalog order.
+            resources: The new resources.
+            prompts: The new prompts.
+
+        Raises:
+            McpError: if the server was not built with ``dynamic=True``.
+            McpError.InvalidDeclaration: listing every problem of the new catalog.
+            McpError.DuplicateName: if two declarations share a wire name.
+
+        .. versionadded:: 0.2
+        """
+        if not self.dynamic:
+            raise McpError(
+                f"server '{self.name}' has a fixed catalog; build it with "
+                "Server(..., dynamic=True) to replace declarations while serving"
+            )
+        old = self._catalog
+        catalog = Catalog(
+            list(old.tools.values()) if tools is None else tools,
+            old.resources if resources is None else resources,
+            list(old.prompts.values()) if prompts is None else prompts,
+        )
+        self._catalog = catalog
+        self.dispatcher.replace(catalog)
+
+    async def notify_updated(self, uri: str) -> None:
+        """Tell listen streams subscribed to ``uri`` that the resource changed.
+
+        Sends ``notifications/resources/updated`` to every listen stream whose
+        ``resourceSubscriptions`` hold exactly ``uri``. Never waits for a slow
+        listener: its changes are coalesced (it receives each changed URI again).
+
+        Args:
+            uri: A URI served by a declaration with ``updatable=True`` (its static
+                URI, or one its template matches).
+
+        Raises:
+            ValueError: if no ``updatable=True`` declaration serves ``uri``.
+
+        .. versionadded:: 0.2
+        """
+        self.dispatcher.publish(Change.updated(uri))
+        await trio.lowlevel.checkpoint()
+
+    def shutdown(self) -> None:
+        """End this server's HTTP serving gracefully.
+
+        Every open listen stream of the apps made by ``mount()`` and ``serve_http()``
+        receives its result and ends; ``serve_http`` then stops accepting and returns
+        once the requests still running finish (at most about a second). stdio and
+        WebSocket shut down when their input ends.
+
+        .. versionadded:: 0.2
+        """
+        for app in list(self._apps):
+            app.close()
 
     async def serve_messages(
         self,
@@ -224,6 +312,7 @@ class Server:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        keepalive_interval: float = 15.0,
     ) -> McpAsgiApp:
         """Return an ASGI 3 app serving the catalog over Streamable HTTP at ``path``.
 
@@ -249,13 +338,15 @@ class Server:
             max_message_bytes: Largest request body; a larger one gets 413.
             max_depth: Deepest nesting of arrays and objects accepted.
             max_concurrent: Most handlers running at once across all requests;
-                more requests wait for a slot.
+                more requests wait for a slot (listen streams take none).
+            keepalive_interval: Seconds of quiet after which a listen stream gets a
+                ``:`` comment, so proxies keep it open.
         """
         from ._transports._asgi import (
             McpAsgiApp,  # loaded on use: no web stack on import
         )
 
-        return McpAsgiApp(
+        app = McpAsgiApp(
             self.dispatcher,
             path=path,
             allow=allow,
@@ -266,7 +357,10 @@ class Server:
             max_message_bytes=max_message_bytes,
             max_depth=max_depth,
             max_concurrent=max_concurrent,
+            keepalive_interval=keepalive_interval,
         )
+        self._apps.add(app)
+        return app
 
     async def serve_http(
         self,
@@ -282,9 +376,12 @@ class Server:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        keepalive_interval: float = 15.0,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve the catalog over Streamable HTTP on Hypercorn until cancelled.
+
+        ``shutdown()`` stops it gracefully: listen streams get their results first.
 
         Run it with ``port = await nursery.start(server.serve_http, ...)`` to learn
         the bound port (``port=0`` picks a free one). Loopback binds check ``Host``
@@ -304,6 +401,7 @@ class Server:
             max_message_bytes: Largest request body; a larger one gets 413.
             max_depth: Deepest nesting of arrays and objects accepted.
             max_concurrent: Most handlers running at once across all requests.
+            keepalive_interval: Seconds of quiet before a listen stream's keep-alive.
             task_status: Receives the bound port once the server listens.
 
         Raises:
@@ -334,5 +432,7 @@ class Server:
             max_message_bytes=max_message_bytes,
             max_depth=max_depth,
             max_concurrent=max_concurrent,
+            keepalive_interval=keepalive_interval,
         )
+        self._apps.add(app)
         await serve_hypercorn(app, host=host, port=port, task_status=task_status)

@@ -1,6 +1,10 @@
 """One message in, reply frames out; knows no transport."""
 
+from ._broadcast import Broadcast as Broadcast
+from ._broadcast import BroadcastStatistics as BroadcastStatistics
+from ._broadcast import Change as Change
 from ._catalog import Catalog as Catalog
 from ._dispatcher import Caller as Caller
 from ._dispatcher import Dispatcher as Dispatcher
 from ._dispatcher import Reply as Reply
+from ._listen import LISTEN_METHOD as LISTEN_METHOD

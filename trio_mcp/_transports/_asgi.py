@@ -17,6 +17,10 @@ Invariants:
   nothing more is sent for that request.
 - At most ``max_concurrent`` requests run handlers at once across all connections;
   more wait for a slot (a ``trio.CapacityLimiter``), they are not rejected.
+- A ``subscriptions/listen`` request takes no slot: its response is a long SSE stream
+  (acknowledgement first) with a ``:`` comment every ``keepalive_interval`` seconds
+  of quiet. Closing the stream ends it; ``close()`` (or ASGI lifespan shutdown) ends
+  every open one with the listen's result.
 
 No web framework is imported: this works under Hypercorn's Trio worker and mounted
 inside any ASGI router (Starlette's ``Mount``), which is why paths are resolved
@@ -33,7 +37,7 @@ from urllib.parse import urlsplit
 import trio
 
 from .._authority import Grants
-from .._dispatch import Caller, Dispatcher
+from .._dispatch import LISTEN_METHOD, Caller, Dispatcher
 from .._json import JsonObject, dumps
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
@@ -41,6 +45,8 @@ from .._units import (
     DEFAULT_MAX_CONCURRENT,
     DEFAULT_MAX_DEPTH,
     DEFAULT_MAX_MESSAGE_BYTES,
+    Seconds,
+    seconds,
 )
 from ._stream import oversized_fault
 
@@ -62,6 +68,9 @@ LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 #: Application error code (outside JSON-RPC's reserved range) for a missing principal.
 UNAUTHENTICATED: Final = -31401
 HEALTH_PATH: Final = "/healthz"
+#: Seconds of quiet on a listen stream before a ``:`` keep-alive comment is sent.
+DEFAULT_KEEPALIVE_INTERVAL: Final = 15.0
+_KEEPALIVE: Final = b":\n\n"
 
 _JSON_HEADERS: Final = [(b"content-type", b"application/json")]
 _SSE_HEADERS: Final = [
@@ -114,6 +123,7 @@ class McpAsgiApp:
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         max_depth: int = DEFAULT_MAX_DEPTH,
         max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        keepalive_interval: Seconds = DEFAULT_KEEPALIVE_INTERVAL,
     ) -> None:
         if max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
@@ -136,6 +146,19 @@ class McpAsgiApp:
         # may be built before one exists.
         self._max_concurrent = max_concurrent
         self._limiter: trio.CapacityLimiter | None = None
+        interval = seconds(keepalive_interval, what="keepalive_interval")
+        if interval is None or interval <= 0:
+            raise ValueError("keepalive_interval must be positive")
+        self.keepalive_interval = interval
+        self.closing = trio.Event()
+        """Set by ``close()``: open listen streams end with their result."""
+
+    def close(self) -> None:
+        """Shut down gracefully: every open listen stream gets its result and ends.
+
+        Requests keep being served; call it when the HTTP server is about to stop.
+        """
+        self.closing.set()
 
     # -- entry point ---------------------------------------------------------------
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -172,6 +195,7 @@ class McpAsgiApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                self.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -220,7 +244,9 @@ class McpAsgiApp:
             # closed stream); accept without header requirements (§12, [INFERRED]).
             await _plain(send, 202, b"")
             return
-        caller = Caller(principal=principal, allow=self.allow, headers=headers)
+        caller = Caller(
+            principal=principal, allow=self.allow, headers=headers, closing=self.closing
+        )
         await self._dispatch(message, caller, receive, send)
 
     async def _dispatch(
@@ -231,23 +257,46 @@ class McpAsgiApp:
         limiter = self._limiter
         scope = trio.CancelScope()
         streaming = False
+        listening = request.method == LISTEN_METHOD
+        send_lock = trio.Lock()
+        last_write = trio.current_time()
 
         async def emit(note: JsonObject) -> None:
-            nonlocal streaming
+            nonlocal streaming, last_write
             if scope.cancel_called:
                 return
-            if not streaming:
-                streaming = True
+            async with send_lock:
+                if not streaming:
+                    streaming = True
+                    await send(
+                        {
+                            "type": "http.response.start",
+                            "status": 200,
+                            "headers": _SSE_HEADERS,
+                        }
+                    )
                 await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 200,
-                        "headers": _SSE_HEADERS,
-                    }
+                    {"type": "http.response.body", "body": _sse(note), "more_body": True}
                 )
-            await send(
-                {"type": "http.response.body", "body": _sse(note), "more_body": True}
-            )
+                last_write = trio.current_time()
+
+        async def keep_alive() -> None:
+            nonlocal last_write
+            while True:
+                await trio.sleep_until(last_write + self.keepalive_interval)
+                async with send_lock:
+                    now = trio.current_time()
+                    if now < last_write + self.keepalive_interval:
+                        continue
+                    if streaming:
+                        await send(
+                            {
+                                "type": "http.response.body",
+                                "body": _KEEPALIVE,
+                                "more_body": True,
+                            }
+                        )
+                    last_write = now
 
         async def watch_disconnect() -> None:
             while True:
@@ -259,20 +308,27 @@ class McpAsgiApp:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(watch_disconnect)
             with scope:
-                async with limiter:
+                if listening:
+                    nursery.start_soon(keep_alive)
                     reply = await self.dispatcher.handle(
                         request, caller, emit, scope=scope
                     )
-                if streaming:
-                    await send(
-                        {
-                            "type": "http.response.body",
-                            "body": _sse(reply.message),
-                            "more_body": False,
-                        }
-                    )
                 else:
-                    await _json(send, reply.http_status, reply.message)
+                    async with limiter:
+                        reply = await self.dispatcher.handle(
+                            request, caller, emit, scope=scope
+                        )
+                async with send_lock:
+                    if streaming:
+                        await send(
+                            {
+                                "type": "http.response.body",
+                                "body": _sse(reply.message),
+                                "more_body": False,
+                            }
+                        )
+                    else:
+                        await _json(send, reply.http_status, reply.message)
             nursery.cancel_scope.cancel()
 
     # -- checks --------------------------------------------------------------------

@@ -82,7 +82,7 @@ async def serve_hypercorn(
     port: int,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Run ``app`` on ``host:port`` until cancelled; report the bound port.
+    """Run ``app`` on ``host:port`` until cancelled or ``app.close()``; report the port.
 
     Raises:
         McpError.Transport: if Hypercorn is missing or the address cannot be bound.
@@ -110,6 +110,9 @@ async def serve_hypercorn(
             sockets=Sockets(
                 secure_sockets=[], insecure_sockets=[sock], quic_sockets=[]
             ),
+            # app.close() is the graceful stop: listen streams get their results,
+            # Hypercorn stops accepting and finishes within graceful_timeout.
+            shutdown_trigger=app.closing.wait,
             task_status=_PortStatus(task_status, bound_port),
         )
 

@@ -10,6 +10,9 @@ Invariants:
   requests wait for a slot. Past that the loop stops reading (backpressure), so
   memory stays bounded; cancellations of waiting requests are still honoured.
 - A cancelled request gets no reply and nothing more is sent for it.
+- ``subscriptions/listen`` streams are long-lived: they take no ``max_concurrent``
+  slot (only an admission slot). When the input ends they receive their result
+  (graceful shutdown, spec §8) before the grace period starts running out.
 - Nothing a handler does can end the loop: the dispatcher turns failures into replies.
 """
 
@@ -23,7 +26,7 @@ import attrs
 import trio
 
 from .._authority import Grants
-from .._dispatch import Caller, Dispatcher
+from .._dispatch import LISTEN_METHOD, Caller, Dispatcher
 from .._json import JsonObject, dumps
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
@@ -87,7 +90,8 @@ async def serve_messages(
     admitted = trio.Semaphore(max_concurrent + pending_cap)
     in_flight: dict[str | int, trio.CancelScope] = {}
     send_lock = trio.Lock()
-    caller = Caller(principal=principal, allow=allow)
+    closing = trio.Event()
+    caller = Caller(principal=principal, allow=allow, closing=closing)
 
     async def write(message: JsonObject) -> None:
         text = dumps(message)
@@ -97,13 +101,16 @@ async def serve_messages(
     async def run_request(request: Request, scope: trio.CancelScope) -> None:
         try:
             with scope:
-                async with running:
 
-                    async def emit(note: JsonObject) -> None:
-                        if not scope.cancel_called:
-                            await write(note)
+                async def emit(note: JsonObject) -> None:
+                    if not scope.cancel_called:
+                        await write(note)
 
+                if request.method == LISTEN_METHOD:
                     reply = await dispatcher.handle(request, caller, emit, scope=scope)
+                else:
+                    async with running:
+                        reply = await dispatcher.handle(request, caller, emit, scope=scope)
                 if not scope.cancel_called:
                     await write(reply.message)
         finally:
@@ -132,7 +139,9 @@ async def serve_messages(
                     else:
                         in_flight[message.id] = scope
                     nursery.start_soon(run_request, message, scope)
-        # Input ended: let what runs finish, within the grace period.
+        # Input ended: listen streams end with their result; let what runs finish,
+        # within the grace period.
+        closing.set()
         nursery.cancel_scope.deadline = trio.current_time() + grace_period
         if math.isinf(grace_period):
             nursery.cancel_scope.deadline = math.inf

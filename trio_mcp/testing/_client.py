@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any
 
@@ -19,12 +20,14 @@ import trio
 from .._server import Server
 from ._schema import check_message
 
-__all__ = ["ProtocolError", "ToolResult", "McpTestClient", "PROTOCOL_VERSION"]
+__all__ = ["Listen", "ProtocolError", "ToolResult", "McpTestClient", "PROTOCOL_VERSION"]
 
 PROTOCOL_VERSION = "2026-07-28"
 _META_VERSION = "io.modelcontextprotocol/protocolVersion"
 _META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 _META_INFO = "io.modelcontextprotocol/clientInfo"
+_META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
+_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
 
 class ProtocolError(Exception):
@@ -63,6 +66,84 @@ class _Pending:
     notifications: list[dict[str, Any]] = attrs.field(factory=list)
 
 
+class Listen:
+    """An open ``subscriptions/listen`` stream, as ``McpTestClient.listen`` sees it.
+
+    ``honoured`` is the acknowledgement's filter (what the server agreed to send);
+    ``received`` holds every later notification tagged with this subscription, in
+    order; ``result`` is the listen's result once the server ended the stream.
+
+    .. versionadded:: 0.2
+    """
+
+    def __init__(self, client: McpTestClient, request_id: Any, pending: _Pending) -> None:
+        self.client = client
+        self.id = request_id
+        """The listen request's id: the subscription id the server tags with."""
+        self.acknowledgement: dict[str, Any] | None = None
+        """The whole ``notifications/subscriptions/acknowledged`` message."""
+        self.received: list[dict[str, Any]] = []
+        self._pending = pending
+        self._read = 0
+        self._arrived = trio.Event()
+        self._acked = trio.Event()
+
+    @property
+    def honoured(self) -> dict[str, Any]:
+        """The filter the server agreed to honour (the acknowledgement's ``notifications``)."""
+        assert self.acknowledgement is not None
+        honoured: dict[str, Any] = self.acknowledgement["params"]["notifications"]
+        return honoured
+
+    @property
+    def result(self) -> dict[str, Any] | None:
+        """The listen's result, once the server ended the stream gracefully."""
+        reply = self._pending.reply
+        return None if reply is None else _result(self._pending)
+
+    def _take(self, message: dict[str, Any]) -> None:
+        if self.acknowledgement is None:
+            assert message["method"] == _ACKNOWLEDGED, (
+                f"the first message of subscription {self.id!r} must be the "
+                f"acknowledgement, got {message['method']}"
+            )
+            self.acknowledgement = message
+            self._acked.set()
+            return
+        assert self._pending.reply is None, "a notification arrived after the listen result"
+        self.received.append(message)
+        self._arrived.set()
+        self._arrived = trio.Event()
+
+    async def next(self, *, timeout: float | None = None) -> dict[str, Any]:
+        """Return the next tagged notification not yet returned, waiting for it.
+
+        Raises:
+            trio.TooSlowError: if none arrives within ``timeout`` (default: the
+                client's timeout).
+        """
+        with trio.fail_after(self.client.timeout if timeout is None else timeout):
+            while self._read >= len(self.received):
+                await self._arrived.wait()
+        self._read += 1
+        return self.received[self._read - 1]
+
+    async def wait_result(self, *, timeout: float | None = None) -> dict[str, Any]:
+        """Wait for the listen's result (sent when the server shuts down) and return it.
+
+        Raises:
+            ProtocolError: if the server answered with an error.
+        """
+        with trio.fail_after(self.client.timeout if timeout is None else timeout):
+            await self._pending.done.wait()
+        result: dict[str, Any] = _result(self._pending)
+        return result
+
+    async def cancel(self) -> None:
+        """End the stream as a stdio client does: ``notifications/cancelled``."""
+        await self.client.notify("notifications/cancelled", {"requestId": self.id})
+
+
 class McpTestClient:
     """Drive ``server`` in-process through encoded JSON messages.
 
@@ -94,6 +175,7 @@ class McpTestClient:
         self._ids = itertools.count(1)
         self._pending: dict[Any, _Pending] = {}
         self._raw_waiters: list[list[dict[str, Any]]] = []
+        self._listens: dict[Any, Listen] = {}
 
     async def __aenter__(self) -> McpTestClient:
         self._send_in, self._receive_in = trio.open_memory_channel[str | bytes](64)
@@ -139,7 +221,14 @@ class McpTestClient:
             waiter.append(message)
         if "method" in message:
             self.notifications.append(message)
-            token = message.get("params", {}).get("progressToken")
+            params = message.get("params", {})
+            subscription = params.get("_meta", {}).get(_META_SUBSCRIPTION)
+            if _META_SUBSCRIPTION in params.get("_meta", {}):
+                listen = self._listens.get(subscription)
+                assert listen is not None, f"notification for unknown subscription {subscription!r}"
+                listen._take(message)  # noqa: SLF001 - the client owns its listens
+                return
+            token = params.get("progressToken")
             for p in self._pending.values():
                 if token is None or p.token == token:
                     p.notifications.append(message)
@@ -157,6 +246,76 @@ class McpTestClient:
         }
         meta.update(extra)
         return meta
+
+    async def close(self) -> None:
+        """Close the server's input, as a stdio client closing stdin does.
+
+        The server ends open listen streams with their result (``Listen.wait_result``)
+        and finishes what is running; nothing more can be sent.
+        """
+        await self._send_in.aclose()
+
+    @asynccontextmanager
+    async def listen(
+        self,
+        *,
+        tools_list_changed: bool = False,
+        prompts_list_changed: bool = False,
+        resources_list_changed: bool = False,
+        resource_subscriptions: list[str] | None = None,
+        notifications: Mapping[str, Any] | None = None,
+        request_id: str | int | None = None,
+    ) -> AsyncIterator[Listen]:
+        """Open a ``subscriptions/listen`` stream for the block; yield it acknowledged.
+
+        The filter is built from the flags, or sent as ``notifications`` verbatim.
+        Leaving the block sends ``notifications/cancelled`` unless the server has
+        already ended the stream.
+
+        Raises:
+            ProtocolError: if the server answers the listen with an error.
+            trio.TooSlowError: if no acknowledgement arrives within the timeout.
+
+        .. versionadded:: 0.2
+        """
+        if notifications is None:
+            wanted: dict[str, Any] = {}
+            if tools_list_changed:
+                wanted["toolsListChanged"] = True
+            if prompts_list_changed:
+                wanted["promptsListChanged"] = True
+            if resources_list_changed:
+                wanted["resourcesListChanged"] = True
+            if resource_subscriptions is not None:
+                wanted["resourceSubscriptions"] = list(resource_subscriptions)
+            notifications = wanted
+        rid = next(self._ids) if request_id is None else request_id
+        pending = _Pending("subscriptions/listen", None)
+        listen = Listen(self, rid, pending)
+        self._pending[rid] = pending
+        self._listens[rid] = listen
+        try:
+            await self._send_in.send(json.dumps({
+                "jsonrpc": "2.0", "id": rid, "method": "subscriptions/listen",
+                "params": {"_meta": self.meta(), "notifications": dict(notifications)},
+            }))
+            with trio.fail_after(self.timeout):
+                async with trio.open_nursery() as nursery:
+
+                    async def first(event: trio.Event) -> None:
+                        await event.wait()
+                        nursery.cancel_scope.cancel()
+
+                    nursery.start_soon(first, listen._acked)  # noqa: SLF001
+                    nursery.start_soon(first, pending.done)
+            if listen.acknowledgement is None:
+                _result(pending)  # raises the ProtocolError
+            yield listen
+            if pending.reply is None:
+                await listen.cancel()
+        finally:
+            del self._pending[rid]
+            del self._listens[rid]
 
     async def send_raw(self, text: str | bytes, *, settle: float = 0.05) -> list[dict[str, Any]]:
         """Write raw text as one message; return what the server emitted for it.
