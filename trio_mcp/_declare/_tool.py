@@ -17,6 +17,7 @@ from .._authority import Capability
 from .._decode import decode
 from .._errors import InvalidDeclaration, ToolError
 from .._json import JsonObject, JsonValue
+from .._protocol._headers import param_headers
 from .._units import Seconds
 from ._base import Declaration
 from ._docstring import describe
@@ -119,6 +120,9 @@ class Tool(Declaration[P, R]):
             skip_self=self.is_method,
             hints=hints,
         )
+        self.param_headers, self._header_problems = param_headers(
+            self.plan.input_schema
+        )
         self.reply = tool_reply_shape(
             hints.get("return", MISSING), where=self.declaration
         )
@@ -131,6 +135,7 @@ class Tool(Declaration[P, R]):
             found.append(
                 f"{where}: the name must be 1-128 letters, digits, '_', '.' or '-'"
             )
+        found.extend(f"{where}: {problem}" for problem in self._header_problems)
         if not self.described.summary:
             found.append(
                 f"{where}: has no description; write a docstring whose first "

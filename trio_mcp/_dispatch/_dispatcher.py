@@ -49,7 +49,11 @@ from .._declare import NeedsInput, Prompt, Resource, Tool
 from .._errors import DecodeError, ResourceNotFound
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
-from .._protocol._headers import check_routing_headers, check_version_header
+from .._protocol._headers import (
+    check_param_headers,
+    check_routing_headers,
+    check_version_header,
+)
 from .._protocol._jsonrpc import Fault, Request
 from .._protocol._state import StateSealer
 from ._broadcast import Broadcast, Change, ListKind
@@ -422,6 +426,12 @@ class Dispatcher:
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise _invalid(request, "params.arguments must be an object")
+        if caller.headers is not None and decl.param_headers:
+            fault = check_param_headers(
+                caller.headers, decl.param_headers, arguments, request.id
+            )
+            if fault is not None:
+                raise _Stop(fault)
 
         async def run() -> object:
             return await decl.dispatch(arguments)

@@ -9,13 +9,23 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Mapping
 
-from .._json import JsonObject
+import attrs
+
+from .._json import JsonObject, JsonValue
 from . import _wire as wire
 from ._jsonrpc import Fault
 
-__all__ = ["check_routing_headers", "check_version_header", "decode_header_value"]
+__all__ = [
+    "ParamHeader",
+    "check_param_headers",
+    "check_routing_headers",
+    "check_version_header",
+    "decode_header_value",
+    "param_headers",
+]
 
 _NAME_SOURCES = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
@@ -75,4 +85,114 @@ def check_routing_headers(
         return _mismatch(request_id, "Mcp-Name has an invalid base64 value")
     if name != params.get(source):
         return _mismatch(request_id, f"Mcp-Name does not match params.{source}")
+    return None
+
+
+#: RFC 9110 ``token``: what an ``x-mcp-header`` name may be.
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_HEADER_TYPES = ("string", "integer", "boolean")
+#: A value sent without the base64 form must be plain visible ASCII.
+_VISIBLE = re.compile(r"^[\x20-\x7e]*$")
+
+
+@attrs.frozen
+class ParamHeader:
+    """A tool parameter mirrored into an ``Mcp-Param-{name}`` header."""
+
+    prop: str
+    name: str
+    kind: str
+
+
+def _scalar_kind(schema: JsonValue) -> str | None:
+    """The property's JSON type if it is a header-able scalar (optionally nullable)."""
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return kind
+    options = schema.get("anyOf")
+    if isinstance(options, list):
+        kinds = [o.get("type") for o in options if isinstance(o, dict)]
+        rest = [k for k in kinds if k != "null"]
+        if len(rest) == 1 and isinstance(rest[0], str) and len(kinds) == len(options):
+            return rest[0]
+    return None
+
+
+def param_headers(input_schema: JsonObject) -> tuple[list[ParamHeader], list[str]]:
+    """Read ``x-mcp-header`` declarations from a tool's input schema.
+
+    Returns the headers and a list of problems (an invalid or repeated name, a
+    property that is not a string, integer or boolean).
+    """
+    headers: list[ParamHeader] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    properties = input_schema.get("properties")
+    for prop, schema in (properties if isinstance(properties, dict) else {}).items():
+        if not isinstance(schema, dict) or "x-mcp-header" not in schema:
+            continue
+        name = schema["x-mcp-header"]
+        if not isinstance(name, str) or not _TOKEN.match(name):
+            problems.append(
+                f"parameter '{prop}': x-mcp-header must be a header name "
+                "(letters, digits and !#$%&'*+.^_`|~-)"
+            )
+            continue
+        if name.lower() in seen:
+            problems.append(f"parameter '{prop}': x-mcp-header '{name}' is used twice")
+            continue
+        kind = _scalar_kind(schema)
+        if kind not in _HEADER_TYPES:
+            problems.append(
+                f"parameter '{prop}': x-mcp-header needs a string, integer or boolean "
+                "parameter"
+            )
+            continue
+        seen.add(name.lower())
+        headers.append(ParamHeader(prop, name, kind))
+    return headers, problems
+
+
+def _same(text: str, value: JsonValue, kind: str) -> bool:
+    if kind == "boolean":
+        return isinstance(value, bool) and text == ("true" if value else "false")
+    if kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        try:
+            return float(text) == value
+        except ValueError:
+            return False
+    return text == value
+
+
+def check_param_headers(
+    headers: Mapping[str, str],
+    declared: list[ParamHeader],
+    arguments: JsonValue,
+    request_id: str | int,
+) -> Fault | None:
+    """Each non-null mirrored argument must arrive in its ``Mcp-Param-*`` header."""
+    args = arguments if isinstance(arguments, dict) else {}
+    for param in declared:
+        value = args.get(param.prop)
+        if value is None:
+            continue  # a header for an absent or null value is not expected
+        raw = headers.get(f"mcp-param-{param.name.lower()}")
+        if raw is None:
+            return _mismatch(
+                request_id,
+                f"the Mcp-Param-{param.name} header is required when "
+                f"'{param.prop}' is given",
+            )
+        text = decode_header_value(raw)
+        if text is None or (text == raw.strip() and not _VISIBLE.match(text)):
+            return _mismatch(request_id, f"Mcp-Param-{param.name} has an invalid value")
+        if not _same(text, value, param.kind):
+            return _mismatch(
+                request_id,
+                f"Mcp-Param-{param.name} does not match arguments.{param.prop}",
+            )
     return None
