@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+from trio_mcp.testing import check_message
 
 SERVER = '''
 from trio_mcp import Server, tool
@@ -112,3 +115,74 @@ def test_lock_check_without_a_lock_file_fails(tmp_path: Path) -> None:
 
     assert done.returncode == 1
     assert "no lock file" in done.stderr
+
+
+def _discover_line(request_id: int = 1, method: str = "server/discover") -> str:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": method,
+        "params": {"_meta": meta},
+    }
+    return json.dumps(body) + "\n"
+
+
+def test_run_serves_the_target_over_stdio_until_stdin_closes(tmp_path: Path) -> None:
+    _write(tmp_path)
+
+    done = subprocess.run(
+        [sys.executable, "-m", "trio_mcp", "run", "echo_server.py:server"],
+        cwd=tmp_path,
+        input=_discover_line() + _discover_line(2, "tools/list"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    for reply in replies:
+        check_message(reply, "server/discover" if reply["id"] == 1 else "tools/list")
+    assert [r["id"] for r in sorted(replies, key=lambda r: r["id"])] == [1, 2]
+    tools = next(r for r in replies if r["id"] == 2)["result"]["tools"]
+    assert [t["name"] for t in tools] == ["echo"]
+
+
+def test_mcp_serves_the_toolchain_itself(tmp_path: Path) -> None:
+    _write(tmp_path)
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "_meta": meta,
+            "name": "check_server",
+            "arguments": {"target": "echo_server.py:server"},
+        },
+    }
+
+    done = subprocess.run(
+        [sys.executable, "-m", "trio_mcp", "mcp"],
+        cwd=tmp_path,
+        input=json.dumps(call) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout)
+    check_message(reply, "tools/call")
+    assert reply["result"]["structuredContent"] == [
+        {"kind": "tool", "name": "echo", "description": "Echo the text back."}
+    ]
