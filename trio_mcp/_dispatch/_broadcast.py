@@ -203,7 +203,7 @@ class Broadcast:
             if change not in subscription.wants:
                 continue
             reached += 1
-            if subscription._offer(change):  # noqa: SLF001 - one module, one idea
+            if subscription._offer(change):
                 self._coalesced += 1
             stats = subscription.statistics()
             self._peak_buffered = max(self._peak_buffered, stats.buffered)

@@ -276,7 +276,11 @@ class McpAsgiApp:
                         }
                     )
                 await send(
-                    {"type": "http.response.body", "body": _sse(note), "more_body": True}
+                    {
+                        "type": "http.response.body",
+                        "body": _sse(note),
+                        "more_body": True,
+                    }
                 )
                 last_write = trio.current_time()
 

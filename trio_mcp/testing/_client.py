@@ -76,7 +76,9 @@ class Listen:
     .. versionadded:: 0.2
     """
 
-    def __init__(self, client: McpTestClient, request_id: Any, pending: _Pending) -> None:
+    def __init__(
+        self, client: McpTestClient, request_id: Any, pending: _Pending
+    ) -> None:
         self.client = client
         self.id = request_id
         """The listen request's id: the subscription id the server tags with."""
@@ -110,12 +112,14 @@ class Listen:
             self.acknowledgement = message
             self._acked.set()
             return
-        assert self._pending.reply is None, "a notification arrived after the listen result"
+        assert self._pending.reply is None, (
+            "a notification arrived after the listen result"
+        )
         self.received.append(message)
         self._arrived.set()
         self._arrived = trio.Event()
 
-    async def next(self, *, timeout: float | None = None) -> dict[str, Any]:
+    async def next(self, *, timeout: float | None = None) -> dict[str, Any]:  # noqa: ASYNC109 - a test helper bound
         """Return the next tagged notification not yet returned, waiting for it.
 
         Raises:
@@ -128,7 +132,7 @@ class Listen:
         self._read += 1
         return self.received[self._read - 1]
 
-    async def wait_result(self, *, timeout: float | None = None) -> dict[str, Any]:
+    async def wait_result(self, *, timeout: float | None = None) -> dict[str, Any]:  # noqa: ASYNC109
         """Wait for the listen's result (sent when the server shuts down) and return it.
 
         Raises:
@@ -167,7 +171,9 @@ class McpTestClient:
         self.client_capabilities = dict(client_capabilities or {})
         self.principal = principal
         self.allow = allow
-        self.client_info = dict(client_info or {"name": "trio-mcp-test", "version": "1"})
+        self.client_info = dict(
+            client_info or {"name": "trio-mcp-test", "version": "1"}
+        )
         self.max_concurrent = max_concurrent
         self.timeout = timeout
         self.notifications: list[dict[str, Any]] = []
@@ -215,7 +221,9 @@ class McpTestClient:
     async def _on_message(self, text: str) -> None:
         assert "\n" not in text, "a message must be one line"
         message = json.loads(text)
-        pending = self._pending.get(message.get("id")) if "method" not in message else None
+        pending = (
+            self._pending.get(message.get("id")) if "method" not in message else None
+        )
         check_message(message, pending.method if pending else None)
         for waiter in self._raw_waiters:
             waiter.append(message)
@@ -225,8 +233,10 @@ class McpTestClient:
             subscription = params.get("_meta", {}).get(_META_SUBSCRIPTION)
             if _META_SUBSCRIPTION in params.get("_meta", {}):
                 listen = self._listens.get(subscription)
-                assert listen is not None, f"notification for unknown subscription {subscription!r}"
-                listen._take(message)  # noqa: SLF001 - the client owns its listens
+                assert listen is not None, (
+                    f"notification for unknown subscription {subscription!r}"
+                )
+                listen._take(message)
                 return
             token = params.get("progressToken")
             for p in self._pending.values():
@@ -295,10 +305,19 @@ class McpTestClient:
         self._pending[rid] = pending
         self._listens[rid] = listen
         try:
-            await self._send_in.send(json.dumps({
-                "jsonrpc": "2.0", "id": rid, "method": "subscriptions/listen",
-                "params": {"_meta": self.meta(), "notifications": dict(notifications)},
-            }))
+            await self._send_in.send(
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": rid,
+                        "method": "subscriptions/listen",
+                        "params": {
+                            "_meta": self.meta(),
+                            "notifications": dict(notifications),
+                        },
+                    }
+                )
+            )
             with trio.fail_after(self.timeout):
                 async with trio.open_nursery() as nursery:
 
@@ -306,7 +325,7 @@ class McpTestClient:
                         await event.wait()
                         nursery.cancel_scope.cancel()
 
-                    nursery.start_soon(first, listen._acked)  # noqa: SLF001
+                    nursery.start_soon(first, listen._acked)
                     nursery.start_soon(first, pending.done)
             if listen.acknowledgement is None:
                 _result(pending)  # raises the ProtocolError
@@ -317,7 +336,9 @@ class McpTestClient:
             del self._pending[rid]
             del self._listens[rid]
 
-    async def send_raw(self, text: str | bytes, *, settle: float = 0.05) -> list[dict[str, Any]]:
+    async def send_raw(
+        self, text: str | bytes, *, settle: float = 0.05
+    ) -> list[dict[str, Any]]:
         """Write raw text as one message; return what the server emitted for it.
 
         Waits until the server has been quiet for ``settle`` seconds.
@@ -338,11 +359,16 @@ class McpTestClient:
 
     async def notify(self, method: str, params: Mapping[str, Any]) -> None:
         """Send a notification (for example ``notifications/cancelled``)."""
-        await self._send_in.send(json.dumps({"jsonrpc": "2.0", "method": method,
-                                             "params": dict(params)}))
+        await self._send_in.send(
+            json.dumps({"jsonrpc": "2.0", "method": method, "params": dict(params)})
+        )
 
     async def exchange(
-        self, method: str, params: Mapping[str, Any] | None = None, *, request_id: Any = None
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        request_id: Any = None,
     ) -> _Pending:
         """Send a request and wait for its response; return it with its notifications."""
         params = dict(params or {})
@@ -354,7 +380,9 @@ class McpTestClient:
         self._pending[rid] = pending
         try:
             await self._send_in.send(
-                json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+                json.dumps(
+                    {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+                )
             )
             with trio.fail_after(self.timeout):
                 await pending.done.wait()
@@ -362,7 +390,9 @@ class McpTestClient:
             del self._pending[rid]
         return pending
 
-    async def request(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
+    async def request(
+        self, method: str, params: Mapping[str, Any] | None = None
+    ) -> Any:
         """Send a request; return its result or raise ``ProtocolError``."""
         pending = await self.exchange(method, params)
         return _result(pending)
