@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from ._authority import Grants, ReceiptSink
-from ._errors import McpError
 from ._declare import Prompt, Resource, Tool
 from ._dispatch import Broadcast, Catalog, Change, Dispatcher
+from ._errors import McpError
 from ._protocol._state import StateSealer
 from ._transports._stream import Oversized, Send, serve_messages
 from ._units import DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES
