@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,6 +11,11 @@ from mrtr_server import ALL_CAPS, make_server
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 ALICE = {"action": "accept", "content": {"name": "Alice"}}
+
+
+def as_json(value: Any) -> str:
+    """A structured reply's text block: the compact JSON (api.md, "Replies")."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 async def call(client: McpTestClient, name: str, **kw: Any) -> dict[str, Any]:
@@ -47,7 +53,8 @@ async def test_one_round_asks_then_completes_with_the_typed_answer() -> None:
     assert "cacheScope" not in first
     assert "io.modelcontextprotocol/serverInfo" in first["_meta"]
     assert second.raw["resultType"] == "complete"
-    assert second.text == "Hello, Alice!"
+    assert second.structured == "Hello, Alice!"
+    assert second.text == as_json("Hello, Alice!")
 
 
 async def test_declined_elicitation_gives_no_content() -> None:
@@ -59,7 +66,8 @@ async def test_declined_elicitation_gives_no_content() -> None:
             request_state=first["requestState"],
         )
 
-    assert second.text == "no name (decline)"
+    assert second.structured == "no name (decline)"
+    assert second.text == as_json("no name (decline)")
 
 
 async def test_three_rounds_carry_state_and_change_request_state() -> None:
@@ -82,7 +90,8 @@ async def test_three_rounds_carry_state_and_change_request_state() -> None:
     assert list(r1["inputRequests"]) == ["step1"]
     assert list(r2["inputRequests"]) == ["step2"]
     assert r1["requestState"] != r2["requestState"]
-    assert r3.text == "Alice likes blue"
+    assert r3.structured == "Alice likes blue"
+    assert r3.text == as_json("Alice likes blue")
 
 
 async def test_several_inputs_in_one_round_decode_each_to_its_type() -> None:
@@ -105,10 +114,12 @@ async def test_several_inputs_in_one_round_decode_each_to_its_type() -> None:
 
     methods = sorted(r["method"] for r in first["inputRequests"].values())
     assert methods == ["elicitation/create", "roots/list", "sampling/createMessage"]
-    assert second.text == (
+    expected = (
         "UserName(name='Alice') Paris test-model "
         "[Root(uri='file:///test/root', name='Test Root')]"
     )
+    assert second.structured == expected
+    assert second.text == as_json(expected)
 
 
 async def test_every_form_field_kind_decodes_into_the_attrs_class() -> None:
@@ -126,10 +137,12 @@ async def test_every_form_field_kind_decodes_into_the_attrs_class() -> None:
             request_state=first["requestState"],
         )
 
-    assert second.text == (
+    expected = (
         "Order(quantity=2, size=<Size.LARGE: 'large'>, gift=True, "
         "deliver_on=datetime.date(2026, 8, 1))"
     )
+    assert second.structured == expected
+    assert second.text == as_json(expected)
 
 
 async def test_a_missing_response_makes_the_handler_ask_again() -> None:
@@ -156,7 +169,8 @@ async def test_unknown_response_keys_are_ignored() -> None:
             request_state=first["requestState"],
         )
 
-    assert second.text == "Hello, Alice!"
+    assert second.structured == "Hello, Alice!"
+    assert second.text == as_json("Hello, Alice!")
 
 
 @pytest.mark.parametrize(
@@ -208,7 +222,8 @@ async def test_responses_without_request_state_answer_what_is_asked_now() -> Non
             "greet", input_responses={"user_name": ALICE, "extra": {"action": "cancel"}}
         )
 
-    assert result.text == "Hello, Alice!"
+    assert result.structured == "Hello, Alice!"
+    assert result.text == as_json("Hello, Alice!")
 
 
 async def test_unsolicited_responses_carry_the_first_rounds_state() -> None:
@@ -223,7 +238,8 @@ async def test_unsolicited_responses_carry_the_first_rounds_state() -> None:
         )
 
     assert list(r2["inputRequests"]) == ["step2"]
-    assert r3.text == "Alice likes red"
+    assert r3.structured == "Alice likes red"
+    assert r3.text == as_json("Alice likes red")
 
 
 @pytest.mark.parametrize(

@@ -23,6 +23,10 @@ from trio_mcp.testing import McpTestClient, ProtocolError
 
 ALICE = {"action": "accept", "content": {"name": "Alice"}}
 OTHER_KEY = b"o" * 32
+HELLO = "Hello, Alice!"
+GREETED = (HELLO, json.dumps(HELLO, separators=(",", ":"), ensure_ascii=False))
+"""A finished greet: structuredContent, and its compact JSON as the one text block
+(api.md, "Replies")."""
 
 
 @attrs.frozen
@@ -43,12 +47,13 @@ async def retry(
     name: str = "greet",
     arguments: dict[str, Any] | None = None,
     **client: Any,
-) -> str:
+) -> tuple[Any, str]:
+    """Answer the first round; return the result's structured value and text."""
     async with McpTestClient(server, client_capabilities=ALL_CAPS, **client) as c:
         result = await c.call_tool(
             name, arguments, input_responses={"user_name": ALICE}, request_state=state
         )
-    return result.text
+    return result.structured, result.text
 
 
 async def refused(server: Server, state: str, **kw: Any) -> ProtocolError:
@@ -68,7 +73,7 @@ def _unb64(text: str) -> bytes:
 async def test_an_untouched_state_verifies() -> None:
     server = make_server()
 
-    assert await retry(server, await first_state(server)) == "Hello, Alice!"
+    assert await retry(server, await first_state(server)) == GREETED
 
 
 async def test_the_state_is_a_versioned_token() -> None:
@@ -136,14 +141,14 @@ async def test_a_state_is_valid_until_it_expires() -> None:
     state = await first_state(server)
     now[0] += 599
 
-    assert await retry(server, state) == "Hello, Alice!"
+    assert await retry(server, state) == GREETED
 
 
 async def test_a_state_from_another_principal_is_refused() -> None:
     server = make_server()
     state = await first_state(server, principal=User("alice"))
 
-    assert await retry(server, state, principal=User("alice")) == "Hello, Alice!"
+    assert await retry(server, state, principal=User("alice")) == GREETED
     assert (await refused(server, state, principal=User("mallory"))).code == -32602
     assert (await refused(server, state)).code == -32602
 
@@ -192,7 +197,7 @@ async def test_a_rotated_key_list_still_verifies_the_older_key() -> None:
     rotated = make_server()
     rotated.dispatcher.sealer = StateSealer.from_config([OTHER_KEY, KEY])
 
-    assert await retry(rotated, state) == "Hello, Alice!"
+    assert await retry(rotated, state) == GREETED
 
 
 async def test_the_first_key_of_a_list_signs() -> None:
@@ -202,7 +207,7 @@ async def test_the_first_key_of_a_list_signs() -> None:
     only_new = make_server()
     only_new.dispatcher.sealer = StateSealer.from_config(OTHER_KEY)
 
-    assert await retry(only_new, state) == "Hello, Alice!"
+    assert await retry(only_new, state) == GREETED
 
 
 async def test_the_handler_never_runs_on_a_refused_state() -> None:

@@ -172,6 +172,15 @@ def text_of(reply: dict[str, Any]) -> str:
     return "".join(b["text"] for b in reply["result"]["content"] if b["type"] == "text")
 
 
+def structured_of(reply: dict[str, Any]) -> Any:
+    return reply["result"]["structuredContent"]
+
+
+def as_json(value: Any) -> str:
+    """A structured reply's text block: the compact JSON (api.md, "Replies")."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 # -- the framing, in-process ---------------------------------------------------------
 
 
@@ -281,7 +290,8 @@ async def test_each_unreadable_line_gets_an_error_and_the_next_request_is_answer
 
             assert {"code", "message"} <= error["error"].keys()
             assert (code, None) == (error["error"]["code"], error.get("id"))
-            assert f"after {n}" == text_of(reply)
+            assert f"after {n}" == structured_of(reply)
+            assert as_json(f"after {n}") == text_of(reply)
 
 
 async def test_at_most_max_concurrent_calls_run_and_every_call_is_answered() -> None:
@@ -334,7 +344,8 @@ async def test_cancelled_calls_stop_and_get_no_reply_even_while_waiting() -> Non
         reply = await peer.reply(3)
         assert await peer.close_stdin_and_wait() == 0
 
-        assert text_of(reply) == "still serving"
+        assert structured_of(reply) == "still serving"
+        assert text_of(reply) == as_json("still serving")
         assert "probe: started waiting" not in peer.stderr
         assert [m["id"] for m in peer.messages] == [3]
 
@@ -390,7 +401,8 @@ async def test_writes_to_fd1_land_on_stderr_never_on_the_protocol_stream() -> No
         await peer.call(1, "noisy", text="x")
         reply = await peer.reply(1)
 
-        assert text_of(reply) == "x"
+        assert structured_of(reply) == "x"
+        assert text_of(reply) == as_json("x")
         assert {
             "print x",
             "os.write x",
@@ -413,8 +425,10 @@ async def test_failing_and_blocking_handlers_do_not_stall_the_server() -> None:
         released = await peer.reply(3)
         crashed, failed = await peer.reply(1), await peer.reply(2)
 
-        assert text_of(echoed) == "not stalled"
-        assert text_of(released) == "released"
+        assert structured_of(echoed) == "not stalled"
+        assert text_of(echoed) == as_json("not stalled")
+        assert structured_of(released) == "released"
+        assert text_of(released) == as_json("released")
         assert crashed["error"]["code"] == -32603
         assert failed["result"]["isError"] is True
         assert "the probe failed on purpose" in text_of(failed)

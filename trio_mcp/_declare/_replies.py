@@ -73,7 +73,7 @@ class ReplyShape:
         if self.mode == "none":
             return {"content": [], "isError": False}
         structured = encode(value, self.output_type)
-        text = structured if isinstance(structured, str) else dumps(structured)
+        text = dumps(structured)
         return {
             "content": [{"type": "text", "text": text}],
             "structuredContent": structured,
