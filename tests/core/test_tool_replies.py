@@ -251,6 +251,28 @@ async def test_a_scalar_value_is_structured_content_too() -> None:
     assert {"type": "integer"} == schema
 
 
+@tool
+def shout(text: str) -> str:
+    """
+    Return the text in capitals.
+
+    Args:
+        text: What to shout.
+    """
+    return text.upper()
+
+
+async def test_a_str_value_is_structured_content_and_its_json_text() -> None:
+    """api.md: the text block is the JSON of R, for a str too (quoted)."""
+    async with McpTestClient(Server("str", "1", tools=[shout])) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("shout", {"text": 'say "hi"'})
+
+    assert {"type": "string"} == tools[0]["outputSchema"]
+    assert 'SAY "HI"' == result.structured
+    assert '"SAY \\"HI\\""' == result.text
+
+
 async def test_an_optional_value_that_is_none_is_structured_content_null() -> None:
     """api.md: R | None returning None -> structuredContent null, not an error."""
     schema = await output_schema_of("find_order")
