@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import json
+import signal
 from typing import Any
 
 import attrs
@@ -175,9 +177,9 @@ def static_binary() -> bytes:
     return PNG
 
 
-@resource(uri="test://watched-resource", mime_type="text/plain")
+@resource(uri="test://watched-resource", mime_type="text/plain", updatable=True)
 def watched_resource() -> str:
-    """A resource clients may watch for changes."""
+    """A resource clients may watch for changes (subscriptions/listen)."""
     return "Watched resource content"
 
 
@@ -253,6 +255,7 @@ PROMPTS: list[Prompt[..., Any]] = [
     test_prompt_with_embedded_resource,
     test_prompt_with_image,
 ]
+
 
 # -- multi round-trip: input_required results (§6.4) ----------------------------------
 # Each handler asks with NeedsInput on the first call and completes on the retry that
@@ -333,8 +336,11 @@ def test_input_required_result_multiple_inputs() -> list[Content] | NeedsInput:
     keys = {"user_name", "capital_question", "client_roots"}
     if not keys <= set(responses):
         return NeedsInput(
-            {"user_name": ASK_NAME, "capital_question": ASK_CAPITAL,
-             "client_roots": ListRoots()},
+            {
+                "user_name": ASK_NAME,
+                "capital_question": ASK_CAPITAL,
+                "client_roots": ListRoots(),
+            },
             state={"asked": sorted(keys)},
         )
     return [TextContent("Received all 3 input responses")]
@@ -356,7 +362,11 @@ def test_input_required_result_multi_round() -> list[Content] | NeedsInput:
     color = _answer("step2")
     if color is None or not isinstance(color.content, FavoriteColor):
         return NeedsInput(
-            {"step2": Elicit("Step 2: What is your favorite color?", schema=FavoriteColor)},
+            {
+                "step2": Elicit(
+                    "Step 2: What is your favorite color?", schema=FavoriteColor
+                )
+            },
             state=state,
         )
     return [TextContent(f"{state['name']}'s favorite color is {color.content.color}")]
@@ -376,8 +386,11 @@ def test_input_required_result_capabilities() -> list[Content] | NeedsInput:
     ctx = ToolContext.current()
     if ctx.state == "asked":
         return [TextContent(f"Received {len(ctx.input_responses)} input response(s)")]
-    wanted = {"user_name": ASK_NAME, "capital_question": ASK_CAPITAL,
-              "client_roots": ListRoots()}
+    wanted = {
+        "user_name": ASK_NAME,
+        "capital_question": ASK_CAPITAL,
+        "client_roots": ListRoots(),
+    }
     return NeedsInput(
         {key: request for key, request in wanted.items() if ctx.supports(request)},
         state="asked",
@@ -389,9 +402,13 @@ def test_input_required_result_prompt() -> list[PromptMessage] | NeedsInput:
     """A prompt that first asks the user for context (elicitation)."""
     answer = _answer("user_context")
     if answer is None or not isinstance(answer.content, PromptContext):
-        return NeedsInput({"user_context": Elicit(
-            "What context should the prompt use?", schema=PromptContext
-        )})
+        return NeedsInput(
+            {
+                "user_context": Elicit(
+                    "What context should the prompt use?", schema=PromptContext
+                )
+            }
+        )
     return [PromptMessage.user(f"Use this context: {answer.content.context}")]
 
 
@@ -407,13 +424,65 @@ MRTR_TOOLS: list[Tool[..., Any]] = [
 ]
 MRTR_PROMPTS: list[Prompt[..., Any]] = [test_input_required_result_prompt]
 
+
+# -- subscriptions/listen: a dynamic catalog (§6.3) ----------------------------------
+# The triggers add or remove one extra entry through Server.replace(), which announces
+# notifications/tools/list_changed (or prompts/) to the listen streams that asked.
+_extra = {"tool": False, "prompt": False}
+
+
+@tool
+def test_dynamic_tool() -> list[Content]:
+    """A tool that test_trigger_tool_change adds and removes."""
+    return [TextContent("Dynamic tool")]
+
+
+@prompt
+def test_dynamic_prompt() -> str:
+    """A prompt that test_trigger_prompt_change adds and removes."""
+    return "This prompt comes and goes."
+
+
+@tool
+async def test_trigger_tool_change() -> list[Content]:
+    """Add or remove a tool; open listen streams that asked hear of it."""
+    _extra["tool"] = not _extra["tool"]
+    server.replace(tools=_tools())
+    return [TextContent("Tool list changed")]
+
+
+@tool
+async def test_trigger_prompt_change() -> list[Content]:
+    """Add or remove a prompt; open listen streams that asked hear of it."""
+    _extra["prompt"] = not _extra["prompt"]
+    server.replace(prompts=_prompts())
+    return [TextContent("Prompt list changed")]
+
+
+LISTEN_TOOLS: list[Tool[..., Any]] = [
+    test_trigger_tool_change,
+    test_trigger_prompt_change,
+]
+
+
+def _tools() -> list[Tool[..., Any]]:
+    extra = [test_dynamic_tool] if _extra["tool"] else []
+    return [*CONTENT_TOOLS, *PROBE_TOOLS, *MRTR_TOOLS, *LISTEN_TOOLS, *extra]
+
+
+def _prompts() -> list[Prompt[..., Any]]:
+    extra = [test_dynamic_prompt] if _extra["prompt"] else []
+    return [*PROMPTS, *MRTR_PROMPTS, *extra]
+
+
 server = Server(
     name="trio-mcp-conformance",
     version="1.0.0",
-    tools=[*CONTENT_TOOLS, *PROBE_TOOLS, *MRTR_TOOLS],
+    tools=_tools(),
     resources=RESOURCES,
-    prompts=[*PROMPTS, *MRTR_PROMPTS],
+    prompts=_prompts(),
     instructions="Fixture server for the official MCP conformance suite.",
+    dynamic=True,
 )
 
 
@@ -423,7 +492,19 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=3001)
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args()
-    trio.run(lambda: server.serve_http(host=args.host, port=args.port, path="/mcp"))
+    trio.run(serve, args.host, args.port)
+
+
+async def serve(host: str, port: int) -> None:
+    """Serve until SIGTERM or SIGINT, then shut down gracefully (listens get results)."""
+    async with trio.open_nursery() as nursery:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            nursery.start_soon(
+                functools.partial(server.serve_http, host=host, port=port, path="/mcp")
+            )
+            async for _ in signals:
+                server.shutdown()
+                break
 
 
 if __name__ == "__main__":
