@@ -8,10 +8,11 @@ kind of listen notification from ordinary requests, in-process or over a pipe.
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import trio
 
-from trio_mcp import Server, ToolContext, prompt, resource, tool
+from trio_mcp import Prompt, Resource, Server, Tool, ToolContext, prompt, resource, tool
 
 
 @tool
@@ -91,9 +92,9 @@ def ticket(ticket_id: str) -> str:
     return f"ticket {ticket_id}"
 
 
-BASE_TOOLS = [echo, block, report]
-BASE_PROMPTS = [greeting]
-RESOURCES = [watched, other, fixed, ticket]
+BASE_TOOLS: list[Tool[..., Any]] = [echo, block, report]
+BASE_PROMPTS: list[Prompt[..., Any]] = [greeting]
+RESOURCES: list[Resource[..., Any]] = [watched, other, fixed, ticket]
 URIS = ["test://watched", "test://other", "ticket://1", "ticket://2", "ticket://3"]
 
 
@@ -106,7 +107,8 @@ def make_server() -> Server:
     async def toggle_tool() -> str:
         """Add or remove the tool 'extra', announcing the change."""
         state["tool"] = not state["tool"]
-        tools = [*BASE_TOOLS, *CHANGERS, *([extra] if state["tool"] else [])]
+        extras: list[Tool[..., Any]] = [extra] if state["tool"] else []
+        tools = [*BASE_TOOLS, *CHANGERS, *extras]
         server.replace(tools=tools)
         return "toggled"
 
@@ -129,7 +131,7 @@ def make_server() -> Server:
         await server.notify_updated(uri)
         return "touched"
 
-    CHANGERS = [toggle_tool, toggle_prompt, touch]
+    CHANGERS: list[Tool[..., Any]] = [toggle_tool, toggle_prompt, touch]
     server = Server(
         "listen-test",
         "1.0",
