@@ -110,7 +110,9 @@ async def serve_messages(
                     reply = await dispatcher.handle(request, caller, emit, scope=scope)
                 else:
                     async with running:
-                        reply = await dispatcher.handle(request, caller, emit, scope=scope)
+                        reply = await dispatcher.handle(
+                            request, caller, emit, scope=scope
+                        )
                 if not scope.cancel_called:
                     await write(reply.message)
         finally:
