@@ -409,3 +409,28 @@ async def test_a_uri_served_by_an_updatable_template_can_be_watched() -> None:
 
     assert "note://a" == received["params"]["uri"]
     assert [received] == sub.received
+
+
+async def test_a_notification_crossing_the_clients_cancel_is_tolerated() -> None:
+    """Spec §11: cancellation races are expected; a late notification is no error."""
+    server = make_server()
+    async with McpTestClient(server) as client:
+        async with client.listen(tools_list_changed=True) as sub:
+            pass
+        server.replace(tools=[echo])
+        await trio.testing.wait_all_tasks_blocked()
+        after = await client.list_tools()
+
+    assert [] == sub.received
+    assert ["echo"] == [t["name"] for t in after]
+
+
+async def test_leaving_a_listen_after_close_sends_nothing_more() -> None:
+    """Our choice: after close() the client cannot send; leaving the block is quiet."""
+    async with (
+        McpTestClient(make_server()) as client,
+        client.listen(tools_list_changed=True) as sub,
+    ):
+        await client.close()
+
+    assert sub.result is None or "complete" == sub.result["resultType"]

@@ -7,6 +7,7 @@ exactly what a client on the wire would, without sockets or subprocesses.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 from collections.abc import AsyncIterator, Mapping
@@ -182,6 +183,8 @@ class McpTestClient:
         self._pending: dict[Any, _Pending] = {}
         self._raw_waiters: list[list[dict[str, Any]]] = []
         self._listens: dict[Any, Listen] = {}
+        self._ended_listens: set[str] = set()
+        """Ids (as JSON) of listens this client ended: late notifications are a race."""
 
     async def __aenter__(self) -> McpTestClient:
         self._send_in, self._receive_in = trio.open_memory_channel[str | bytes](64)
@@ -233,9 +236,12 @@ class McpTestClient:
             subscription = params.get("_meta", {}).get(_META_SUBSCRIPTION)
             if _META_SUBSCRIPTION in params.get("_meta", {}):
                 listen = self._listens.get(subscription)
-                assert listen is not None, (
-                    f"notification for unknown subscription {subscription!r}"
-                )
+                if listen is None:
+                    # Spec §11: a notification may cross the client's cancellation.
+                    assert json.dumps(subscription) in self._ended_listens, (
+                        f"notification for unknown subscription {subscription!r}"
+                    )
+                    return
                 listen._take(message)
                 return
             token = params.get("progressToken")
@@ -331,8 +337,10 @@ class McpTestClient:
                 _result(pending)  # raises the ProtocolError
             yield listen
             if pending.reply is None:
-                await listen.cancel()
+                with contextlib.suppress(trio.ClosedResourceError):  # after close()
+                    await listen.cancel()
         finally:
+            self._ended_listens.add(json.dumps(rid))
             del self._pending[rid]
             del self._listens[rid]
 
