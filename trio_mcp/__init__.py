@@ -5,6 +5,8 @@ Write ordinary typed functions, decorate them with ``@tool``, ``@resource`` or
 The public names are re-exported here; everything else is private.
 """
 
+from contextlib import suppress as _suppress
+
 from ._authority import Capability as Capability
 from ._authority import Receipt as Receipt
 from ._authority._secrets import Secret as Secret
@@ -133,8 +135,7 @@ for _name in __all__:
 for _name in __all__:
     _obj = globals()[_name]
     if getattr(_obj, "__module__", "").startswith("trio_mcp._"):
-        try:
+        # Some objects (aliases, builtins) refuse a new __module__; keep theirs.
+        with _suppress(AttributeError, TypeError):
             _obj.__module__ = "trio_mcp"
-        except (AttributeError, TypeError):
-            pass
-del _name, _obj, _resolve_own_annotations
+del _name, _obj, _resolve_own_annotations, _suppress

@@ -100,7 +100,9 @@ class _Stop(Exception):
         self.fault = fault
 
 
-def _invalid(request: Request, message: str, data: JsonValue = None, status: int = 200) -> _Stop:
+def _invalid(
+    request: Request, message: str, data: JsonValue = None, status: int = 200
+) -> _Stop:
     return _Stop(Fault(wire.INVALID_PARAMS, message, data, request.id, status))
 
 
@@ -129,7 +131,9 @@ def _error_result(text: str, detail: JsonObject) -> JsonObject:
     }
 
 
-Handler = Callable[[Request, JsonObject, JsonObject, Caller, Emit], Awaitable[JsonObject]]
+Handler = Callable[
+    [Request, JsonObject, JsonObject, Caller, Emit], Awaitable[JsonObject]
+]
 
 
 class Dispatcher:
@@ -253,7 +257,9 @@ class Dispatcher:
             scope: The transport's cancel scope for this request; the handler's
                 ``ctx.cancel`` reports it.
         """
-        raw_meta = request.params.get("_meta") if isinstance(request.params, dict) else None
+        raw_meta = (
+            request.params.get("_meta") if isinstance(request.params, dict) else None
+        )
         with _otel.request_span(
             request.method, raw_meta if isinstance(raw_meta, dict) else None, request.id
         ):
@@ -271,7 +277,9 @@ class Dispatcher:
         result_meta[wire.META_SERVER_INFO] = self.server_info
         return Reply(wire.result_message(request.id, result))
 
-    def check(self, request: Request, caller: Caller) -> tuple[str, JsonObject, JsonObject]:
+    def check(
+        self, request: Request, caller: Caller
+    ) -> tuple[str, JsonObject, JsonObject]:
         """Run the ordered checks of §4.2; return the method, params and ``_meta``.
 
         Raises:
@@ -279,25 +287,34 @@ class Dispatcher:
         """
         method = request.method
         if method in wire.REMOVED_METHODS:
-            raise _Stop(Fault(
-                wire.METHOD_NOT_FOUND,
-                f"method '{method}' does not exist in protocol revision "
-                f"{wire.PROTOCOL_VERSION}; this server supports only "
-                f"{', '.join(wire.SUPPORTED_VERSIONS)} (send server/discover)",
-                {"supported": list(wire.SUPPORTED_VERSIONS)},
-                request.id,
-                404,
-            ))
+            raise _Stop(
+                Fault(
+                    wire.METHOD_NOT_FOUND,
+                    f"method '{method}' does not exist in protocol revision "
+                    f"{wire.PROTOCOL_VERSION}; this server supports only "
+                    f"{', '.join(wire.SUPPORTED_VERSIONS)} (send server/discover)",
+                    {"supported": list(wire.SUPPORTED_VERSIONS)},
+                    request.id,
+                    404,
+                )
+            )
         params = request.params
         if not isinstance(params, dict):
-            raise _invalid(request, "params with _meta is required on every request", None, 400)
+            raise _invalid(
+                request, "params with _meta is required on every request", None, 400
+            )
         meta = params.get("_meta")
         if not isinstance(meta, dict):
-            raise _invalid(request, "params._meta is required on every request", None, 400)
+            raise _invalid(
+                request, "params._meta is required on every request", None, 400
+            )
         version = meta.get(wire.META_PROTOCOL_VERSION)
         if not isinstance(version, str):
             raise _invalid(
-                request, f"params._meta must carry '{wire.META_PROTOCOL_VERSION}'", None, 400
+                request,
+                f"params._meta must carry '{wire.META_PROTOCOL_VERSION}'",
+                None,
+                400,
             )
         if not isinstance(meta.get(wire.META_CLIENT_CAPABILITIES), dict):
             raise _invalid(
@@ -312,35 +329,46 @@ class Dispatcher:
             if fault is not None:
                 raise _Stop(fault)
         if version not in wire.SUPPORTED_VERSIONS:
-            raise _Stop(Fault(
-                wire.UNSUPPORTED_PROTOCOL_VERSION,
-                "Unsupported protocol version",
-                {"supported": list(wire.SUPPORTED_VERSIONS), "requested": version},
-                request.id,
-                400,
-            ))
+            raise _Stop(
+                Fault(
+                    wire.UNSUPPORTED_PROTOCOL_VERSION,
+                    "Unsupported protocol version",
+                    {"supported": list(wire.SUPPORTED_VERSIONS), "requested": version},
+                    request.id,
+                    400,
+                )
+            )
         if headers is not None:
             fault = check_routing_headers(headers, method, params, request.id)
             if fault is not None:
                 raise _Stop(fault)
         if method not in self.methods:
-            raise _Stop(Fault(
-                wire.METHOD_NOT_FOUND,
-                f"method '{method}' is not served here",
-                None,
-                request.id,
-                404,
-            ))
+            raise _Stop(
+                Fault(
+                    wire.METHOD_NOT_FOUND,
+                    f"method '{method}' is not served here",
+                    None,
+                    request.id,
+                    404,
+                )
+            )
         level = meta.get(wire.META_LOG_LEVEL)
         if level is not None and level not in wire.LOG_LEVEL_RANK:
             raise _invalid(
-                request, f"'{wire.META_LOG_LEVEL}' must be one of {', '.join(wire.LOG_LEVELS)}"
+                request,
+                f"'{wire.META_LOG_LEVEL}' must be one of {', '.join(wire.LOG_LEVELS)}",
             )
         return method, params, meta
 
     # -- discovery and lists --------------------------------------------------------------
-    async def _discover(self, request: Request, params: JsonObject, meta: JsonObject,
-                        caller: Caller, emit: Emit) -> JsonObject:
+    async def _discover(
+        self,
+        request: Request,
+        params: JsonObject,
+        meta: JsonObject,
+        caller: Caller,
+        emit: Emit,
+    ) -> JsonObject:
         result: JsonObject = {
             "supportedVersions": list(wire.SUPPORTED_VERSIONS),
             "capabilities": self.capabilities,
@@ -351,46 +379,100 @@ class Dispatcher:
         result["cacheScope"] = "public"
         return result
 
-    def _list(self, request: Request, params: JsonObject, kind: str, scope_kind: str,
-              items: list[JsonObject], key: str) -> JsonObject:
+    def _list(
+        self,
+        request: Request,
+        params: JsonObject,
+        kind: str,
+        scope_kind: str,
+        items: list[JsonObject],
+        key: str,
+    ) -> JsonObject:
         try:
             result = page(kind, items, params, key)
         except InvalidCursor as exc:
             raise _invalid(request, f"invalid cursor: {exc}") from None
         result["ttlMs"] = LIST_TTL_MS
-        result["cacheScope"] = "private" if self.catalog.guarded(scope_kind) else "public"
+        result["cacheScope"] = (
+            "private" if self.catalog.guarded(scope_kind) else "public"
+        )
         return result
 
-    async def _tools_list(self, request: Request, params: JsonObject, meta: JsonObject,
-                          caller: Caller, emit: Emit) -> JsonObject:
-        return self._list(request, params, "tools", "tools", self.catalog.wire_tools, "tools")
+    async def _tools_list(
+        self,
+        request: Request,
+        params: JsonObject,
+        meta: JsonObject,
+        caller: Caller,
+        emit: Emit,
+    ) -> JsonObject:
+        return self._list(
+            request, params, "tools", "tools", self.catalog.wire_tools, "tools"
+        )
 
-    async def _prompts_list(self, request: Request, params: JsonObject, meta: JsonObject,
-                            caller: Caller, emit: Emit) -> JsonObject:
+    async def _prompts_list(
+        self,
+        request: Request,
+        params: JsonObject,
+        meta: JsonObject,
+        caller: Caller,
+        emit: Emit,
+    ) -> JsonObject:
         return self._list(
             request, params, "prompts", "prompts", self.catalog.wire_prompts, "prompts"
         )
 
-    async def _resources_list(self, request: Request, params: JsonObject, meta: JsonObject,
-                              caller: Caller, emit: Emit) -> JsonObject:
+    async def _resources_list(
+        self,
+        request: Request,
+        params: JsonObject,
+        meta: JsonObject,
+        caller: Caller,
+        emit: Emit,
+    ) -> JsonObject:
         return self._list(
-            request, params, "resources", "resources", self.catalog.wire_resources, "resources"
+            request,
+            params,
+            "resources",
+            "resources",
+            self.catalog.wire_resources,
+            "resources",
         )
 
-    async def _templates_list(self, request: Request, params: JsonObject, meta: JsonObject,
-                              caller: Caller, emit: Emit) -> JsonObject:
+    async def _templates_list(
+        self,
+        request: Request,
+        params: JsonObject,
+        meta: JsonObject,
+        caller: Caller,
+        emit: Emit,
+    ) -> JsonObject:
         return self._list(
-            request, params, "templates", "resources", self.catalog.wire_templates,
+            request,
+            params,
+            "templates",
+            "resources",
+            self.catalog.wire_templates,
             "resourceTemplates",
         )
 
-    async def _complete(self, request: Request, params: JsonObject, meta: JsonObject,
-                        caller: Caller, emit: Emit) -> JsonObject:
+    async def _complete(
+        self,
+        request: Request,
+        params: JsonObject,
+        meta: JsonObject,
+        caller: Caller,
+        emit: Emit,
+    ) -> JsonObject:
         ref = params.get("ref")
         argument = params.get("argument")
         if not isinstance(ref, dict) or not isinstance(argument, dict):
-            raise _invalid(request, "completion/complete needs 'ref' and 'argument' objects")
-        if not isinstance(argument.get("name"), str) or not isinstance(argument.get("value"), str):
+            raise _invalid(
+                request, "completion/complete needs 'ref' and 'argument' objects"
+            )
+        if not isinstance(argument.get("name"), str) or not isinstance(
+            argument.get("value"), str
+        ):
             raise _invalid(request, "argument needs string 'name' and 'value'")
         kind = ref.get("type")
         if kind == "ref/prompt":
@@ -399,30 +481,48 @@ class Dispatcher:
         elif kind == "ref/resource":
             uri = ref.get("uri")
             if not any(r.uri == uri for r in self.catalog.resources):
-                raise _invalid(request, "unknown resource or template URI", {"uri": uri})
+                raise _invalid(
+                    request, "unknown resource or template URI", {"uri": uri}
+                )
         else:
             raise _invalid(request, "ref.type must be 'ref/prompt' or 'ref/resource'")
         return {"completion": {"values": [], "total": 0, "hasMore": False}}
 
-    async def _listen(self, request: Request, params: JsonObject, meta: JsonObject,
-                      caller: Caller, emit: Emit) -> JsonObject:
+    async def _listen(
+        self,
+        request: Request,
+        params: JsonObject,
+        meta: JsonObject,
+        caller: Caller,
+        emit: Emit,
+    ) -> JsonObject:
         try:
             honoured, wants = honour(
                 params.get("notifications"), self.capabilities, self.catalog
             )
         except BadFilter as exc:
             raise _invalid(request, str(exc)) from None
-        return await stream(request.id, honoured, wants, self.broadcast, emit, caller.closing)
+        return await stream(
+            request.id, honoured, wants, self.broadcast, emit, caller.closing
+        )
 
     # -- calls ------------------------------------------------------------------------------
-    async def _tools_call(self, request: Request, params: JsonObject, meta: JsonObject,
-                          caller: Caller, emit: Emit) -> JsonObject:
+    async def _tools_call(
+        self,
+        request: Request,
+        params: JsonObject,
+        meta: JsonObject,
+        caller: Caller,
+        emit: Emit,
+    ) -> JsonObject:
         name = params.get("name")
         if not isinstance(name, str):
             raise _invalid(request, "tools/call needs params.name (a string)")
         decl = self.catalog.tools.get(name)
         if decl is None:
-            raise _invalid(request, f"unknown tool '{name}'; call tools/list for the catalog")
+            raise _invalid(
+                request, f"unknown tool '{name}'; call tools/list for the catalog"
+            )
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise _invalid(request, "params.arguments must be an object")
@@ -436,16 +536,26 @@ class Dispatcher:
         async def run() -> object:
             return await decl.dispatch(arguments)
 
-        return await self.invoke(decl, "tool", name, run, request, params, meta, caller, emit)
+        return await self.invoke(
+            decl, "tool", name, run, request, params, meta, caller, emit
+        )
 
-    async def _prompts_get(self, request: Request, params: JsonObject, meta: JsonObject,
-                           caller: Caller, emit: Emit) -> JsonObject:
+    async def _prompts_get(
+        self,
+        request: Request,
+        params: JsonObject,
+        meta: JsonObject,
+        caller: Caller,
+        emit: Emit,
+    ) -> JsonObject:
         name = params.get("name")
         if not isinstance(name, str):
             raise _invalid(request, "prompts/get needs params.name (a string)")
         decl = self.catalog.prompts.get(name)
         if decl is None:
-            raise _invalid(request, f"unknown prompt '{name}'; call prompts/list for the catalog")
+            raise _invalid(
+                request, f"unknown prompt '{name}'; call prompts/list for the catalog"
+            )
         arguments = params.get("arguments")
 
         async def run() -> object:
@@ -460,10 +570,18 @@ class Dispatcher:
                 )
             return await decl.dispatch(arguments)
 
-        return await self.invoke(decl, "prompt", name, run, request, params, meta, caller, emit)
+        return await self.invoke(
+            decl, "prompt", name, run, request, params, meta, caller, emit
+        )
 
-    async def _resources_read(self, request: Request, params: JsonObject, meta: JsonObject,
-                              caller: Caller, emit: Emit) -> JsonObject:
+    async def _resources_read(
+        self,
+        request: Request,
+        params: JsonObject,
+        meta: JsonObject,
+        caller: Caller,
+        emit: Emit,
+    ) -> JsonObject:
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise _invalid(request, "resources/read needs params.uri (a string)")
@@ -475,7 +593,9 @@ class Dispatcher:
         async def run() -> object:
             return await decl.dispatch(uri, variables)
 
-        return await self.invoke(decl, "resource", uri, run, request, params, meta, caller, emit)
+        return await self.invoke(
+            decl, "resource", uri, run, request, params, meta, caller, emit
+        )
 
     async def invoke(
         self,
@@ -524,7 +644,9 @@ class Dispatcher:
             # Masking is only needed where state is opened or sealed.
             bound = _state_params(decl, params) if "requestState" in params else params
             try:
-                opened = open_round(self.sealer, request.method, bound, ctx.principal_id)
+                opened = open_round(
+                    self.sealer, request.method, bound, ctx.principal_id
+                )
             except BadRound as exc:
                 outcome = "invalid"
                 raise _invalid(request, str(exc), exc.data) from None
@@ -533,7 +655,9 @@ class Dispatcher:
                 run = pre_answered(run, ctx, opened.unsolicited)
             # A deadline scope costs a little on every call: only make one when needed.
             deadline_scope = (
-                trio.CancelScope(deadline=deadline) if decl.timeout is not None else None
+                trio.CancelScope(deadline=deadline)
+                if decl.timeout is not None
+                else None
             )
             ctx.cancel = CancelToken(caller.scope, deadline_scope)
             with deadline_scope or contextlib.nullcontext():
@@ -565,16 +689,22 @@ class Dispatcher:
                     error_ref = secrets.token_hex(6)
                     log.error(
                         "%s %r (%s) failed; error reference %s",
-                        kind, name, decl.declaration, error_ref, exc_info=exc,
+                        kind,
+                        name,
+                        decl.declaration,
+                        error_ref,
+                        exc_info=exc,
                     )
-                    raise _Stop(Fault(
-                        wire.INTERNAL_ERROR,
-                        f"internal error (reference {error_ref}); the server's log has "
-                        "the details",
-                        {"reference": error_ref},
-                        request.id,
-                        500,
-                    )) from None
+                    raise _Stop(
+                        Fault(
+                            wire.INTERNAL_ERROR,
+                            f"internal error (reference {error_ref}); the server's log has "
+                            "the details",
+                            {"reference": error_ref},
+                            request.id,
+                            500,
+                        )
+                    ) from None
             if deadline_scope is not None and deadline_scope.cancelled_caught:
                 outcome = "timeout"
                 return self._timed_out(request, kind, decl.timeout)
@@ -605,8 +735,10 @@ class Dispatcher:
                 error_ref=error_ref,
             )
             _otel.annotate(
-                {f"mcp.{kind}.{'uri' if kind == 'resource' else 'name'}": name,
-                 "mcp.outcome": outcome},
+                {
+                    f"mcp.{kind}.{'uri' if kind == 'resource' else 'name'}": name,
+                    "mcp.outcome": outcome,
+                },
                 name=None if kind == "resource" else f"{request.method} {name}",
                 error=error_type,
             )
@@ -618,8 +750,14 @@ class Dispatcher:
             finally:
                 close_registry(secrets_token)
 
-    def _shape(self, decl: Tool[..., object] | Prompt[..., object] | Resource[..., object],
-               kind: str, name: str, value: object, request: Request) -> JsonObject:
+    def _shape(
+        self,
+        decl: Tool[..., object] | Prompt[..., object] | Resource[..., object],
+        kind: str,
+        name: str,
+        value: object,
+        request: Request,
+    ) -> JsonObject:
         if isinstance(decl, Tool):
             return decl.reply.result(value)
         if isinstance(decl, Prompt):
@@ -634,22 +772,34 @@ class Dispatcher:
             "cacheScope": "private",
         }
 
-    def _ask(self, needs: NeedsInput, request: Request, params: JsonObject,
-             ctx: ToolContext) -> JsonObject:
+    def _ask(
+        self, needs: NeedsInput, request: Request, params: JsonObject, ctx: ToolContext
+    ) -> JsonObject:
         try:
-            return ask(self.sealer, needs, request.method, params, ctx.principal_id,
-                       ctx.client_capabilities)
+            return ask(
+                self.sealer,
+                needs,
+                request.method,
+                params,
+                ctx.principal_id,
+                ctx.client_capabilities,
+            )
         except MissingClientCapability as exc:
             raise _missing_capability(request, exc) from None
 
     # -- failures as results ----------------------------------------------------------------
-    def _invalid_arguments(self, request: Request, kind: str, exc: DecodeError) -> JsonObject:
+    def _invalid_arguments(
+        self, request: Request, kind: str, exc: DecodeError
+    ) -> JsonObject:
         lines = [p.line() for p in exc.problems]
         detail: JsonObject = {
             "kind": "invalid_arguments",
             "problems": [{"path": p.path, "message": p.message} for p in exc.problems],
         }
-        text = "invalid arguments; fix every input listed and call again:\n" + "\n".join(lines)
+        text = (
+            "invalid arguments; fix every input listed and call again:\n"
+            + "\n".join(lines)
+        )
         if kind != "tool":
             raise _invalid(request, text, detail)
         return _error_result(text, detail)
@@ -672,7 +822,9 @@ class Dispatcher:
         }
         return _error_result(text, detail)
 
-    def _timed_out(self, request: Request, kind: str, timeout: float | None) -> JsonObject:
+    def _timed_out(
+        self, request: Request, kind: str, timeout: float | None
+    ) -> JsonObject:
         text = f"the call timed out after {timeout:g} seconds and was cancelled"
         detail: JsonObject = {"kind": "timeout", "seconds": timeout}
         if kind != "tool":
@@ -700,26 +852,34 @@ class Dispatcher:
 
 def _missing_capability(request: Request, exc: MissingClientCapability) -> _Stop:
     """-32021 (HTTP 400): the call needs a client capability the request lacks."""
-    return _Stop(Fault(
-        wire.MISSING_CLIENT_CAPABILITY,
-        str(exc),
-        {"requiredCapabilities": exc.required},
-        request.id,
-        400,
-    ))
+    return _Stop(
+        Fault(
+            wire.MISSING_CLIENT_CAPABILITY,
+            str(exc),
+            {"requiredCapabilities": exc.required},
+            request.id,
+            400,
+        )
+    )
 
 
 def _state_params(
-    decl: Tool[..., object] | Prompt[..., object] | Resource[..., object], params: JsonObject
+    decl: Tool[..., object] | Prompt[..., object] | Resource[..., object],
+    params: JsonObject,
 ) -> JsonObject:
     """``params`` with write-only (``Secret``) arguments masked, for state bindings."""
     if not isinstance(decl, Tool) or not isinstance(params.get("arguments"), dict):
         return params
-    return {**params, "arguments": mask_write_only(params["arguments"], decl.plan.input_schema)}
+    return {
+        **params,
+        "arguments": mask_write_only(params["arguments"], decl.plan.input_schema),
+    }
 
 
 def _progress_token(meta: JsonObject) -> str | int | None:
     token = meta.get(wire.META_PROGRESS_TOKEN)
-    if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
+    if isinstance(token, str) or (
+        isinstance(token, int) and not isinstance(token, bool)
+    ):
         return token
     return None
