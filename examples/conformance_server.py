@@ -19,7 +19,7 @@ import base64
 import functools
 import json
 import signal
-from typing import Any
+from typing import Annotated, Any
 
 import attrs
 import trio
@@ -29,6 +29,7 @@ from trio_mcp import (
     Elicit,
     ElicitResult,
     EmbeddedResource,
+    Field,
     ImageContent,
     ListRoots,
     NeedsInput,
@@ -465,9 +466,33 @@ LISTEN_TOOLS: list[Tool[..., Any]] = [
 ]
 
 
+# -- HTTP custom headers (http-custom-header-server-validation) -------------------------
+@tool
+def test_x_mcp_header(
+    region: Annotated[str, Field(json_schema={"x-mcp-header": "Region"})],
+) -> list[Content]:
+    """
+    Echo a region that is mirrored into the Mcp-Param-Region header.
+
+    Args:
+        region: The region; its value must also arrive as the Mcp-Param-Region header.
+    """
+    return [TextContent(f"Region: {region}")]
+
+
+HEADER_TOOLS: list[Tool[..., Any]] = [test_x_mcp_header]
+
+
 def _tools() -> list[Tool[..., Any]]:
     extra = [test_dynamic_tool] if _extra["tool"] else []
-    return [*CONTENT_TOOLS, *PROBE_TOOLS, *MRTR_TOOLS, *LISTEN_TOOLS, *extra]
+    return [
+        *CONTENT_TOOLS,
+        *PROBE_TOOLS,
+        *MRTR_TOOLS,
+        *LISTEN_TOOLS,
+        *HEADER_TOOLS,
+        *extra,
+    ]
 
 
 def _prompts() -> list[Prompt[..., Any]]:
