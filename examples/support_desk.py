@@ -19,6 +19,7 @@ import trio
 from trio_mcp import (
     Capability,
     PromptMessage,
+    ResourceNotFound,
     Server,
     ToolContext,
     ToolError,
@@ -155,7 +156,11 @@ class SupportDesk:
         Args:
             ticket_id: The ticket to show.
         """
-        return self.tickets.get(ticket_id)
+        try:
+            return self.tickets.get(ticket_id)
+        except DeskError:
+            # A missing ticket is a missing resource: -32602 with data.uri.
+            raise ResourceNotFound(f"ticket://{ticket_id}") from None
 
     @prompt(title="Draft a reply")
     def draft_reply(

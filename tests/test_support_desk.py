@@ -175,6 +175,16 @@ async def test_a_uri_outside_the_template_is_not_found(example: ModuleType) -> N
     assert {"uri": "tickets://T-1"} == info.value.data
 
 
+async def test_a_missing_ticket_is_a_missing_resource(example: ModuleType) -> None:
+    """Spec: a resource that does not exist is -32602 with data.uri."""
+    async with McpTestClient(example.server) as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.read_resource("ticket://T-404")
+
+    assert -32602 == caught.value.code
+    assert {"uri": "ticket://T-404"} == caught.value.data
+
+
 async def test_the_prompt_drafts_a_reply_for_a_ticket(example: ModuleType) -> None:
     async with McpTestClient(example.server) as client:
         plain = await client.get_prompt("draft_reply", {"ticket_id": "T-2"})
