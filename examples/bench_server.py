@@ -36,13 +36,13 @@ async def echo(text: str) -> str:
 
 
 @tool
-async def add(a: float, b: float) -> float:
+async def add(a: int, b: int) -> int:
     """
-    Add two numbers.
+    Add two integers.
 
     Args:
-        a: The first number.
-        b: The second number.
+        a: The first integer.
+        b: The second integer.
     """
     return a + b
 
