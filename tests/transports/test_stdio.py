@@ -447,3 +447,82 @@ async def test_a_closed_protocol_stream_raises_transport() -> None:
         assert any(
             "trio_mcp.Transport: cannot write to stdout" in line for line in peer.stderr
         )
+
+
+BIG_REPLY_SERVER = """
+import sys, trio
+from trio_mcp import Server, tool
+
+@tool
+def big(size: int) -> str:
+    '''
+    Return a long text.
+
+    Args:
+        size: How many characters.
+    '''
+    return "x" * size
+
+@tool
+def mark() -> str:
+    '''Say so on stderr.'''
+    sys.stderr.write("probe: marked\\n")
+    sys.stderr.flush()
+    return "marked"
+
+trio.run(Server("big", "1", tools=[big, mark]).serve_stdio)
+"""
+
+
+async def test_a_cancel_during_a_blocked_reply_write_never_leaves_half_a_line() -> None:
+    """Spec §13: one whole message per line. A reply larger than the pipe is being
+    written while the client does not read; cancelling its request then must not
+    cut the line short, or the next message is glued to half a reply."""
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-c", BIG_REPLY_SERVER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
+
+    def call(request_id: int, name: str, **arguments: Any) -> bytes:
+        params = {"name": name, "arguments": arguments, "_meta": META}
+        message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call"}
+        return json.dumps({**message, "params": params}).encode() + b"\n"
+
+    try:
+        with trio.fail_after(WAIT):
+            await process.stdin.send_all(call(1, "big", size=2_000_000))
+            # The reply's first byte is out: its write has started, and blocks
+            # on the full pipe since nobody reads.
+            output = await process.stdout.receive_some(1)
+            cancel = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 1},
+            }
+            await process.stdin.send_all(json.dumps(cancel).encode() + b"\n")
+            # Messages are read in order: once ``mark`` runs, the cancel was seen.
+            await process.stdin.send_all(call(2, "mark"))
+            errors = b""
+            while b"probe: marked" not in errors:
+                errors += await process.stderr.receive_some()
+            await process.stdin.aclose()
+            while chunk := await process.stdout.receive_some():
+                output += chunk
+            assert await process.wait() == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            with trio.CancelScope(shield=True):
+                await process.wait()
+    *lines, rest = output.split(b"\n")
+    messages = [json.loads(line) for line in lines]
+
+    assert rest == b""
+    assert messages[-1]["result"]["structuredContent"] == "marked"
+    assert [m["id"] for m in messages] in ([1, 2], [2])

@@ -9,7 +9,10 @@ Invariants:
 - At most ``max_concurrent`` handlers run at once; at most ``max_pending`` further
   requests wait for a slot. Past that the loop stops reading (backpressure), so
   memory stays bounded; cancellations of waiting requests are still honoured.
-- A cancelled request gets no reply and nothing more is sent for it.
+- A cancelled request gets no reply and nothing more is sent for it. A message
+  handed to the writer task is written whole, even if its request is cancelled
+  meanwhile: a write cut short would leave half a line on the stream and corrupt
+  every later message (the ``send`` callable is never cancelled per request).
 - ``subscriptions/listen`` streams are long-lived: they take no ``max_concurrent``
   slot (only an admission slot). When the input ends they receive their result
   (graceful shutdown, spec §8) before the grace period starts running out.
@@ -89,13 +92,19 @@ async def serve_messages(
     running = trio.CapacityLimiter(max_concurrent)
     admitted = trio.Semaphore(max_concurrent + pending_cap)
     in_flight: dict[str | int, trio.CancelScope] = {}
-    send_lock = trio.Lock()
     closing = trio.Event()
     caller = Caller(principal=principal, allow=allow, closing=closing)
+    # One writer task owns ``send``: a request's cancel scope can stop it from
+    # handing a message over, never interrupt the write of one already handed over.
+    to_writer, from_requests = trio.open_memory_channel[str](0)
 
     async def write(message: JsonObject) -> None:
-        text = dumps(message)
-        async with send_lock:
+        await to_writer.send(dumps(message))
+
+    async def writer() -> None:
+        # Not closed on failure: senders then wait to be cancelled rather than
+        # raise BrokenResourceError beside the transport's own error.
+        async for text in from_requests:
             await send(text)
 
     async def run_request(request: Request, scope: trio.CancelScope) -> None:
@@ -120,7 +129,12 @@ async def serve_messages(
                 del in_flight[request.id]
             admitted.release()
 
-    async with trio.open_nursery() as nursery:
+    async with (
+        trio.open_nursery() as writing,
+        to_writer,
+        trio.open_nursery() as nursery,
+    ):
+        writing.start_soon(writer)
         async with incoming:
             async for raw in incoming:
                 if isinstance(raw, Oversized):
@@ -144,9 +158,13 @@ async def serve_messages(
         # Input ended: listen streams end with their result; let what runs finish,
         # within the grace period.
         closing.set()
-        nursery.cancel_scope.deadline = trio.current_time() + grace_period
+        # The writer gets the same deadline: a client that stops reading cannot
+        # keep us past the grace period (the stream ends then anyway).
+        deadline = trio.current_time() + grace_period
         if math.isinf(grace_period):
-            nursery.cancel_scope.deadline = math.inf
+            deadline = math.inf
+        nursery.cancel_scope.deadline = deadline
+        writing.cancel_scope.deadline = deadline
 
 
 def _notify(
