@@ -8,6 +8,8 @@ tests wait on those, never on time.
 from __future__ import annotations
 
 import json
+import socket
+import struct
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -362,3 +364,34 @@ async def test_a_port_in_use_raises_transport() -> None:
             await make_server(Probe()).serve_websocket("127.0.0.1", port)
 
         assert isinstance(caught.value.__cause__, OSError)
+
+
+async def test_clients_leaving_during_the_handshake_do_not_end_the_server() -> None:
+    """Our invariant: a connection's failure ends that connection only. A client that
+    sends its opening handshake and resets the connection makes the server's
+    accept or reject fail; that must not take the listener down."""
+    handshake = (
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        "Sec-WebSocket-Version: 13\r\n{origin}\r\n"
+    )
+    # The race with the server's reply is won often enough in 200 tries that the
+    # listener, before the fix, did not survive one run of this test.
+    variants = [("/mcp", ""), ("/other", ""), ("/mcp", "Origin: https://evil\r\n")]
+    async with serving(Probe()) as port:
+        with trio.fail_after(WAIT):
+            for attempt in range(200):
+                path, origin = variants[attempt % len(variants)]
+                sock = trio.socket.socket()
+                await sock.connect(("127.0.0.1", port))
+                await sock.send(handshake.format(path=path, origin=origin).encode())
+                # Linger 0: close with a reset, as a crashed client would.
+                sock.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+                sock.close()
+        async with connected(port) as peer:
+            await peer.call(1, "echo", text="server still up")
+            reply = await peer.reply(1)
+
+        assert structured_of(reply) == "server still up"

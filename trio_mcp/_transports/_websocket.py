@@ -21,6 +21,7 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
@@ -74,6 +75,12 @@ async def serve_websocket(
     origins = frozenset(allowed_origins)
 
     async def handle(request: WebSocketRequest) -> None:
+        # trio-websocket lets a handler's exception end the whole listener, and
+        # accept or reject raise ConnectionClosed when the client already left.
+        with contextlib.suppress(trio_websocket.ConnectionClosed):
+            await handshake(request)
+
+    async def handshake(request: WebSocketRequest) -> None:
         origin = next((v for k, v in request.headers if k.lower() == b"origin"), None)
         if origin is not None and not origin_allowed(origin.decode("latin-1"), origins):
             await request.reject(
