@@ -4,7 +4,7 @@ from ._broadcast import Broadcast as Broadcast
 from ._broadcast import BroadcastStatistics as BroadcastStatistics
 from ._broadcast import Change as Change
 from ._catalog import Catalog as Catalog
-from ._dispatcher import Caller as Caller
 from ._dispatcher import Dispatcher as Dispatcher
 from ._dispatcher import Reply as Reply
 from ._listen import LISTEN_METHOD as LISTEN_METHOD
+from ._request import Caller as Caller
