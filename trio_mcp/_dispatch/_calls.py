@@ -207,19 +207,7 @@ class Calls:
         deadline = (
             trio.current_time() + decl.timeout if decl.timeout is not None else math.inf
         )
-        client_info = meta.get(wire.META_CLIENT_INFO)
-        ctx = ToolContext(
-            request_id=request.id,
-            principal=caller.principal,
-            client=client_info if isinstance(client_info, dict) else None,
-            client_capabilities=meta[wire.META_CLIENT_CAPABILITIES],  # type: ignore[arg-type]
-            deadline=None if decl.timeout is None else deadline,
-            declared=required,
-            granted=granted,
-            progress_token=_progress_token(meta),
-            log_level=meta.get(wire.META_LOG_LEVEL),  # type: ignore[arg-type]
-            emit=emit,
-        )
+        ctx = _context(decl, request, meta, caller, emit, granted, deadline)
         outcome: Outcome = "cancelled"
         error_type: str | None = None
         error_ref: str | None = None
@@ -276,25 +264,8 @@ class Calls:
                         outcome = "error"
                         return self._tool_error(exc)
                     outcome = "internal"
-                    error_ref = secrets.token_hex(6)
-                    log.error(
-                        "%s %r (%s) failed; error reference %s",
-                        kind,
-                        name,
-                        decl.declaration,
-                        error_ref,
-                        exc_info=exc,
-                    )
-                    raise Stop(
-                        Fault(
-                            wire.INTERNAL_ERROR,
-                            f"internal error (reference {error_ref}); the server's log has "
-                            "the details",
-                            {"reference": error_ref},
-                            request.id,
-                            500,
-                        )
-                    ) from None
+                    error_ref, stop = _internal_error(decl, kind, name, request, exc)
+                    raise stop from None
             if deadline_scope is not None and deadline_scope.cancelled_caught:
                 outcome = "timeout"
                 return self._timed_out(request, kind, decl.timeout)
@@ -324,14 +295,7 @@ class Calls:
                 trace_id=_otel.parse_traceparent(meta),
                 error_ref=error_ref,
             )
-            _otel.annotate(
-                {
-                    f"mcp.{kind}.{'uri' if kind == 'resource' else 'name'}": name,
-                    "mcp.outcome": outcome,
-                },
-                name=None if kind == "resource" else f"{request.method} {name}",
-                error=error_type,
-            )
+            _annotate_span(kind, name, request, outcome, error_type)
             try:
                 self.log_receipt(receipt)
                 if self.receipts is not None:
@@ -438,6 +402,77 @@ class Calls:
                     await pending
         except Exception:
             log.exception("the receipts sink failed; the call's result is unaffected")
+
+
+def _context(
+    decl: Tool[..., object] | Prompt[..., object] | Resource[..., object],
+    request: Request,
+    meta: JsonObject,
+    caller: Caller,
+    emit: Emit,
+    granted: frozenset[str],
+    deadline: float,
+) -> ToolContext:
+    """The ``ToolContext`` of one call, before its grants are checked."""
+    client_info = meta.get(wire.META_CLIENT_INFO)
+    return ToolContext(
+        request_id=request.id,
+        principal=caller.principal,
+        client=client_info if isinstance(client_info, dict) else None,
+        client_capabilities=meta[wire.META_CLIENT_CAPABILITIES],  # type: ignore[arg-type]
+        deadline=None if decl.timeout is None else deadline,
+        declared=decl.required,
+        granted=granted,
+        progress_token=_progress_token(meta),
+        log_level=meta.get(wire.META_LOG_LEVEL),  # type: ignore[arg-type]
+        emit=emit,
+    )
+
+
+def _internal_error(
+    decl: Tool[..., object] | Prompt[..., object] | Resource[..., object],
+    kind: str,
+    name: str,
+    request: Request,
+    exc: Exception,
+) -> tuple[str, Stop]:
+    """Log an unexpected failure under a fresh reference; the -32603 that names it."""
+    error_ref = secrets.token_hex(6)
+    log.error(
+        "%s %r (%s) failed; error reference %s",
+        kind,
+        name,
+        decl.declaration,
+        error_ref,
+        exc_info=exc,
+    )
+    return error_ref, Stop(
+        Fault(
+            wire.INTERNAL_ERROR,
+            f"internal error (reference {error_ref}); the server's log has the details",
+            {"reference": error_ref},
+            request.id,
+            500,
+        )
+    )
+
+
+def _annotate_span(
+    kind: str,
+    name: str,
+    request: Request,
+    outcome: Outcome,
+    error_type: str | None,
+) -> None:
+    """Put the call's name and outcome on the request's span."""
+    _otel.annotate(
+        {
+            f"mcp.{kind}.{'uri' if kind == 'resource' else 'name'}": name,
+            "mcp.outcome": outcome,
+        },
+        name=None if kind == "resource" else f"{request.method} {name}",
+        error=error_type,
+    )
 
 
 def _state_params(
