@@ -70,7 +70,6 @@ class Declaration(Generic[P, R]):
         self._instance: object = _UNBOUND
         functools.update_wrapper(self, fn)
         self._prepared = False
-        self._prepare_error: InvalidDeclaration | None = None
         self._try_prepare()
 
     # -- preparation ------------------------------------------------------------

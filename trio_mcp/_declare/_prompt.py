@@ -19,7 +19,7 @@ from .._units import Seconds
 from ._base import Declaration
 from ._content import PromptMessage, TextContent
 from ._docstring import describe
-from ._replies import MISSING, split_needs_input
+from ._replies import MISSING, strip_needs_input
 
 __all__ = ["Prompt", "PromptArgument", "PromptSpec", "prompt"]
 
@@ -104,7 +104,7 @@ class Prompt(Declaration[P, R]):
                 )
             )
         returns = hints.get("return", MISSING)
-        inner, self.may_need_input = split_needs_input(returns)
+        inner = strip_needs_input(returns)
         if inner not in _ALLOWED_RETURNS:
             raise InvalidDeclaration(
                 f"{where}: a prompt returns str, PromptMessage or list[PromptMessage]; "

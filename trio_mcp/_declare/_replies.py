@@ -19,29 +19,26 @@ import attrs
 
 from .._decode import encode
 from .._errors import InvalidDeclaration
-from .._json import JsonObject, JsonValue, dumps
+from .._json import JsonObject, dumps
 from .._schema import UnsupportedType, json_schema
 from ._content import CONTENT_TYPES
 from ._needs_input import NeedsInput
 
-__all__ = ["ReplyShape", "split_needs_input", "tool_reply_shape"]
+__all__ = ["ReplyShape", "strip_needs_input", "tool_reply_shape"]
 
-_MISSING = object()
+MISSING = object()
 
 
-def split_needs_input(annotation: object) -> tuple[object, bool]:
-    """Return the annotation without ``NeedsInput`` and whether it was there."""
+def strip_needs_input(annotation: object) -> object:
+    """Return the annotation without ``NeedsInput``, which never enters a schema."""
     if annotation is NeedsInput:
-        return type(None), True
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
+        return type(None)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         args = typing.get_args(annotation)
         rest = tuple(a for a in args if a is not NeedsInput)
         if len(rest) != len(args):
-            if len(rest) == 1:
-                return rest[0], True
-            return typing.Union[rest], True  # noqa: UP007 - built from a tuple
-    return annotation, False
+            return rest[0] if len(rest) == 1 else typing.Union[rest]  # noqa: UP007
+    return annotation
 
 
 def _is_content(annotation: object) -> bool:
@@ -63,7 +60,6 @@ class ReplyShape:
     mode: Literal["structured", "content", "none"]
     output_schema: JsonObject | None
     output_type: object
-    may_need_input: bool
 
     def result(self, value: object) -> JsonObject:
         """Return the ``CallToolResult`` fields (without ``resultType``) for ``value``."""
@@ -87,27 +83,19 @@ def tool_reply_shape(annotation: object, *, where: str) -> ReplyShape:
     Raises:
         InvalidDeclaration: if there is no annotation or its type is unsupported.
     """
-    if annotation is _MISSING:
+    if annotation is MISSING:
         raise InvalidDeclaration(
             f"{where}: the return type is not annotated; annotate it "
             "(for example '-> str', '-> MyResult' or '-> None')"
         )
-    inner, needs = split_needs_input(annotation)
+    inner = strip_needs_input(annotation)
     if inner is None or inner is type(None):
-        return ReplyShape("none", None, type(None), needs)
+        return ReplyShape("none", None, type(None))
     if _is_content(inner):
-        return ReplyShape("content", None, inner, needs)
+        return ReplyShape("content", None, inner)
     try:
         schema = json_schema(inner)
     except UnsupportedType as exc:
         at = f" at '{exc.where}'" if exc.where else ""
         raise InvalidDeclaration(f"{where}: return type{at}: {exc.reason}") from None
-    return ReplyShape("structured", schema, inner, needs)
-
-
-def encode_json(value: object) -> JsonValue:
-    """Encode any supported value with the shared converter."""
-    return encode(value)
-
-
-MISSING = _MISSING
+    return ReplyShape("structured", schema, inner)

@@ -24,7 +24,7 @@ from .._units import Seconds, seconds
 from ._base import Declaration
 from ._content import BlobResourceContents, TextResourceContents
 from ._docstring import describe
-from ._replies import MISSING, split_needs_input
+from ._replies import MISSING, strip_needs_input
 from ._signature import plan_arguments
 
 __all__ = ["Resource", "ResourceSpec", "UriTemplate", "resource"]
@@ -162,7 +162,7 @@ class Resource(Declaration[P, R]):
                 f"{where}: the return type is not annotated; annotate it "
                 "('-> str', '-> bytes', an attrs class, or resource contents)"
             )
-        inner, self.may_need_input = split_needs_input(returns)
+        inner = strip_needs_input(returns)
         if inner is str:
             self.shape, default_mime = "text", "text/plain"
         elif inner is bytes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import types
-from collections.abc import Mapping, MutableSequence, Sequence
+from collections.abc import MutableSequence, Sequence
 from typing import Annotated, Literal, NewType, Union, get_args, get_origin
 
 import attrs
@@ -144,8 +144,3 @@ def init_fields(cls: type) -> list[attrs.Attribute[object]]:
     """
     attrs.resolve_types(cls)
     return [a for a in attrs.fields(cls) if a.init]
-
-
-def mapping_origin(tp: object) -> bool:
-    """Return whether ``tp`` is ``dict[...]`` or ``Mapping[...]``."""
-    return get_origin(tp) in (dict, Mapping)

@@ -148,12 +148,9 @@ async def serve_messages(
                 else:
                     await admitted.acquire()
                     scope = trio.CancelScope()
-                    if message.id in in_flight:
-                        # Ids must be unique among outstanding requests; a duplicate
-                        # is answered but cannot be cancelled separately.
-                        pass
-                    else:
-                        in_flight[message.id] = scope
+                    # Ids must be unique among outstanding requests; a duplicate
+                    # is answered but cannot be cancelled separately.
+                    in_flight.setdefault(message.id, scope)
                     nursery.start_soon(run_request, message, scope)
         # Input ended: listen streams end with their result; let what runs finish,
         # within the grace period.
