@@ -24,6 +24,7 @@ LAYERS = {
     "_json": 0,
     "_protocol": 1,
     "_authority": 1,
+    "_limits": 1,
     "_schema": 2,
     "_decode": 2,
     "_context": 3,

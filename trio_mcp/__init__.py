@@ -21,20 +21,34 @@ from ._declare import Elicit as Elicit
 from ._declare import ElicitResult as ElicitResult
 from ._declare import ElicitUrl as ElicitUrl
 from ._declare import EmbeddedResource as EmbeddedResource
+from ._declare import FunctionPrompt as FunctionPrompt
+from ._declare import FunctionResource as FunctionResource
+from ._declare import FunctionTool as FunctionTool
+from ._declare import Icon as Icon
 from ._declare import ImageContent as ImageContent
 from ._declare import ListRoots as ListRoots
 from ._declare import NeedsInput as NeedsInput
 from ._declare import Prompt as Prompt
+from ._declare import PromptArgument as PromptArgument
+from ._declare import PromptGet as PromptGet
 from ._declare import PromptMessage as PromptMessage
+from ._declare import PromptReply as PromptReply
+from ._declare import PromptSpec as PromptSpec
 from ._declare import Resource as Resource
 from ._declare import ResourceLink as ResourceLink
+from ._declare import ResourceRead as ResourceRead
+from ._declare import ResourceReply as ResourceReply
+from ._declare import ResourceSpec as ResourceSpec
 from ._declare import Root as Root
 from ._declare import Sample as Sample
 from ._declare import SampleResult as SampleResult
 from ._declare import TextContent as TextContent
 from ._declare import TextResourceContents as TextResourceContents
 from ._declare import Tool as Tool
+from ._declare import ToolCall as ToolCall
 from ._declare import ToolHints as ToolHints
+from ._declare import ToolReply as ToolReply
+from ._declare import ToolSpec as ToolSpec
 from ._declare import prompt as prompt
 from ._declare import resource as resource
 from ._declare import tool as tool
@@ -44,11 +58,13 @@ from ._errors import DecodeError as DecodeError
 from ._errors import DuplicateName as DuplicateName
 from ._errors import InsecureBinding as InsecureBinding
 from ._errors import InvalidDeclaration as InvalidDeclaration
+from ._errors import InvalidReply as InvalidReply
 from ._errors import McpError as McpError
 from ._errors import Problem as Problem
 from ._errors import ResourceNotFound as ResourceNotFound
 from ._errors import ToolError as ToolError
 from ._errors import Transport as Transport
+from ._limits import Limits as Limits
 from ._schema import Field as Field
 from ._schema import described as described
 from ._schema import json_schema as json_schema
@@ -68,21 +84,34 @@ __all__ = [
     "ElicitUrl",
     "EmbeddedResource",
     "Field",
+    "FunctionPrompt",
+    "FunctionResource",
+    "FunctionTool",
+    "Icon",
     "ImageContent",
     "InsecureBinding",
     "InvalidDeclaration",
+    "InvalidReply",
+    "Limits",
     "ListRoots",
     "McpError",
     "MissingClientCapability",
     "NeedsInput",
     "Problem",
     "Prompt",
+    "PromptArgument",
+    "PromptGet",
     "PromptMessage",
+    "PromptReply",
+    "PromptSpec",
     "Receipt",
     "Refusal",
     "Resource",
     "ResourceLink",
     "ResourceNotFound",
+    "ResourceRead",
+    "ResourceReply",
+    "ResourceSpec",
     "Root",
     "Sample",
     "SampleResult",
@@ -91,9 +120,12 @@ __all__ = [
     "TextContent",
     "TextResourceContents",
     "Tool",
+    "ToolCall",
     "ToolContext",
     "ToolError",
     "ToolHints",
+    "ToolReply",
+    "ToolSpec",
     "Transport",
     "__version__",
     "decode",

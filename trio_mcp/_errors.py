@@ -8,6 +8,7 @@ Two families, never mixed::
         DuplicateName          two declarations share a wire name
         Transport              the medium failed (stdout closed, bind refused); cause in __cause__
         InsecureBinding        HTTP bound beyond loopback without require_auth=True
+        InvalidReply           a handler's return value does not fit its declaration (-32603)
       ToolError                for the model: its message and __cause__ chain are shown, redacted
       DecodeError              a JSON value does not fit a type; ``.problems`` lists every one
 
@@ -23,6 +24,7 @@ __all__ = [
     "DuplicateName",
     "InsecureBinding",
     "InvalidDeclaration",
+    "InvalidReply",
     "McpError",
     "Problem",
     "ResourceNotFound",
@@ -42,6 +44,7 @@ class McpError(Exception):
     DuplicateName: type[DuplicateName]
     Transport: type[Transport]
     InsecureBinding: type[InsecureBinding]
+    InvalidReply: type[InvalidReply]
 
 
 class InvalidDeclaration(McpError):
@@ -79,10 +82,30 @@ class InsecureBinding(McpError):
     """HTTP was asked to listen beyond loopback without ``require_auth=True``."""
 
 
+class InvalidReply(McpError):
+    """A handler's return value does not fit its declared return type or output schema.
+
+    Never raised to the caller of a serve method: the request it belongs to ends
+    with -32603, its receipt says ``internal`` with this type as ``error_type``, and
+    the log record says what did not fit (``problems``, one line each). Fix the
+    handler or its return annotation.
+    """
+
+    def __init__(self, where: str, problems: str | Sequence[str]) -> None:
+        self.problems: tuple[str, ...] = (
+            (problems,) if isinstance(problems, str) else tuple(problems)
+        )
+        super().__init__(
+            f"{where}: the reply does not fit what was declared: "
+            + "; ".join(self.problems)
+        )
+
+
 McpError.InvalidDeclaration = InvalidDeclaration
 McpError.DuplicateName = DuplicateName
 McpError.Transport = Transport
 McpError.InsecureBinding = InsecureBinding
+McpError.InvalidReply = InvalidReply
 
 
 class ToolError(Exception):

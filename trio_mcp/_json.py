@@ -14,6 +14,7 @@ __all__ = [
     "could_exceed",
     "depth_exceeds",
     "dumps",
+    "encode_message",
     "loads",
 ]
 
@@ -27,9 +28,32 @@ _encoder = json.JSONEncoder(
 )
 
 
+_ascii_encoder = json.JSONEncoder(
+    ensure_ascii=True, separators=(",", ":"), allow_nan=False, check_circular=False
+)
+
+
 def dumps(value: JsonValue) -> str:
     """Encode compactly: one line, no spaces, no NaN (the wire forbids them)."""
     return _encoder.encode(value)
+
+
+def encode_message(value: JsonValue) -> bytes:
+    """Encode one message for the wire: compact JSON in UTF-8.
+
+    A string holding a lone surrogate (JSON may carry ``"\\ud800"``, and Python
+    decodes it into a ``str`` that UTF-8 cannot encode) is escaped on the way out:
+    the message is then written with ``\\uXXXX`` escapes, which is the same JSON
+    value, instead of failing. Every transport writes through here.
+
+    Raises:
+        ValueError: for NaN or infinity (not JSON); TypeError for a non-JSON value.
+    """
+    text = _encoder.encode(value)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _ascii_encoder.encode(value).encode("ascii")
 
 
 def _reject_constant(name: str) -> float:

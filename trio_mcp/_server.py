@@ -9,8 +9,8 @@ and stop when it is cancelled. Transports are imported only when used, so
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -18,9 +18,9 @@ from ._authority import Grants, ReceiptSink
 from ._declare import Prompt, Resource, Tool
 from ._dispatch import Broadcast, Catalog, Change, Dispatcher
 from ._errors import McpError
+from ._limits import Limits
 from ._protocol._state import StateSealer
-from ._transports._stream import Oversized, Send, serve_messages
-from ._units import DEFAULT_MAX_CONCURRENT, DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES
+from ._transports._stream import Oversized, serve_messages
 
 if TYPE_CHECKING:
     from ._declare import PromptSpec, ResourceSpec, ToolSpec
@@ -60,9 +60,9 @@ class Server:
         self,
         name: str,
         version: str,
-        tools: Sequence[Tool[..., Any]] = (),
-        resources: Sequence[Resource[..., Any]] = (),
-        prompts: Sequence[Prompt[..., Any]] = (),
+        tools: Sequence[Tool] = (),
+        resources: Sequence[Resource] = (),
+        prompts: Sequence[Prompt] = (),
         *,
         instructions: str | None = None,
         receipts: ReceiptSink | None = None,
@@ -87,7 +87,7 @@ class Server:
 
     def catalog(self) -> list[ToolSpec | ResourceSpec | PromptSpec]:
         """Return every entry's spec: tools, resources, then prompts, each in list order."""
-        return self._catalog.specs()  # type: ignore[return-value]
+        return self._catalog.specs()
 
     @property
     def broadcast(self) -> Broadcast:
@@ -97,9 +97,9 @@ class Server:
     def replace(
         self,
         *,
-        tools: Sequence[Tool[..., Any]] | None = None,
-        resources: Sequence[Resource[..., Any]] | None = None,
-        prompts: Sequence[Prompt[..., Any]] | None = None,
+        tools: Sequence[Tool] | None = None,
+        resources: Sequence[Resource] | None = None,
+        prompts: Sequence[Prompt] | None = None,
     ) -> None:
         """Serve a new catalog from now on and announce what changed.
 
@@ -128,9 +128,9 @@ class Server:
             )
         old = self._catalog
         catalog = Catalog(
-            list(old.tools.values()) if tools is None else tools,
-            old.resources if resources is None else resources,
-            list(old.prompts.values()) if prompts is None else prompts,
+            old.tool_list if tools is None else tools,
+            old.resource_list if resources is None else resources,
+            old.prompt_list if prompts is None else prompts,
         )
         self._catalog = catalog
         self.dispatcher.replace(catalog)
@@ -170,41 +170,51 @@ class Server:
     async def serve_messages(
         self,
         incoming: trio.abc.ReceiveChannel[str | bytes | Oversized],
-        send: Send,
+        send: Callable[[str], Awaitable[None]],
         *,
         allow: Grants = (),
         principal: object | None = None,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        limits: Limits | None = None,
+        max_depth: int | None = None,
+        max_concurrent: int | None = None,
     ) -> None:
         """Serve whole JSON-RPC messages from a channel; for custom transports and tests.
 
         Args:
             incoming: Each item is one message's text (or bytes).
-            send: Writes one outgoing message's text.
+            send: Writes one outgoing message's text (valid UTF-8 once encoded:
+                lone surrogates arrive escaped).
             allow: Capabilities granted to the caller, or a function of the principal.
             principal: Who is calling, if the transport knows.
+            limits: Every bound at once (``Limits``); the keywords below override
+                its fields.
             max_depth: Deepest nesting of arrays and objects accepted.
-            max_concurrent: Most handlers running at once; more requests wait.
+            max_concurrent: Most calls running at once; more wait (see ``Limits``).
         """
+
+        async def send_text(data: bytes) -> None:
+            await send(data.decode("utf-8"))
+
         await serve_messages(
             self.dispatcher,
             incoming,
-            send,
+            send_text,
             allow=allow,
             principal=principal,
-            max_depth=max_depth,
-            max_concurrent=max_concurrent,
+            limits=(limits or Limits()).with_overrides(
+                max_depth=max_depth, max_concurrent=max_concurrent
+            ),
         )
 
     async def serve_stdio(
         self,
         *,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        limits: Limits | None = None,
+        max_message_bytes: int | None = None,
+        max_depth: int | None = None,
+        max_concurrent: int | None = None,
         allow: Grants = (),
-        grace_period: float = 5.0,
+        grace_period: float | None = None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve the catalog over stdin and stdout until stdin reaches end of file.
@@ -216,10 +226,13 @@ class Server:
         restored when serving ends. POSIX only.
 
         Args:
+            limits: Every bound at once (``Limits``); the keywords below override
+                its fields.
             max_message_bytes: Longest line accepted; a longer one is skipped
                 without being buffered and answered with -32600.
             max_depth: Deepest nesting of arrays and objects; deeper is -32700.
-            max_concurrent: Most handlers running at once; more requests wait.
+            max_concurrent: Most calls running at once; up to
+                ``limits.max_waiting`` more wait, beyond that -32000 at once.
             allow: Capabilities granted to the caller, or a function of the
                 principal (which is None on stdio).
             grace_period: Seconds that requests still running at end of file get
@@ -235,11 +248,13 @@ class Server:
 
         await serve_stdio(
             self.dispatcher,
-            max_message_bytes=max_message_bytes,
-            max_depth=max_depth,
-            max_concurrent=max_concurrent,
+            limits=(limits or Limits()).with_overrides(
+                max_message_bytes=max_message_bytes,
+                max_depth=max_depth,
+                max_concurrent=max_concurrent,
+                grace_period=grace_period,
+            ),
             allow=allow,
-            grace_period=grace_period,
             task_status=task_status,
         )
 
@@ -249,9 +264,10 @@ class Server:
         port: int = 0,
         *,
         path: str = "/mcp",
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
+        limits: Limits | None = None,
+        max_message_bytes: int | None = None,
+        max_depth: int | None = None,
+        max_concurrent: int | None = None,
         allow: Grants = (),
         allowed_origins: Iterable[str] = (),
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
@@ -270,6 +286,8 @@ class Server:
             host: Interface to bind; loopback by default.
             port: TCP port; 0 picks a free one.
             path: The endpoint; other paths are refused with 404.
+            limits: Every bound at once (``Limits``); the keywords below override
+                its fields.
             max_message_bytes: Largest message accepted; a larger one is answered
                 with -32600 (one past twice the limit closes the connection with
                 1009, because trio-websocket buffers a frame before handing it over).
@@ -292,9 +310,11 @@ class Server:
             host=host,
             port=port,
             path=path,
-            max_message_bytes=max_message_bytes,
-            max_depth=max_depth,
-            max_concurrent=max_concurrent,
+            limits=(limits or Limits()).with_overrides(
+                max_message_bytes=max_message_bytes,
+                max_depth=max_depth,
+                max_concurrent=max_concurrent,
+            ),
             allow=allow,
             allowed_origins=allowed_origins,
             task_status=task_status,
@@ -309,10 +329,11 @@ class Server:
         allowed_hosts: Iterable[str] | None = None,
         allowed_origins: Iterable[str] | None = None,
         principal: PrincipalResolver | None = None,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
-        keepalive_interval: float = 15.0,
+        limits: Limits | None = None,
+        max_message_bytes: int | None = None,
+        max_depth: int | None = None,
+        max_concurrent: int | None = None,
+        keepalive_interval: float | None = None,
     ) -> McpAsgiApp:
         """Return an ASGI 3 app serving the catalog over Streamable HTTP at ``path``.
 
@@ -335,6 +356,8 @@ class Server:
                 A request without ``Origin`` is not browser-initiated and passes.
             principal: A function of the ASGI scope (sync or async) returning the
                 authenticated principal, or None.
+            limits: Every bound at once (``Limits``); the keywords below override
+                its fields.
             max_message_bytes: Largest request body; a larger one gets 413.
             max_depth: Deepest nesting of arrays and objects accepted.
             max_concurrent: Most handlers running at once across all requests;
@@ -354,10 +377,12 @@ class Server:
             allowed_hosts=allowed_hosts,
             allowed_origins=allowed_origins,
             principal=principal,
-            max_message_bytes=max_message_bytes,
-            max_depth=max_depth,
-            max_concurrent=max_concurrent,
-            keepalive_interval=keepalive_interval,
+            limits=(limits or Limits()).with_overrides(
+                max_message_bytes=max_message_bytes,
+                max_depth=max_depth,
+                max_concurrent=max_concurrent,
+                keepalive_interval=keepalive_interval,
+            ),
         )
         self._apps.add(app)
         return app
@@ -373,10 +398,11 @@ class Server:
         allowed_hosts: Iterable[str] | None = None,
         allowed_origins: Iterable[str] | None = None,
         principal: PrincipalResolver | None = None,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
-        keepalive_interval: float = 15.0,
+        limits: Limits | None = None,
+        max_message_bytes: int | None = None,
+        max_depth: int | None = None,
+        max_concurrent: int | None = None,
+        keepalive_interval: float | None = None,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve the catalog over Streamable HTTP on Hypercorn until cancelled.
@@ -398,6 +424,8 @@ class Server:
             allowed_hosts: Extra ``Host`` values accepted (see ``mount``).
             allowed_origins: Extra ``Origin`` values accepted (see ``mount``).
             principal: A function of the ASGI scope returning the principal.
+            limits: Every bound at once (``Limits``); the keywords below override
+                its fields.
             max_message_bytes: Largest request body; a larger one gets 413.
             max_depth: Deepest nesting of arrays and objects accepted.
             max_concurrent: Most handlers running at once across all requests.
@@ -429,10 +457,12 @@ class Server:
             allowed_origins=allowed_origins,
             check_host=is_loopback(host) or allowed_hosts is not None,
             principal=principal,
-            max_message_bytes=max_message_bytes,
-            max_depth=max_depth,
-            max_concurrent=max_concurrent,
-            keepalive_interval=keepalive_interval,
+            limits=(limits or Limits()).with_overrides(
+                max_message_bytes=max_message_bytes,
+                max_depth=max_depth,
+                max_concurrent=max_concurrent,
+                keepalive_interval=keepalive_interval,
+            ),
         )
         self._apps.add(app)
         await serve_hypercorn(app, host=host, port=port, task_status=task_status)

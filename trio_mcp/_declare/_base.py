@@ -21,7 +21,29 @@ from .._errors import InvalidDeclaration
 from .._units import Seconds, seconds
 from ._signature import declaration_id, is_method, resolve_hints
 
-__all__ = ["Declaration"]
+__all__ = ["MAX_WORKER_THREADS", "Declaration", "worker_threads"]
+
+#: Most threads running synchronous handlers at once, per ``trio.run``, counting
+#: abandoned ones (cancelled or timed out, still running until they return).
+#: Trio's own default limiter (40, shared with every other ``to_thread`` user) is
+#: not used, so abandoned handlers cannot starve other code of threads; beyond
+#: this many, a new synchronous call waits for a thread (its deadline still runs).
+MAX_WORKER_THREADS = 256
+
+_threads: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar(
+    "trio_mcp_worker_threads"
+)
+
+
+def worker_threads() -> trio.CapacityLimiter:
+    """The limiter of threads for synchronous handlers in this ``trio.run``."""
+    try:
+        return _threads.get()
+    except LookupError:
+        limiter = trio.CapacityLimiter(MAX_WORKER_THREADS)
+        _threads.set(limiter)
+        return limiter
+
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -155,7 +177,9 @@ class Declaration(Generic[P, R]):
         if self.is_async:
             return await fn(**kwargs)
         return await trio.to_thread.run_sync(
-            functools.partial(fn, **kwargs), abandon_on_cancel=True
+            functools.partial(fn, **kwargs),
+            abandon_on_cancel=True,
+            limiter=worker_threads(),
         )
 
     def __repr__(self) -> str:

@@ -10,18 +10,17 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, TypeVar, overload
 
-import attrs
-
 from .._authority import Capability
-from .._errors import InvalidDeclaration
-from .._json import JsonObject, JsonValue
+from .._errors import InvalidDeclaration, InvalidReply
 from .._units import Seconds
 from ._base import Declaration
 from ._content import PromptMessage, TextContent
 from ._docstring import describe
+from ._needs_input import NeedsInput
 from ._replies import MISSING, strip_needs_input
+from ._values import Icon, PromptArgument, PromptGet, PromptReply, PromptSpec
 
-__all__ = ["Prompt", "PromptArgument", "PromptSpec", "prompt"]
+__all__ = ["FunctionPrompt", "prompt", "prompt_messages"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -29,47 +28,8 @@ R = TypeVar("R")
 _ALLOWED_RETURNS = (str, PromptMessage, list[PromptMessage], Sequence[PromptMessage])
 
 
-@attrs.frozen
-class PromptArgument:
-    """One argument of a prompt."""
-
-    name: str
-    description: str | None
-    required: bool
-
-    def to_wire(self) -> JsonObject:
-        """Return the protocol's ``PromptArgument``."""
-        out: JsonObject = {"name": self.name}
-        if self.description is not None:
-            out["description"] = self.description
-        out["required"] = self.required
-        return out
-
-
-@attrs.frozen(kw_only=True)
-class PromptSpec:
-    """A prompt's catalog entry, as ``prompts/list`` shows it."""
-
-    name: str
-    title: str | None
-    description: str | None
-    arguments: tuple[PromptArgument, ...]
-    declaration: str
-
-    def to_wire(self) -> JsonObject:
-        """Return the protocol's ``Prompt``."""
-        out: JsonObject = {"name": self.name}
-        if self.title is not None:
-            out["title"] = self.title
-        if self.description is not None:
-            out["description"] = self.description
-        if self.arguments:
-            out["arguments"] = [a.to_wire() for a in self.arguments]
-        return out
-
-
-class Prompt(Declaration[P, R]):
-    """A prompt declaration."""
+class FunctionPrompt(Declaration[P, R]):
+    """A decorated function or method served as a ``Prompt``."""
 
     kind = "prompt"
 
@@ -79,9 +39,11 @@ class Prompt(Declaration[P, R]):
         *,
         name: str | None = None,
         title: str | None = None,
+        icons: Sequence[Icon] = (),
         caps: Sequence[Capability] = (),
         timeout: Seconds | None = None,
     ) -> None:
+        self.icons = tuple(icons)
         self.described = describe(fn)
         super().__init__(fn, name=name, title=title, caps=caps, timeout=timeout)
 
@@ -138,59 +100,62 @@ class Prompt(Declaration[P, R]):
         self.ensure_prepared()
         return PromptSpec(
             name=self.name,
-            title=self.title,
             description=self.described.summary,
             arguments=tuple(self.arguments),
-            declaration=self.declaration,
+            title=self.title,
+            icons=self.icons,
+            caps=self.caps,
+            timeout=self.timeout,
         )
 
-    def check_arguments(self, arguments: JsonValue) -> list[str]:
-        """Return what is wrong with a ``prompts/get`` arguments object (empty if fine)."""
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            return ["arguments must be an object of strings"]
-        known = {a.name for a in self.arguments}
-        problems = [f"- {k}: unknown argument" for k in arguments if k not in known]
-        problems += [
-            f"- {k}: expected a string"
-            for k, v in arguments.items()
-            if k in known and not isinstance(v, str)
-        ]
-        problems += [
-            f"- {a.name}: this argument is required"
-            for a in self.arguments
-            if a.required and a.name not in arguments
-        ]
-        return problems
+    async def dispatch(self, get: PromptGet) -> PromptReply:
+        """Run the prompt with its checked string arguments and shape the messages.
 
-    async def dispatch(self, arguments: JsonValue) -> object:
-        """Run the prompt with checked string arguments."""
-        kwargs: dict[str, object] = (
-            dict(arguments) if isinstance(arguments, dict) else {}
+        Raises:
+            InvalidReply: if the return value is not a str, a PromptMessage or a
+                list of them.
+        """
+        value = await self.run(dict(get.arguments))
+        if isinstance(value, NeedsInput):
+            return PromptReply.needs_input(value)
+        return PromptReply(
+            messages=prompt_messages(value, where=self.declaration),
+            description=self.described.summary,
         )
-        return await self.run(kwargs)
 
-    @staticmethod
-    def messages(value: object) -> list[JsonValue]:
-        """Shape a prompt's return value into protocol messages."""
-        if isinstance(value, str):
-            return [PromptMessage("user", TextContent(value)).to_wire()]
-        if isinstance(value, PromptMessage):
-            return [value.to_wire()]
-        return [m.to_wire() for m in value]  # type: ignore[attr-defined]
+
+def prompt_messages(value: object, *, where: str) -> tuple[PromptMessage, ...]:
+    """Return a prompt's return value as messages.
+
+    Raises:
+        InvalidReply: for anything but a str, a PromptMessage or a list of them.
+    """
+    if isinstance(value, str):
+        return (PromptMessage("user", TextContent(value)),)
+    if isinstance(value, PromptMessage):
+        return (value,)
+    if isinstance(value, list | tuple) and all(
+        isinstance(m, PromptMessage) for m in value
+    ):
+        return tuple(value)
+    raise InvalidReply(
+        where,
+        f"returned a {type(value).__name__}; a prompt returns a str, a "
+        "PromptMessage or a list of PromptMessage",
+    )
 
 
 @overload
-def prompt(fn: Callable[P, R], /) -> Prompt[P, R]: ...
+def prompt(fn: Callable[P, R], /) -> FunctionPrompt[P, R]: ...
 @overload
 def prompt(
     *,
     name: str | None = None,
     title: str | None = None,
+    icons: Sequence[Icon] = (),
     caps: Sequence[Capability] = (),
     timeout: Seconds | None = None,
-) -> Callable[[Callable[P, R]], Prompt[P, R]]: ...
+) -> Callable[[Callable[P, R]], FunctionPrompt[P, R]]: ...
 def prompt(fn: Any = None, /, **options: Any) -> Any:
     """Declare a function as a prompt; its parameters are ``str`` or ``str | None``.
 
@@ -199,9 +164,9 @@ def prompt(fn: Any = None, /, **options: Any) -> Any:
         title: A display title.
     """
     if fn is not None:
-        return Prompt(fn, **options)
+        return FunctionPrompt(fn, **options)
 
-    def decorate(f: Callable[P, R]) -> Prompt[P, R]:
-        return Prompt(f, **options)
+    def decorate(f: Callable[P, R]) -> FunctionPrompt[P, R]:
+        return FunctionPrompt(f, **options)
 
     return decorate

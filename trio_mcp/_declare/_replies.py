@@ -17,14 +17,22 @@ from typing import Literal
 
 import attrs
 
-from .._decode import encode
-from .._errors import InvalidDeclaration
-from .._json import JsonObject, dumps
+from .._decode import decode, encode
+from .._errors import DecodeError, InvalidDeclaration, InvalidReply
+from .._json import JsonObject, JsonValue
 from .._schema import UnsupportedType, json_schema
-from ._content import CONTENT_TYPES
+from ._content import CONTENT_TYPES, Content
 from ._needs_input import NeedsInput
+from ._values import ToolReply
 
-__all__ = ["ReplyShape", "strip_needs_input", "tool_reply_shape"]
+__all__ = [
+    "ReplyShape",
+    "check_as",
+    "content_blocks",
+    "encode_as",
+    "strip_needs_input",
+    "tool_reply_shape",
+]
 
 MISSING = object()
 
@@ -53,28 +61,111 @@ def _is_content(annotation: object) -> bool:
     return False
 
 
+def encode_as(value: object, tp: object, *, where: str) -> JsonValue:
+    """Encode ``value`` through ``tp``'s converter and check it decodes back as ``tp``.
+
+    The strict decoder accepts exactly what ``json_schema(tp)`` accepts, so a value
+    that passes is one the advertised schema accepts (NaN and infinity included:
+    JSON has neither).
+
+    Raises:
+        InvalidReply: if the value cannot be encoded as ``tp`` or does not fit it.
+    """
+    try:
+        encoded = encode(value, tp)
+    except Exception as exc:  # cattrs' unstructure hooks fail in many ways
+        raise InvalidReply(
+            where,
+            f"a {type(value).__name__} cannot be encoded as the declared "
+            f"{_type_name(tp)} ({type(exc).__name__})",
+        ) from exc
+    check_as(encoded, tp, where=where)
+    return encoded
+
+
+def check_as(encoded: JsonValue, tp: object, *, where: str) -> None:
+    """Check an encoded value against ``tp`` with the strict decoder.
+
+    Raises:
+        InvalidReply: naming each place the value does not fit.
+    """
+    try:
+        decode(tp, encoded)
+    except DecodeError as exc:
+        raise InvalidReply(
+            where, [f"{p.path or 'the value'}: {p.message}" for p in exc.problems]
+        ) from None
+    except Exception as exc:  # an attrs validator refusing a value it built itself
+        raise InvalidReply(where, f"{type(exc).__name__}: {exc}") from exc
+
+
+def _type_name(tp: object) -> str:
+    return getattr(tp, "__qualname__", None) or repr(tp)
+
+
+def content_blocks(value: object, *, where: str) -> tuple[Content, ...]:
+    """Return ``value`` as content blocks: one block, or a list or tuple of them.
+
+    Raises:
+        InvalidReply: for anything else (a ``str`` where blocks are declared, ...).
+    """
+    if isinstance(value, CONTENT_TYPES):
+        return (value,)
+    if isinstance(value, list | tuple):
+        bad = [
+            f"item {i} is a {type(b).__name__}, not a content block"
+            for i, b in enumerate(value)
+            if not isinstance(b, CONTENT_TYPES)
+        ]
+        if not bad:
+            return tuple(value)
+        raise InvalidReply(where, bad)
+    raise InvalidReply(
+        where,
+        f"returned a {type(value).__name__} where content blocks are declared "
+        "(TextContent, ImageContent, ... or a list of them)",
+    )
+
+
 @attrs.frozen
 class ReplyShape:
-    """How a tool's return value becomes a ``CallToolResult``."""
+    """How a tool's return value becomes a ``ToolReply``."""
 
     mode: Literal["structured", "content", "none"]
     output_schema: JsonObject | None
     output_type: object
 
-    def result(self, value: object) -> JsonObject:
-        """Return the ``CallToolResult`` fields (without ``resultType``) for ``value``."""
+    def reply(self, value: object, *, where: str) -> ToolReply:
+        """Return the reply for what the handler returned.
+
+        Raises:
+            InvalidReply: if ``value`` does not fit the declared return type.
+        """
         if self.mode == "content":
-            blocks = [value] if isinstance(value, CONTENT_TYPES) else list(value)  # type: ignore[call-overload]
-            return {"content": [b.to_wire() for b in blocks], "isError": False}
+            return ToolReply.ok(content=content_blocks(value, where=where))
         if self.mode == "none":
-            return {"content": [], "isError": False}
-        structured = encode(value, self.output_type)
-        text = dumps(structured)
-        return {
-            "content": [{"type": "text", "text": text}],
-            "structuredContent": structured,
-            "isError": False,
-        }
+            if value is not None:
+                raise InvalidReply(
+                    where, f"returned a {type(value).__name__}; '-> None' is declared"
+                )
+            return ToolReply.ok()
+        try:
+            encoded = encode(value, self.output_type)
+        except Exception as exc:
+            raise InvalidReply(
+                where,
+                f"a {type(value).__name__} cannot be encoded as the declared "
+                f"{_type_name(self.output_type)} ({type(exc).__name__})",
+            ) from exc
+        return ToolReply.ok(encoded)
+
+    def check(self, structured: JsonValue, *, where: str) -> None:
+        """Check structured content against the declared return type.
+
+        Raises:
+            InvalidReply: naming each place it does not fit.
+        """
+        check_as(structured, self.output_type, where=where)
 
 
 def tool_reply_shape(annotation: object, *, where: str) -> ReplyShape:

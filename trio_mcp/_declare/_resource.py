@@ -16,18 +16,19 @@ from typing import Any, ParamSpec, TypeVar, overload
 import attrs
 
 from .._authority import Capability
-from .._decode import encode
-from .._errors import InvalidDeclaration
-from .._json import JsonObject, JsonValue, dumps
+from .._errors import InvalidDeclaration, InvalidReply
+from .._json import dumps
 from .._schema import UnsupportedType, json_schema
 from .._units import Seconds, seconds
 from ._base import Declaration
 from ._content import BlobResourceContents, TextResourceContents
 from ._docstring import describe
-from ._replies import MISSING, strip_needs_input
+from ._needs_input import NeedsInput
+from ._replies import MISSING, encode_as, strip_needs_input
 from ._signature import plan_arguments
+from ._values import Icon, ResourceContents, ResourceRead, ResourceReply, ResourceSpec
 
-__all__ = ["Resource", "ResourceSpec", "UriTemplate", "resource"]
+__all__ = ["FunctionResource", "UriTemplate", "resource"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -83,31 +84,6 @@ class UriTemplate:
         return {k: urllib.parse.unquote(v) for k, v in m.groupdict().items()}
 
 
-@attrs.frozen(kw_only=True)
-class ResourceSpec:
-    """A resource's catalog entry (a ``Resource`` or a ``ResourceTemplate``)."""
-
-    uri: str
-    is_template: bool
-    name: str
-    title: str | None
-    description: str | None
-    mime_type: str | None
-    declaration: str
-
-    def to_wire(self) -> JsonObject:
-        """Return the protocol's ``Resource`` or ``ResourceTemplate``."""
-        out: JsonObject = {("uriTemplate" if self.is_template else "uri"): self.uri}
-        out["name"] = self.name
-        if self.title is not None:
-            out["title"] = self.title
-        if self.description is not None:
-            out["description"] = self.description
-        if self.mime_type is not None:
-            out["mimeType"] = self.mime_type
-        return out
-
-
 def _is_contents(annotation: object) -> bool:
     if annotation in (TextResourceContents, BlobResourceContents):
         return True
@@ -117,8 +93,8 @@ def _is_contents(annotation: object) -> bool:
     )
 
 
-class Resource(Declaration[P, R]):
-    """A resource declaration: a static URI or a template, and its reader."""
+class FunctionResource(Declaration[P, R]):
+    """A decorated reader of a static URI or a URI template, served as a ``Resource``."""
 
     kind = "resource"
 
@@ -129,12 +105,14 @@ class Resource(Declaration[P, R]):
         uri: str,
         name: str | None = None,
         title: str | None = None,
+        icons: Sequence[Icon] = (),
         mime_type: str | None = None,
         ttl: Seconds | None = None,
         updatable: bool = False,
         caps: Sequence[Capability] = (),
         timeout: Seconds | None = None,
     ) -> None:
+        self.icons = tuple(icons)
         where = f"{fn.__module__}:{fn.__qualname__}"
         if not isinstance(uri, str) or not uri:
             raise InvalidDeclaration(f"{where}: @resource needs uri='scheme://...'")
@@ -214,12 +192,15 @@ class Resource(Declaration[P, R]):
         self.ensure_prepared()
         return ResourceSpec(
             uri=self.uri,
-            is_template=self.is_template,
             name=self.name,
-            title=self.title,
             description=self.described.summary,
             mime_type=self.effective_mime,
-            declaration=self.declaration,
+            title=self.title,
+            icons=self.icons,
+            caps=self.caps,
+            timeout=self.timeout,
+            ttl=self.ttl,
+            updatable=self.updatable,
         )
 
     def match(self, uri: str) -> dict[str, str] | None:
@@ -228,23 +209,52 @@ class Resource(Declaration[P, R]):
             return {} if uri == self.uri else None
         return self.template.match(uri)
 
-    async def dispatch(self, uri: str, variables: dict[str, str]) -> object:
-        """Run the reader for ``uri``; returns its value (or a NeedsInput)."""
-        return await self.run(dict(variables))
+    async def dispatch(self, read: ResourceRead) -> ResourceReply:
+        """Run the reader with the URI's variables and shape its contents.
 
-    def contents(self, uri: str, value: object) -> list[JsonValue]:
-        """Shape a reader's return value into the protocol's resource contents."""
+        Raises:
+            InvalidReply: if the return value does not fit the return type.
+        """
+        value = await self.run(dict(read.variables))
+        if isinstance(value, NeedsInput):
+            return ResourceReply.needs_input(value)
+        return ResourceReply(self.contents(read.uri, value))
+
+    def contents(self, uri: str, value: object) -> tuple[ResourceContents, ...]:
+        """Shape a reader's return value into resource contents.
+
+        Raises:
+            InvalidReply: if ``value`` does not fit the declared return type.
+        """
         mime = self.effective_mime
+        where = self.declaration
         if isinstance(value, TextResourceContents | BlobResourceContents):
-            return [value.to_wire()]
+            return (value,)
         if self.shape == "contents":
-            return [c.to_wire() for c in value]  # type: ignore[attr-defined]
+            if isinstance(value, list | tuple) and all(
+                isinstance(c, TextResourceContents | BlobResourceContents)
+                for c in value
+            ):
+                return tuple(value)
+            raise InvalidReply(
+                where,
+                f"returned a {type(value).__name__}; resource contents are declared",
+            )
         if self.shape == "text":
-            return [TextResourceContents(uri, str(value), mime).to_wire()]
+            if not isinstance(value, str):
+                raise InvalidReply(
+                    where, f"returned a {type(value).__name__}; '-> str' is declared"
+                )
+            return (TextResourceContents(uri, value, mime),)
         if self.shape == "blob":
-            return [BlobResourceContents(uri, bytes(value), mime).to_wire()]  # type: ignore[call-overload]
-        text = dumps(encode(value, self.return_type))
-        return [TextResourceContents(uri, text, mime).to_wire()]
+            if not isinstance(value, bytes | bytearray):
+                raise InvalidReply(
+                    where,
+                    f"returned a {type(value).__name__}; '-> bytes' is declared",
+                )
+            return (BlobResourceContents(uri, bytes(value), mime),)
+        text = dumps(encode_as(value, self.return_type, where=where))
+        return (TextResourceContents(uri, text, mime),)
 
 
 @overload
@@ -253,14 +263,15 @@ def resource(
     uri: str,
     name: str | None = None,
     title: str | None = None,
+    icons: Sequence[Icon] = (),
     mime_type: str | None = None,
     ttl: Seconds | None = None,
     updatable: bool = False,
     caps: Sequence[Capability] = (),
     timeout: Seconds | None = None,
-) -> Callable[[Callable[P, R]], Resource[P, R]]: ...
+) -> Callable[[Callable[P, R]], FunctionResource[P, R]]: ...
 @overload
-def resource(uri: str, /) -> Callable[[Callable[P, R]], Resource[P, R]]: ...
+def resource(uri: str, /) -> Callable[[Callable[P, R]], FunctionResource[P, R]]: ...
 def resource(uri: str | None = None, /, **options: Any) -> Any:
     """Declare a function as a resource reader for a URI or URI template.
 
@@ -275,7 +286,7 @@ def resource(uri: str | None = None, /, **options: Any) -> Any:
     if uri is not None:
         options["uri"] = uri
 
-    def decorate(fn: Callable[P, R]) -> Resource[P, R]:
-        return Resource(fn, **options)
+    def decorate(fn: Callable[P, R]) -> FunctionResource[P, R]:
+        return FunctionResource(fn, **options)
 
     return decorate

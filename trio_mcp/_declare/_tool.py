@@ -11,8 +11,6 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, TypeVar, overload
 
-import attrs
-
 from .._authority import Capability
 from .._decode import decode
 from .._errors import InvalidDeclaration, ToolError
@@ -21,10 +19,12 @@ from .._protocol._headers import param_headers
 from .._units import Seconds
 from ._base import Declaration
 from ._docstring import describe
+from ._needs_input import NeedsInput
 from ._replies import MISSING, ReplyShape, tool_reply_shape
 from ._signature import Plan, plan_arguments
+from ._values import Icon, ToolCall, ToolHints, ToolReply, ToolSpec
 
-__all__ = ["Tool", "ToolHints", "ToolSpec", "tool"]
+__all__ = ["FunctionTool", "error_reply", "message_chain", "qualified", "tool"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -32,58 +32,8 @@ R = TypeVar("R")
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 
-@attrs.frozen(kw_only=True)
-class ToolHints:
-    """Hints for the client about a tool's behaviour. They grant nothing."""
-
-    read_only: bool = False
-    destructive: bool = True
-    idempotent: bool = False
-    open_world: bool = True
-    title: str | None = None
-
-    def to_wire(self) -> JsonObject:
-        """Return the protocol's ``ToolAnnotations``."""
-        out: JsonObject = {
-            "readOnlyHint": self.read_only,
-            "destructiveHint": self.destructive,
-            "idempotentHint": self.idempotent,
-            "openWorldHint": self.open_world,
-        }
-        if self.title is not None:
-            out["title"] = self.title
-        return out
-
-
-@attrs.frozen(kw_only=True)
-class ToolSpec:
-    """A tool's catalog entry, as ``tools/list`` shows it."""
-
-    name: str
-    title: str | None
-    description: str | None
-    input_schema: JsonObject
-    output_schema: JsonObject | None
-    hints: ToolHints | None
-    declaration: str
-
-    def to_wire(self) -> JsonObject:
-        """Return the protocol's ``Tool``."""
-        out: JsonObject = {"name": self.name}
-        if self.title is not None:
-            out["title"] = self.title
-        if self.description is not None:
-            out["description"] = self.description
-        out["inputSchema"] = self.input_schema
-        if self.output_schema is not None:
-            out["outputSchema"] = self.output_schema
-        if self.hints is not None:
-            out["annotations"] = self.hints.to_wire()
-        return out
-
-
-class Tool(Declaration[P, R]):
-    """A tool declaration: callable like the function, served by a ``Server``."""
+class FunctionTool(Declaration[P, R]):
+    """A decorated function or method: callable like it, served as a ``Tool``."""
 
     kind = "tool"
     plan: Plan
@@ -96,6 +46,7 @@ class Tool(Declaration[P, R]):
         name: str | None = None,
         title: str | None = None,
         hints: ToolHints | None = None,
+        icons: Sequence[Icon] = (),
         caps: Sequence[Capability] = (),
         errors: Sequence[type[BaseException]] | type[BaseException] = (ToolError,),
         timeout: Seconds | None = None,
@@ -109,6 +60,7 @@ class Tool(Declaration[P, R]):
                 )
         self.errors: tuple[type[BaseException], ...] = errors
         self.hints = hints
+        self.icons = tuple(icons)
         self.described = describe(fn)
         super().__init__(fn, name=name, title=title, caps=caps, timeout=timeout)
 
@@ -154,12 +106,14 @@ class Tool(Declaration[P, R]):
         self.ensure_prepared()
         return ToolSpec(
             name=self.name,
-            title=self.title,
             description=self.described.summary,
             input_schema=self.plan.input_schema,
             output_schema=self.reply.output_schema,
-            hints=self.hints,
-            declaration=self.declaration,
+            title=self.title,
+            annotations=self.hints,
+            icons=self.icons,
+            caps=self.caps,
+            timeout=self.timeout,
         )
 
     def decode_arguments(self, arguments: JsonValue) -> dict[str, object]:
@@ -173,26 +127,80 @@ class Tool(Declaration[P, R]):
         )
         return {name: getattr(value, name) for name in self.plan.names}
 
-    async def dispatch(self, arguments: JsonValue) -> object:
-        """Decode ``arguments``, run the handler and return what it returned.
+    def check_output(self, structured: JsonValue) -> None:
+        """Check encoded structured content against the declared return type.
 
-        Exceptions propagate: the dispatcher turns them into results or errors.
+        The strict decoder accepts exactly what the output schema accepts, so this
+        is the schema check, by construction.
+
+        Raises:
+            InvalidReply: naming every place the value does not fit.
         """
-        return await self.run(self.decode_arguments(arguments))
+        self.reply.check(structured, where=self.declaration)
+
+    async def dispatch(self, call: ToolCall) -> ToolReply:
+        """Decode the arguments, run the handler and shape its return value.
+
+        An exception listed in ``errors=`` becomes an ``isError`` reply; others
+        propagate for the server to turn into -32603.
+
+        Raises:
+            DecodeError: listing every bad argument.
+            InvalidReply: if the return value does not fit the return type.
+        """
+        kwargs = self.decode_arguments(call.arguments)
+        try:
+            value = await self.run(kwargs)
+        except self.errors as exc:
+            return error_reply(exc)
+        if isinstance(value, NeedsInput):
+            return ToolReply.needs_input(value)
+        return self.reply.reply(value, where=self.declaration)
+
+
+def message_chain(exc: BaseException) -> list[str]:
+    """Return ``exc``'s message and those of its ``__cause__`` chain."""
+    out: list[str] = []
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        out.append(str(current) or type(current).__name__)
+        current = current.__cause__
+    return out
+
+
+def qualified(exc_type: type[BaseException]) -> str:
+    """Return ``module.QualName`` of an exception class."""
+    return f"{exc_type.__module__}.{exc_type.__qualname__}"
+
+
+def error_reply(exc: BaseException) -> ToolReply:
+    """The ``isError`` reply for an exception the model may read: its message chain."""
+    chain = message_chain(exc)
+    text = "\n".join([chain[0], *(f"caused by: {m}" for m in chain[1:])])
+    messages: list[JsonValue] = list(chain)
+    detail: JsonObject = {
+        "kind": "error",
+        "type": type(exc).__name__,
+        "messages": messages,
+    }
+    return ToolReply.error(text, detail, error_type=qualified(type(exc)))
 
 
 @overload
-def tool(fn: Callable[P, R], /) -> Tool[P, R]: ...
+def tool(fn: Callable[P, R], /) -> FunctionTool[P, R]: ...
 @overload
 def tool(
     *,
     name: str | None = None,
     title: str | None = None,
     hints: ToolHints | None = None,
+    icons: Sequence[Icon] = (),
     caps: Sequence[Capability] = (),
     errors: Sequence[type[BaseException]] | type[BaseException] = (ToolError,),
     timeout: Seconds | None = None,
-) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
+) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(fn: Any = None, /, **options: Any) -> Any:
     """Declare a function, async function or method as an MCP tool.
 
@@ -202,6 +210,7 @@ def tool(fn: Any = None, /, **options: Any) -> Any:
         name: The wire name; defaults to the function's name.
         title: A display title.
         hints: ``ToolHints`` for the client; they grant nothing.
+        icons: ``Icon`` values a client may show.
         caps: Capabilities each call requires, and the ceiling of ``ctx.require``.
         errors: Exceptions whose message the model may read (``isError`` results).
         timeout: Seconds or a timedelta; the call's deadline.
@@ -211,9 +220,9 @@ def tool(fn: Any = None, /, **options: Any) -> Any:
             return type, naming the declaration and the parameter.
     """
     if fn is not None:
-        return Tool(fn, **options)
+        return FunctionTool(fn, **options)
 
-    def decorate(f: Callable[P, R]) -> Tool[P, R]:
-        return Tool(f, **options)
+    def decorate(f: Callable[P, R]) -> FunctionTool[P, R]:
+        return FunctionTool(f, **options)
 
     return decorate

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import re
 import uuid
 from collections.abc import Callable
@@ -50,10 +51,16 @@ def _int(value: object, _: object) -> int:
 
 
 def _float(value: object, _: object) -> float:
+    # JSON has no NaN or infinity; a huge literal such as 1e400 parses as infinity.
     if type(value) is float:
-        return value
+        if math.isfinite(value):
+            return value
+        raise Invalid("expected a finite number")
     if type(value) is int:
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise Invalid("expected a number within the range of a double") from None
     raise Invalid("expected a number")
 
 

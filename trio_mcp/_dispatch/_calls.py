@@ -1,23 +1,32 @@
 """Calls of tools, prompts and resources, and what runs around every one.
 
-The handlers of ``tools/call``, ``prompts/get`` and ``resources/read``. Each call
-runs under a ``ToolContext``, a capability check, the declaration's deadline, and
-leaves a ``Receipt`` however it ends. This is the one place that
-catches bare ``Exception``: a failing handler becomes -32603 with a reference, its
-traceback goes to the log, and the server goes on. Refusals, bad arguments, tool
-errors and timeouts become error results (for tools) or faults (for the others).
+``tools/call``, ``prompts/get`` and ``resources/read`` find their entry, build the
+call value (``ToolCall``, ``PromptGet``, ``ResourceRead``) and go through
+``Calls.invoke``, the same for every adopter:
+
+1. open the call: its ``ToolContext``, the host's grants, the secrets registry;
+2. check the grants against the entry's ``caps`` (before any argument is read);
+3. open a multi round-trip ``requestState`` if one was sent;
+4. run ``dispatch`` under the entry's deadline, mapping what it raises to a ``Failure``;
+5. guard the reply: check it against the spec, mask secrets, encode it;
+6. leave a receipt, however the call ended.
+
+Steps fail by raising ``Failure``; ``invoke`` catches it once, and is the one place
+that catches bare ``Exception`` from a handler or from the way out: such a request
+ends with -32603 and an error reference, its traceback goes to the log, and the
+server goes on.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
+import attrs
 import trio
 
 from .. import _otel
@@ -28,362 +37,328 @@ from .._authority import (
     close_registry,
     mask_write_only,
     open_registry,
+    redact_json,
     resolve_grants,
 )
 from .._authority import receipt_logger as _receipt_logger
-from .._authority import redact as redact_secrets
 from .._context import (
     CancelToken,
-    Emit,
     MissingClientCapability,
     Refusal,
     ToolContext,
     reset_current,
     set_current,
 )
-from .._declare import NeedsInput, Prompt, Resource, Tool
-from .._errors import DecodeError, ResourceNotFound
-from .._json import JsonObject, JsonValue
+from .._declare import (
+    ABSENT,
+    NeedsInput,
+    PromptGet,
+    PromptReply,
+    PromptSpec,
+    ResourceRead,
+    ResourceReply,
+    ResourceSpec,
+    ToolCall,
+    ToolReply,
+    ToolSpec,
+    _Absent,
+    content_blocks,
+    qualified,
+)
+from .._errors import DecodeError, InvalidReply, ResourceNotFound
+from .._json import JsonObject, JsonValue, dumps
 from .._protocol import _wire as wire
 from .._protocol._headers import check_param_headers
-from .._protocol._jsonrpc import Fault, Request
 from .._protocol._state import StateSealer
-from ._catalog import Catalog
-from ._request import Caller, Stop, invalid, missing_capability
+from ._catalog import Catalog, Entry, ToolEntry
+from ._request import Failure, Incoming
 from ._rounds import BadRound, ask, open_round, pre_answered
 
-__all__ = ["REFUSED", "Calls", "message_chain", "qualified"]
+__all__ = ["Calls", "Kind"]
 
 log = logging.getLogger("trio_mcp")
 
-#: Application code (outside JSON-RPC's reserved range) for a refused prompt or read.
-REFUSED = -31403
+Kind = Literal["tool", "prompt", "resource"]
+AnyReply = ToolReply | PromptReply | ResourceReply
+AnyEntry = Entry
 
 
-def message_chain(exc: BaseException) -> list[str]:
-    """Return ``exc``'s message and those of its ``__cause__`` chain."""
-    out: list[str] = []
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        out.append(str(current) or type(current).__name__)
-        current = current.__cause__
-    return out
+@attrs.define(slots=True)
+class Ending:
+    """How one call ended: its result, or the failure it ended with."""
 
-
-def qualified(exc_type: type[BaseException]) -> str:
-    """Return ``module.QualName`` of an exception class."""
-    return f"{exc_type.__module__}.{exc_type.__qualname__}"
-
-
-def _error_result(text: str, detail: JsonObject) -> JsonObject:
-    return {
-        "content": [{"type": "text", "text": text}],
-        "isError": True,
-        "_meta": {wire.META_ERROR: detail},
-    }
+    outcome: Outcome
+    result: JsonObject | None = None
+    failure: Failure | None = None
+    error_type: str | None = None
+    error_ref: str | None = None
 
 
 class Calls:
     """The dispatcher's call handlers and what runs around every call.
 
     A base of ``Dispatcher``, which sets these attributes; they are read on each
-    call, so replacing one (a new catalog, a test's sealer) takes effect at once.
+    call, so replacing one (a new catalog) takes effect at once.
     """
 
     catalog: Catalog
     sealer: StateSealer
     receipts: ReceiptSink | None
-    redact: Callable[[str], str]
 
-    async def _tools_call(
-        self,
-        request: Request,
-        params: JsonObject,
-        meta: JsonObject,
-        caller: Caller,
-        emit: Emit,
-    ) -> JsonObject:
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise invalid(request, "tools/call needs params.name (a string)")
-        decl = self.catalog.tools.get(name)
-        if decl is None:
-            raise invalid(
-                request, f"unknown tool '{name}'; call tools/list for the catalog"
+    # -- the three call methods ---------------------------------------------------------
+    async def _tools_call(self, inc: Incoming) -> JsonObject:
+        name = _required_str(inc, "name", "tools/call")
+        entry = self.catalog.tools.get(name)
+        if entry is None:
+            raise Failure.invalid(
+                f"unknown tool '{name}'; call tools/list for the catalog"
             )
-        arguments = params.get("arguments")
+        arguments = inc.params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
-            raise invalid(request, "params.arguments must be an object")
-        if caller.headers is not None and decl.param_headers:
-            fault = check_param_headers(
-                caller.headers, decl.param_headers, arguments, request.id
-            )
+            raise Failure.invalid("params.arguments must be an object")
+        headers = inc.caller.headers
+        if headers is not None and entry.param_headers:
+            fault = check_param_headers(headers, entry.param_headers, arguments, inc.id)
             if fault is not None:
-                raise Stop(fault)
-
-        async def run() -> object:
-            return await decl.dispatch(arguments)
-
+                raise Failure.of(fault)
+        call = ToolCall(name, arguments or {}, inc.id, inc.caller.principal)
         return await self.invoke(
-            decl, "tool", name, run, request, params, meta, caller, emit
+            inc, entry, "tool", name, lambda: entry.adopter.dispatch(call)
         )
 
-    async def _prompts_get(
-        self,
-        request: Request,
-        params: JsonObject,
-        meta: JsonObject,
-        caller: Caller,
-        emit: Emit,
-    ) -> JsonObject:
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise invalid(request, "prompts/get needs params.name (a string)")
-        decl = self.catalog.prompts.get(name)
-        if decl is None:
-            raise invalid(
-                request, f"unknown prompt '{name}'; call prompts/list for the catalog"
+    async def _prompts_get(self, inc: Incoming) -> JsonObject:
+        name = _required_str(inc, "name", "prompts/get")
+        entry = self.catalog.prompts.get(name)
+        if entry is None:
+            raise Failure.invalid(
+                f"unknown prompt '{name}'; call prompts/list for the catalog"
             )
-        arguments = params.get("arguments")
+        raw = inc.params.get("arguments")
 
-        async def run() -> object:
+        async def get() -> AnyReply:
             # Checked here, after the grant check, so a refused caller learns
             # nothing about the arguments and a bad call still leaves a receipt.
-            problems = decl.check_arguments(arguments)
-            if problems:
-                raise invalid(
-                    request,
-                    "invalid prompt arguments:\n" + "\n".join(problems),
-                    {"problems": list(problems)},
-                )
-            return await decl.dispatch(arguments)
+            arguments = _prompt_arguments(entry.spec, raw)
+            return await entry.adopter.dispatch(
+                PromptGet(name, arguments, inc.id, inc.caller.principal)
+            )
 
-        return await self.invoke(
-            decl, "prompt", name, run, request, params, meta, caller, emit
-        )
+        return await self.invoke(inc, entry, "prompt", name, get)
 
-    async def _resources_read(
-        self,
-        request: Request,
-        params: JsonObject,
-        meta: JsonObject,
-        caller: Caller,
-        emit: Emit,
-    ) -> JsonObject:
-        uri = params.get("uri")
-        if not isinstance(uri, str):
-            raise invalid(request, "resources/read needs params.uri (a string)")
+    async def _resources_read(self, inc: Incoming) -> JsonObject:
+        uri = _required_str(inc, "uri", "resources/read")
         found = self.catalog.find_resource(uri)
         if found is None:
-            raise invalid(request, f"resource not found: {uri}", {"uri": uri})
-        decl, variables = found
+            raise Failure.invalid(f"resource not found: {uri}", {"uri": uri})
+        entry, variables = found
+        read = ResourceRead(uri, variables, inc.id, inc.caller.principal)
 
-        async def run() -> object:
-            return await decl.dispatch(uri, variables)
+        async def run() -> AnyReply:
+            try:
+                return await entry.adopter.dispatch(read)
+            except ResourceNotFound as exc:
+                raise Failure.invalid(
+                    f"resource not found: {uri}", {"uri": uri}
+                ) from exc
 
-        return await self.invoke(
-            decl, "resource", uri, run, request, params, meta, caller, emit
-        )
+        return await self.invoke(inc, entry, "resource", uri, run)
 
+    # -- around every call ---------------------------------------------------------------
     async def invoke(
         self,
-        decl: Tool[..., object] | Prompt[..., object] | Resource[..., object],
-        kind: Literal["tool", "prompt", "resource"],
+        inc: Incoming,
+        entry: AnyEntry,
+        kind: Kind,
         name: str,
-        run: Callable[[], Awaitable[object]],
-        request: Request,
-        params: JsonObject,
-        meta: JsonObject,
-        caller: Caller,
-        emit: Emit,
+        run: Callable[[], Awaitable[AnyReply]],
     ) -> JsonObject:
-        """Run one call under its context, grant check and deadline; leave a receipt."""
-        started = time.time()
-        t0 = time.perf_counter()
-        granted = resolve_grants(caller.allow, caller.principal)
-        required = decl.required
-        deadline = (
-            trio.current_time() + decl.timeout if decl.timeout is not None else math.inf
-        )
-        ctx = _context(decl, request, meta, caller, emit, granted, deadline)
-        outcome: Outcome = "cancelled"
-        error_type: str | None = None
-        error_ref: str | None = None
+        """Run one call through the steps of the module docstring; leave a receipt.
+
+        Raises:
+            Failure: when the call ends with a JSON-RPC error.
+        """
+        started, t0 = time.time(), time.perf_counter()
+        ctx = self._context(inc, entry)
         secrets_token = open_registry()
         token = set_current(ctx)
+        ending = Ending("cancelled")
         try:
-            missing = sorted(required - granted)
-            if missing:
-                outcome = "refused"
-                return self._refused(request, kind, missing[0])
-            # requestState binds to the arguments with secrets masked: no key holds one.
-            # Masking is only needed where state is opened or sealed.
-            bound = _state_params(decl, params) if "requestState" in params else params
-            try:
-                opened = open_round(
-                    self.sealer, request.method, bound, ctx.principal_id
-                )
-            except BadRound as exc:
-                outcome = "invalid"
-                raise invalid(request, str(exc), exc.data) from None
-            ctx.input_responses, ctx.state = opened.responses, opened.state
-            if opened.unsolicited:
-                run = pre_answered(run, ctx, opened.unsolicited)
-            # A deadline scope costs a little on every call: only make one when needed.
-            deadline_scope = (
-                trio.CancelScope(deadline=deadline)
-                if decl.timeout is not None
-                else None
-            )
-            ctx.cancel = CancelToken(caller.scope, deadline_scope)
-            with deadline_scope or contextlib.nullcontext():
-                try:
-                    value = await run()
-                except DecodeError as exc:
-                    outcome, error_type = "invalid", qualified(type(exc))
-                    return self._invalid_arguments(request, kind, exc)
-                except Stop:
-                    outcome = "invalid"
-                    raise
-                except Refusal as exc:
-                    outcome, error_type = "refused", qualified(type(exc))
-                    return self._refused(request, kind, exc.capability)
-                except MissingClientCapability as exc:
-                    outcome, error_type = "refused", qualified(type(exc))
-                    raise missing_capability(request, exc) from None
-                except Exception as exc:
-                    error_type = qualified(type(exc))
-                    if kind == "resource" and isinstance(exc, ResourceNotFound):
-                        outcome = "invalid"
-                        raise invalid(
-                            request, f"resource not found: {name}", {"uri": name}
-                        ) from None
-                    if isinstance(decl, Tool) and isinstance(exc, decl.errors):
-                        outcome = "error"
-                        return self._tool_error(exc)
-                    outcome = "internal"
-                    error_ref, stop = _internal_error(decl, kind, name, request, exc)
-                    raise stop from None
-            if deadline_scope is not None and deadline_scope.cancelled_caught:
-                outcome = "timeout"
-                return self._timed_out(request, kind, decl.timeout)
-            if isinstance(value, NeedsInput):
-                outcome = "refused"  # until the client is known to support the input
-                result = self._ask(value, request, _state_params(decl, params), ctx)
-            else:
-                result = self._shape(decl, kind, name, value, request)
-            outcome = "ok"
-            return result
+            ending = await self._attempt(inc, entry, kind, run, ctx)
         finally:
             ctx.finish()
             reset_current(token)
-            receipt = Receipt(
-                kind=kind,
-                declaration=decl.declaration,
-                name=name,
-                required=required,
-                granted=granted,
-                outcome=outcome,
-                error_type=error_type,
-                principal_id=ctx.principal_id,
-                client=ctx.client.get("name") if ctx.client else None,  # type: ignore[arg-type]
-                request_id=request.id,
-                started=started,
-                duration=time.perf_counter() - t0,
-                trace_id=_otel.parse_traceparent(meta),
-                error_ref=error_ref,
-            )
-            _annotate_span(kind, name, request, outcome, error_type)
             try:
-                self.log_receipt(receipt)
-                if self.receipts is not None:
-                    with trio.CancelScope(shield=True):
-                        await self.deliver(receipt)
+                receipt = _receipt(inc, entry, kind, name, ctx, ending)
+                await self._account(receipt, started, t0)
             finally:
                 close_registry(secrets_token)
+        if ending.failure is None:
+            assert ending.result is not None
+            return ending.result
+        if kind == "tool" and ending.failure.tool_result:
+            return _error_result(ending.failure.message, ending.failure.data)
+        raise ending.failure
 
-    def _shape(
+    async def _attempt(
         self,
-        decl: Tool[..., object] | Prompt[..., object] | Resource[..., object],
-        kind: str,
-        name: str,
-        value: object,
-        request: Request,
-    ) -> JsonObject:
-        if isinstance(decl, Tool):
-            return decl.reply.result(value)
-        if isinstance(decl, Prompt):
-            out: JsonObject = {}
-            if decl.described.summary:
-                out["description"] = decl.described.summary
-            out["messages"] = decl.messages(value)
-            return out
-        return {
-            "contents": decl.contents(name, value),
-            "ttlMs": 0 if decl.ttl is None else round(decl.ttl * 1000),
-            "cacheScope": "private",
-        }
+        inc: Incoming,
+        entry: AnyEntry,
+        kind: Kind,
+        run: Callable[[], Awaitable[AnyReply]],
+        ctx: ToolContext,
+    ) -> Ending:
+        """Steps 2-5; every way they can end, as a value."""
+        try:
+            missing = sorted(entry.required - ctx.granted)
+            if missing:
+                raise Failure.refused(missing[0])
+            run = self._open_round(inc, entry, ctx, run)
+            reply = await self._run(inc, entry, run, ctx)
+            return self._guard(inc, entry, kind, reply, ctx)
+        except Failure as failure:
+            return Ending(failure.outcome, failure=failure)
+        except Exception as exc:
+            reference = secrets.token_hex(6)
+            log.error(
+                "%s %r (%s) failed; error reference %s",
+                kind,
+                entry.name,
+                entry.declaration,
+                reference,
+                exc_info=exc,
+            )
+            internal = Failure.internal(reference, qualified(type(exc)))
+            return Ending("internal", failure=internal, error_ref=reference)
+
+    def _context(self, inc: Incoming, entry: AnyEntry) -> ToolContext:
+        """The ``ToolContext`` of one call, with the host's grants resolved once."""
+        meta = inc.meta
+        timeout = entry.spec.timeout
+        client_info = meta.get(wire.META_CLIENT_INFO)
+        return ToolContext(
+            request_id=inc.id,
+            principal=inc.caller.principal,
+            client=client_info if isinstance(client_info, dict) else None,
+            client_capabilities=meta[wire.META_CLIENT_CAPABILITIES],  # type: ignore[arg-type]
+            deadline=None if timeout is None else trio.current_time() + timeout,
+            declared=entry.required,
+            granted=resolve_grants(inc.caller.allow, inc.caller.principal),
+            progress_token=_progress_token(meta),
+            log_level=meta.get(wire.META_LOG_LEVEL),  # type: ignore[arg-type]
+            emit=inc.emit,
+        )
+
+    def _open_round(
+        self,
+        inc: Incoming,
+        entry: AnyEntry,
+        ctx: ToolContext,
+        run: Callable[[], Awaitable[AnyReply]],
+    ) -> Callable[[], Awaitable[AnyReply]]:
+        """Step 3: read the ``requestState`` of an earlier round into the context."""
+        if "requestState" not in inc.params and "inputResponses" not in inc.params:
+            return run
+        bound = _state_params(entry, inc.params)
+        try:
+            opened = open_round(
+                self.sealer, inc.request.method, bound, ctx.principal_id
+            )
+        except BadRound as exc:
+            raise Failure.invalid(str(exc), exc.data) from None
+        ctx.input_responses, ctx.state = opened.responses, opened.state
+        if opened.unsolicited:
+            return pre_answered(run, ctx, opened.unsolicited)
+        return run
+
+    async def _run(
+        self,
+        inc: Incoming,
+        entry: AnyEntry,
+        run: Callable[[], Awaitable[AnyReply]],
+        ctx: ToolContext,
+    ) -> AnyReply:
+        """Step 4: ``dispatch`` under the deadline; what it raises, as failures."""
+        # A deadline scope costs a little on every call: only make one when needed.
+        deadline = (
+            None if ctx.deadline is None else trio.CancelScope(deadline=ctx.deadline)
+        )
+        ctx.cancel = CancelToken(inc.scope, deadline)
+        try:
+            with deadline or contextlib.nullcontext():
+                reply = await run()
+        except DecodeError as exc:
+            raise Failure.bad_arguments(
+                [(p.path, p.message) for p in exc.problems], qualified(type(exc))
+            ) from None
+        except Refusal as exc:
+            raise Failure.refused(exc.capability, qualified(type(exc))) from None
+        except MissingClientCapability as exc:
+            raise Failure.missing_capability(exc, qualified(type(exc))) from None
+        if deadline is not None and deadline.cancelled_caught:
+            raise Failure.timed_out(entry.spec.timeout or 0.0)
+        return reply
+
+    def _guard(
+        self,
+        inc: Incoming,
+        entry: AnyEntry,
+        kind: Kind,
+        reply: AnyReply,
+        ctx: ToolContext,
+    ) -> Ending:
+        """Step 5: the reply, checked against the spec, secrets masked, encodable.
+
+        Raises:
+            InvalidReply: if the reply does not fit what the entry declared.
+            Failure: if it asks for input the client cannot give.
+        """
+        if reply.needs is not None:
+            return Ending("ok", result=self._ask(inc, entry, reply.needs, ctx))
+        spec = entry.spec
+        if isinstance(entry, ToolEntry) and isinstance(reply, ToolReply):
+            result = _tool_result(entry, reply)
+            outcome: Outcome = "error" if reply.is_error else "ok"
+        elif kind == "prompt" and isinstance(reply, PromptReply):
+            result, outcome = _prompt_result(reply), "ok"
+        elif kind == "resource" and isinstance(reply, ResourceReply):
+            assert isinstance(spec, ResourceSpec)
+            result, outcome = _resource_result(spec, reply), "ok"
+        else:
+            raise InvalidReply(
+                entry.declaration,
+                f"dispatch() returned a {type(reply).__name__}, not a "
+                f"{kind.capitalize()}Reply",
+            )
+        result = redact_json(result)  # type: ignore[assignment]
+        dumps(result)  # encodable now, so the way out cannot fail later
+        error_type = reply.error_type if isinstance(reply, ToolReply) else None
+        return Ending(outcome, result=result, error_type=error_type)
 
     def _ask(
-        self, needs: NeedsInput, request: Request, params: JsonObject, ctx: ToolContext
+        self, inc: Incoming, entry: AnyEntry, needs: NeedsInput, ctx: ToolContext
     ) -> JsonObject:
         try:
             return ask(
                 self.sealer,
                 needs,
-                request.method,
-                params,
+                inc.request.method,
+                _state_params(entry, inc.params),
                 ctx.principal_id,
                 ctx.client_capabilities,
             )
         except MissingClientCapability as exc:
-            raise missing_capability(request, exc) from None
+            raise Failure.missing_capability(exc) from None
 
-    # -- failures as results ----------------------------------------------------------------
-    def _invalid_arguments(
-        self, request: Request, kind: str, exc: DecodeError
-    ) -> JsonObject:
-        lines = [p.line() for p in exc.problems]
-        detail: JsonObject = {
-            "kind": "invalid_arguments",
-            "problems": [{"path": p.path, "message": p.message} for p in exc.problems],
-        }
-        text = (
-            "invalid arguments; fix every input listed and call again:\n"
-            + "\n".join(lines)
+    # -- step 6 ----------------------------------------------------------------------------
+    async def _account(self, receipt: Receipt, started: float, t0: float) -> None:
+        """Leave the receipt of a call: to the log, the span and the sink."""
+        receipt = attrs.evolve(
+            receipt, started=started, duration=time.perf_counter() - t0
         )
-        if kind != "tool":
-            raise invalid(request, text, detail)
-        return _error_result(text, detail)
-
-    def _refused(self, request: Request, kind: str, capability: str) -> JsonObject:
-        text = f"refused: this call needs the capability '{capability}', which this caller lacks"
-        detail: JsonObject = {"kind": "refused", "capability": capability}
-        if kind != "tool":
-            raise Stop(Fault(REFUSED, text, detail, request.id, 403))
-        return _error_result(text, detail)
-
-    def _tool_error(self, exc: BaseException) -> JsonObject:
-        chain = [self.redact(redact_secrets(m)) for m in message_chain(exc)]
-        text = "\n".join([chain[0], *(f"caused by: {m}" for m in chain[1:])])
-        messages: list[JsonValue] = list(chain)
-        detail: JsonObject = {
-            "kind": "error",
-            "type": type(exc).__name__,
-            "messages": messages,
-        }
-        return _error_result(text, detail)
-
-    def _timed_out(
-        self, request: Request, kind: str, timeout: float | None
-    ) -> JsonObject:
-        text = f"the call timed out after {timeout:g} seconds and was cancelled"
-        detail: JsonObject = {"kind": "timeout", "seconds": timeout}
-        if kind != "tool":
-            raise Stop(Fault(wire.INTERNAL_ERROR, text, detail, request.id, 504))
-        return _error_result(text, detail)
+        self.log_receipt(receipt)
+        if self.receipts is not None:
+            with trio.CancelScope(shield=True):
+                await self.deliver(receipt)
 
     @staticmethod
     def log_receipt(receipt: Receipt) -> None:
@@ -404,65 +379,128 @@ class Calls:
             log.exception("the receipts sink failed; the call's result is unaffected")
 
 
-def _context(
-    decl: Tool[..., object] | Prompt[..., object] | Resource[..., object],
-    request: Request,
-    meta: JsonObject,
-    caller: Caller,
-    emit: Emit,
-    granted: frozenset[str],
-    deadline: float,
-) -> ToolContext:
-    """The ``ToolContext`` of one call, before its grants are checked."""
-    client_info = meta.get(wire.META_CLIENT_INFO)
-    return ToolContext(
-        request_id=request.id,
-        principal=caller.principal,
-        client=client_info if isinstance(client_info, dict) else None,
-        client_capabilities=meta[wire.META_CLIENT_CAPABILITIES],  # type: ignore[arg-type]
-        deadline=None if decl.timeout is None else deadline,
-        declared=decl.required,
-        granted=granted,
-        progress_token=_progress_token(meta),
-        log_level=meta.get(wire.META_LOG_LEVEL),  # type: ignore[arg-type]
-        emit=emit,
-    )
+# -- shaping replies ---------------------------------------------------------------------
+def _tool_result(entry: ToolEntry, reply: ToolReply) -> JsonObject:
+    """A ``CallToolResult`` (without ``resultType``) for a checked tool reply."""
+    spec = entry.spec
+    blocks: list[JsonValue] = [
+        b.to_wire()
+        for b in content_blocks(list(reply.content), where=entry.declaration)
+    ]
+    if reply.is_error:
+        detail: JsonObject = {"kind": "error"} if reply.detail is None else reply.detail
+        return {"content": blocks, "isError": True, "_meta": {wire.META_ERROR: detail}}
+    structured = reply.structured
+    if spec.output_schema is not None:
+        if structured is ABSENT:
+            raise InvalidReply(
+                entry.declaration,
+                "the tool declares an output schema but the reply has no structured content",
+            )
+        assert entry.check_output is not None
+        entry.check_output(structured)  # type: ignore[arg-type]
+    result: JsonObject = {"content": blocks}
+    if not isinstance(structured, _Absent):
+        if not blocks:
+            blocks.append({"type": "text", "text": dumps(structured)})
+        result["structuredContent"] = structured
+    result["isError"] = False
+    return result
 
 
-def _internal_error(
-    decl: Tool[..., object] | Prompt[..., object] | Resource[..., object],
-    kind: str,
+def _prompt_result(reply: PromptReply) -> JsonObject:
+    out: JsonObject = {}
+    if reply.description:
+        out["description"] = reply.description
+    out["messages"] = [m.to_wire() for m in reply.messages]
+    return out
+
+
+def _resource_result(spec: ResourceSpec, reply: ResourceReply) -> JsonObject:
+    return {
+        "contents": [c.to_wire() for c in reply.contents],
+        "ttlMs": 0 if spec.ttl is None else round(spec.ttl * 1000),
+        "cacheScope": "private",
+    }
+
+
+def _error_result(text: str, detail: JsonValue) -> JsonObject:
+    return {
+        "content": [{"type": "text", "text": text}],
+        "isError": True,
+        "_meta": {wire.META_ERROR: detail},
+    }
+
+
+# -- small readers ------------------------------------------------------------------------
+def _required_str(inc: Incoming, key: str, method: str) -> str:
+    value = inc.params.get(key)
+    if not isinstance(value, str):
+        raise Failure.invalid(f"{method} needs params.{key} (a string)")
+    return value
+
+
+def _prompt_arguments(spec: PromptSpec, raw: JsonValue) -> dict[str, str]:
+    """Check ``prompts/get`` arguments against the spec: strings, known, complete.
+
+    Raises:
+        DecodeError: listing every problem.
+    """
+    from .._errors import Problem
+
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise DecodeError([Problem("", "arguments must be an object of strings")])
+    known = {a.name for a in spec.arguments}
+    problems = [Problem(k, "unknown argument") for k in raw if k not in known]
+    problems += [
+        Problem(k, "expected a string")
+        for k, v in raw.items()
+        if k in known and not isinstance(v, str)
+    ]
+    problems += [
+        Problem(a.name, "this argument is required")
+        for a in spec.arguments
+        if a.required and a.name not in raw
+    ]
+    if problems:
+        raise DecodeError(problems)
+    return {k: v for k, v in raw.items() if isinstance(v, str)}
+
+
+def _receipt(
+    inc: Incoming,
+    entry: AnyEntry,
+    kind: Kind,
     name: str,
-    request: Request,
-    exc: Exception,
-) -> tuple[str, Stop]:
-    """Log an unexpected failure under a fresh reference; the -32603 that names it."""
-    error_ref = secrets.token_hex(6)
-    log.error(
-        "%s %r (%s) failed; error reference %s",
-        kind,
-        name,
-        decl.declaration,
-        error_ref,
-        exc_info=exc,
-    )
-    return error_ref, Stop(
-        Fault(
-            wire.INTERNAL_ERROR,
-            f"internal error (reference {error_ref}); the server's log has the details",
-            {"reference": error_ref},
-            request.id,
-            500,
-        )
+    ctx: ToolContext,
+    ending: Ending,
+) -> Receipt:
+    """The receipt of a call that ended with ``ending`` (its times are set later)."""
+    failure = ending.failure
+    error_type = failure.error_type if failure is not None else ending.error_type
+    _annotate_span(kind, name, inc, ending.outcome, error_type)
+    return Receipt(
+        kind=kind,
+        declaration=entry.declaration,
+        name=name,
+        required=entry.required,
+        granted=ctx.granted,
+        outcome=ending.outcome,
+        error_type=error_type,
+        principal_id=ctx.principal_id,
+        client=ctx.client.get("name") if ctx.client else None,  # type: ignore[arg-type]
+        request_id=inc.id,
+        started=0.0,
+        duration=0.0,
+        trace_id=_otel.parse_traceparent(inc.meta),
+        error_ref=ending.error_ref,
     )
 
 
 def _annotate_span(
-    kind: str,
-    name: str,
-    request: Request,
-    outcome: Outcome,
-    error_type: str | None,
+    kind: Kind, name: str, inc: Incoming, outcome: Outcome, error_type: str | None
 ) -> None:
     """Put the call's name and outcome on the request's span."""
     _otel.annotate(
@@ -470,21 +508,19 @@ def _annotate_span(
             f"mcp.{kind}.{'uri' if kind == 'resource' else 'name'}": name,
             "mcp.outcome": outcome,
         },
-        name=None if kind == "resource" else f"{request.method} {name}",
+        name=None if kind == "resource" else f"{inc.request.method} {name}",
         error=error_type,
     )
 
 
-def _state_params(
-    decl: Tool[..., object] | Prompt[..., object] | Resource[..., object],
-    params: JsonObject,
-) -> JsonObject:
+def _state_params(entry: AnyEntry, params: JsonObject) -> JsonObject:
     """``params`` with write-only (``Secret``) arguments masked, for state bindings."""
-    if not isinstance(decl, Tool) or not isinstance(params.get("arguments"), dict):
+    spec = entry.spec
+    if not isinstance(spec, ToolSpec) or not isinstance(params.get("arguments"), dict):
         return params
     return {
         **params,
-        "arguments": mask_write_only(params["arguments"], decl.plan.input_schema),
+        "arguments": mask_write_only(params["arguments"], spec.input_schema),
     }
 
 

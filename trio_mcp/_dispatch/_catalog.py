@@ -1,122 +1,336 @@
-"""The catalog: the declarations a server serves, validated together, in list order.
+"""The catalog: what a server serves, validated together, in list order.
 
-Validation gathers every problem at once, so an author fixes them in one pass.
+A server list holds any adopter of ``Tool``, ``Resource`` or ``Prompt`` (decorated
+functions and bound methods, or hand-written objects); each is asked for its spec
+once, here, and the spec is validated like any other. Validation gathers every
+problem at once, so an author fixes them in one pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 
-from .._declare import Declaration, Prompt, Resource, Tool
-from .._errors import DuplicateName, InvalidDeclaration
-from .._json import JsonObject
+import attrs
 
-__all__ = ["Catalog"]
+from .._authority import closure
+from .._declare import (
+    FunctionPrompt,
+    FunctionResource,
+    FunctionTool,
+    Prompt,
+    PromptSpec,
+    Resource,
+    ResourceSpec,
+    Tool,
+    ToolSpec,
+    UriTemplate,
+)
+from .._errors import DuplicateName, InvalidDeclaration, InvalidReply
+from .._json import JsonObject, JsonValue
+from .._protocol._headers import ParamHeader, param_headers
+
+__all__ = [
+    "Catalog",
+    "Entry",
+    "OutputCheck",
+    "PromptEntry",
+    "ResourceEntry",
+    "ToolEntry",
+]
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+
+#: Checks a tool's structured content against its output schema; raises InvalidReply.
+OutputCheck = Callable[[JsonValue], None]
 
 
-def _check_kind(items: Iterable[object], kind: type, label: str) -> list[str]:
+@attrs.frozen(kw_only=True, eq=False)
+class Entry:
+    """One served object and its spec (asked once): what the server calls it by."""
+
+    declaration: str
+    """``module:qualname`` of the function, or of the adopter's class."""
+    spec: ToolSpec | ResourceSpec | PromptSpec
+    required: frozenset[str] = attrs.field(init=False, default=frozenset())
+    """Every capability a call needs: the spec's ``caps`` and what they require."""
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "required", closure(self.spec.caps))
+
+    @property
+    def name(self) -> str:
+        """The wire name (a resource's URI or URI template)."""
+        spec = self.spec
+        return spec.uri if isinstance(spec, ResourceSpec) else spec.name
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class ToolEntry(Entry):
+    """A served tool."""
+
+    adopter: Tool
+    spec: ToolSpec
+    check_output: OutputCheck | None = None
+    """Checks structured content when the tool has an output schema."""
+    param_headers: list[ParamHeader] = attrs.field(factory=list)
+    """Its ``x-mcp-header`` parameters."""
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class ResourceEntry(Entry):
+    """A served resource or resource template."""
+
+    adopter: Resource
+    spec: ResourceSpec
+    template: UriTemplate
+    """The parsed URI (template) that ``resources/read`` matches."""
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class PromptEntry(Entry):
+    """A served prompt."""
+
+    adopter: Prompt
+    spec: PromptSpec
+
+
+def _declaration_of(adopter: object) -> str:
+    declaration = getattr(adopter, "declaration", None)
+    if isinstance(declaration, str):
+        return declaration
+    cls = type(adopter)
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _spec_of(
+    adopter: object, protocol: type, spec_type: type, label: str
+) -> tuple[object | None, list[str]]:
+    """Ask an adopter for its spec; return it or the problems that prevent it."""
+    kind = protocol.__name__
+    if not isinstance(adopter, protocol):
+        return None, [
+            f"{label}= takes {kind} objects, got {adopter!r}; decorate it with "
+            f"@{kind.lower()}, or give it spec() and async dispatch()"
+        ]
+    problems: list[str] = []
+    prepare = getattr(adopter, "ensure_prepared", None)
+    if prepare is not None:
+        try:
+            prepare()
+        except InvalidDeclaration as exc:
+            return None, list(exc.problems)
+        problems.extend(adopter.problems())  # type: ignore[attr-defined]
+    try:
+        spec = adopter.spec()  # type: ignore[attr-defined]
+    except Exception as exc:
+        return None, [f"{_declaration_of(adopter)}: spec() failed: {exc!r}"]
+    if not isinstance(spec, spec_type):
+        return None, [
+            f"{label}= takes {kind} objects whose spec() returns a "
+            f"{spec_type.__name__}; {_declaration_of(adopter)} returned {spec!r}"
+        ]
+    return spec, problems
+
+
+def _check_tool_spec(spec: ToolSpec, where: str) -> list[str]:
     found = []
-    for item in items:
-        if not isinstance(item, kind):
+    if not _NAME.match(spec.name):
+        found.append(
+            f"{where}: the name must be 1-128 letters, digits, '_', '.' or '-'"
+        )
+    if not spec.description:
+        found.append(f"{where}: has no description; say what the tool does")
+    for label, schema in (("input", spec.input_schema), ("output", spec.output_schema)):
+        if schema is not None and (
+            not isinstance(schema, dict) or schema.get("type") != "object"
+        ):
             found.append(
-                f"{label}= takes @{kind.kind} declarations, got {item!r}; "  # type: ignore[attr-defined]
-                f"decorate it with @{kind.kind}"  # type: ignore[attr-defined]
+                f"{where}: the {label} schema must be a JSON Schema object with "
+                "'type': 'object'"
             )
     return found
+
+
+def _tool_entry(adopter: Tool, spec: ToolSpec) -> tuple[ToolEntry, list[str]]:
+    where = _declaration_of(adopter)
+    if isinstance(adopter, FunctionTool):  # it reports its own problems
+        check = adopter.check_output if spec.output_schema is not None else None
+        entry = ToolEntry(
+            declaration=where,
+            spec=spec,
+            adopter=adopter,
+            check_output=check,
+            param_headers=adopter.param_headers,
+        )
+        return entry, []
+    headers, header_problems = param_headers(spec.input_schema)
+    problems = [
+        f"tool '{spec.name}' ({where}): {p}"
+        for p in [*_check_tool_spec(spec, where), *header_problems]
+    ]
+    entry = ToolEntry(
+        declaration=where,
+        spec=spec,
+        adopter=adopter,
+        check_output=None
+        if spec.output_schema is None
+        else _schema_check(spec.output_schema, where),
+        param_headers=headers,
+    )
+    return entry, problems
+
+
+def _schema_check(schema: JsonObject, where: str) -> OutputCheck:
+    """An output check for a hand-written schema, with ``jsonschema`` (2020-12)."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+
+    def check(value: JsonValue) -> None:
+        errors = sorted(validator.iter_errors(value), key=lambda e: list(e.path))
+        if errors:
+            raise InvalidReply(
+                where,
+                [
+                    f"{'.'.join(str(p) for p in e.path) or 'the value'}: {e.message}"
+                    for e in errors[:10]
+                ],
+            )
+
+    return check
+
+
+def _resource_entry(
+    adopter: Resource, spec: ResourceSpec
+) -> tuple[ResourceEntry | None, list[str]]:
+    where = _declaration_of(adopter)
+    if isinstance(adopter, FunctionResource):
+        template = adopter.template
+        problems: list[str] = []
+    else:
+        try:
+            template = UriTemplate.parse(spec.uri, where=where)
+        except InvalidDeclaration as exc:
+            return None, list(exc.problems)
+        problems = (
+            []
+            if spec.description
+            else [f"resource '{spec.uri}' ({where}): has no description"]
+        )
+    entry = ResourceEntry(
+        declaration=where, spec=spec, adopter=adopter, template=template
+    )
+    return entry, problems
+
+
+def _prompt_entry(adopter: Prompt, spec: PromptSpec) -> tuple[PromptEntry, list[str]]:
+    where = _declaration_of(adopter)
+    problems: list[str] = []
+    if not isinstance(adopter, FunctionPrompt) and not spec.description:
+        problems.append(f"prompt '{spec.name}' ({where}): has no description")
+    return PromptEntry(declaration=where, spec=spec, adopter=adopter), problems
 
 
 class Catalog:
     """Tools, resources and prompts, checked and indexed for dispatch.
 
     Raises:
-        InvalidDeclaration: listing every problem of every declaration.
+        InvalidDeclaration: listing every problem of every entry.
         DuplicateName: if two tools, two prompts or two resources share a name/URI.
     """
 
     def __init__(
         self,
-        tools: Sequence[Tool[..., object]],
-        resources: Sequence[Resource[..., object]],
-        prompts: Sequence[Prompt[..., object]],
+        tools: Sequence[object],
+        resources: Sequence[object],
+        prompts: Sequence[object],
     ) -> None:
-        tools, resources, prompts = list(tools), list(resources), list(prompts)
-        problems = (
-            _check_kind(tools, Tool, "tools")
-            + _check_kind(resources, Resource, "resources")
-            + _check_kind(prompts, Prompt, "prompts")
-        )
+        problems: list[str] = []
+        tool_entries: list[ToolEntry] = []
+        resource_entries: list[ResourceEntry] = []
+        prompt_entries: list[PromptEntry] = []
+        for adopter in tools:
+            spec, found = _spec_of(adopter, Tool, ToolSpec, "tools")
+            problems.extend(found)
+            if isinstance(spec, ToolSpec):
+                entry, found = _tool_entry(adopter, spec)  # type: ignore[arg-type]
+                tool_entries.append(entry)
+                problems.extend(found)
+        for adopter in resources:
+            spec, found = _spec_of(adopter, Resource, ResourceSpec, "resources")
+            problems.extend(found)
+            if isinstance(spec, ResourceSpec):
+                r_entry, found = _resource_entry(adopter, spec)  # type: ignore[arg-type]
+                if r_entry is not None:
+                    resource_entries.append(r_entry)
+                problems.extend(found)
+        for adopter in prompts:
+            spec, found = _spec_of(adopter, Prompt, PromptSpec, "prompts")
+            problems.extend(found)
+            if isinstance(spec, PromptSpec):
+                p_entry, found = _prompt_entry(adopter, spec)  # type: ignore[arg-type]
+                prompt_entries.append(p_entry)
+                problems.extend(found)
         if problems:
             raise InvalidDeclaration(problems)
-        for decl in [*tools, *resources, *prompts]:
-            try:
-                decl.ensure_prepared()
-            except InvalidDeclaration as exc:
-                problems.extend(exc.problems)
-                continue
-            problems.extend(decl.problems())
-        if problems:
-            raise InvalidDeclaration(problems)
-        _no_duplicates("tool name", [(t.name, t) for t in tools])
-        _no_duplicates("prompt name", [(p.name, p) for p in prompts])
-        _no_duplicates("resource URI", [(r.uri, r) for r in resources])
-        self.tools: dict[str, Tool[..., object]] = {t.name: t for t in tools}
-        self.prompts: dict[str, Prompt[..., object]] = {p.name: p for p in prompts}
-        self.resources = resources
-        self.static_resources = [r for r in resources if not r.is_template]
-        self.templates = [r for r in resources if r.is_template]
-        self.tool_specs = [t.spec() for t in tools]
-        self.prompt_specs = [p.spec() for p in prompts]
-        self.resource_specs = [r.spec() for r in self.static_resources]
-        self.template_specs = [r.spec() for r in self.templates]
-        self.wire_tools: list[JsonObject] = [s.to_wire() for s in self.tool_specs]
-        self.wire_prompts: list[JsonObject] = [s.to_wire() for s in self.prompt_specs]
+        _no_duplicates("tool name", tool_entries)
+        _no_duplicates("prompt name", prompt_entries)
+        _no_duplicates("resource URI", resource_entries)
+        self.tool_list = [e.adopter for e in tool_entries]
+        self.resource_list = [e.adopter for e in resource_entries]
+        self.prompt_list = [e.adopter for e in prompt_entries]
+        self.tools = {e.spec.name: e for e in tool_entries}
+        self.prompts = {e.spec.name: e for e in prompt_entries}
+        self.resources = resource_entries
+        self.static_resources = [e for e in resource_entries if not e.spec.is_template]
+        self.templates = [e for e in resource_entries if e.spec.is_template]
+        self.wire_tools: list[JsonObject] = [e.spec.to_wire() for e in tool_entries]
+        self.wire_prompts: list[JsonObject] = [e.spec.to_wire() for e in prompt_entries]
         self.wire_resources: list[JsonObject] = [
-            s.to_wire() for s in self.resource_specs
+            e.spec.to_wire() for e in self.static_resources
         ]
         self.wire_templates: list[JsonObject] = [
-            s.to_wire() for s in self.template_specs
+            e.spec.to_wire() for e in self.templates
         ]
 
-    def specs(self) -> list[object]:
+    def specs(self) -> list[ToolSpec | ResourceSpec | PromptSpec]:
         """Return every entry's spec: tools, then resources, then prompts, in list order."""
         return [
-            *self.tool_specs,
-            *(r.spec() for r in self.resources),
-            *self.prompt_specs,
+            *(e.spec for e in self.tools.values()),
+            *(e.spec for e in self.resources),
+            *(e.spec for e in self.prompts.values()),
         ]
 
-    def find_resource(
-        self, uri: str
-    ) -> tuple[Resource[..., object], dict[str, str]] | None:
-        """Return the declaration serving ``uri`` and its variables: static URIs first."""
-        for res in self.static_resources:
-            if res.uri == uri:
-                return res, {}
-        for res in self.templates:
-            variables = res.match(uri)
+    def find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
+        """Return the entry serving ``uri`` and its variables: static URIs first."""
+        for entry in self.static_resources:
+            if entry.spec.uri == uri:
+                return entry, {}
+        for entry in self.templates:
+            variables = entry.template.match(uri)
             if variables is not None:
-                return res, variables
+                return entry, variables
         return None
 
     def guarded(self, kind: str) -> bool:
-        """Whether any declaration of ``kind`` requires capabilities (then lists are private)."""
-        group: Iterable[Declaration[..., object]] = {
+        """Whether any entry of ``kind`` requires capabilities (then lists are private)."""
+        group: Iterable[Entry] = {
             "tools": self.tools.values(),
             "prompts": self.prompts.values(),
             "resources": self.resources,
         }[kind]
-        return any(d.caps for d in group)
+        return any(e.spec.caps for e in group)
 
 
-def _no_duplicates(what: str, entries: list[tuple[str, object]]) -> None:
-    seen: dict[str, object] = {}
-    for key, decl in entries:
+def _no_duplicates(what: str, entries: Sequence[Entry]) -> None:
+    seen: dict[str, str] = {}
+    for entry in entries:
+        key = entry.name
         if key in seen:
-            first = getattr(seen[key], "declaration", seen[key])
-            second = getattr(decl, "declaration", decl)
             fix = "another URI" if what.endswith("URI") else "another name (name=...)"
             raise DuplicateName(
-                f"{what} '{key}' is used by both {first} and {second}; "
+                f"{what} '{key}' is used by both {seen[key]} and {entry.declaration}; "
                 f"give one of them {fix}"
             )
-        seen[key] = decl
+        seen[key] = entry.declaration

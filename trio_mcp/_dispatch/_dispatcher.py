@@ -11,6 +11,8 @@ deadline, receipts and the one ``except Exception``.
 
 from __future__ import annotations
 
+import logging
+import secrets
 from collections.abc import Awaitable, Callable
 
 import attrs
@@ -19,7 +21,7 @@ import trio
 from .. import _otel
 from .._authority import ReceiptSink
 from .._context import Emit
-from .._json import JsonObject
+from .._json import JsonObject, encode_message, loads
 from .._protocol import _wire as wire
 from .._protocol._headers import check_routing_headers, check_version_header
 from .._protocol._jsonrpc import Fault, Request
@@ -30,9 +32,11 @@ from ._catalog import Catalog
 from ._listen import LISTEN_METHOD, BadFilter, honour, is_updatable, stream
 from ._pages import InvalidCursor, page
 from ._request import Caller as Caller
-from ._request import Stop, invalid
+from ._request import Failure, Incoming
 
 __all__ = ["Caller", "Dispatcher", "Reply"]
+
+log = logging.getLogger("trio_mcp")
 
 LIST_TTL_MS = 3_600_000
 
@@ -58,15 +62,21 @@ LISTS: dict[str, tuple[str, str, Callable[[Catalog], list[JsonObject]], str]] = 
 
 @attrs.frozen
 class Reply:
-    """A JSON-RPC response and the HTTP status Streamable HTTP should use."""
+    """A JSON-RPC response, encoded once, and the HTTP status Streamable HTTP uses."""
 
-    message: JsonObject
+    body: bytes
+    """One compact JSON text, UTF-8 (lone surrogates escaped), without a newline."""
     http_status: int = 200
 
+    @property
+    def message(self) -> JsonObject:
+        """The response decoded again (for tests and debugging)."""
+        value = loads(self.body)
+        assert isinstance(value, dict)
+        return value
 
-Handler = Callable[
-    [Request, JsonObject, JsonObject, Caller, Emit], Awaitable[JsonObject]
-]
+
+Handler = Callable[[Incoming], Awaitable[JsonObject]]
 
 
 class Dispatcher(Calls):
@@ -80,7 +90,6 @@ class Dispatcher(Calls):
         version: str,
         instructions: str | None = None,
         receipts: ReceiptSink | None = None,
-        redact: Callable[[str], str] = lambda text: text,
         sealer: StateSealer | None = None,
         dynamic: bool = False,
     ) -> None:
@@ -94,7 +103,6 @@ class Dispatcher(Calls):
         self.server_info: JsonObject = {"name": name, "version": version}
         self.instructions = instructions
         self.receipts = receipts
-        self.redact = redact
         self.capabilities = self._capabilities()
         self.methods = self._methods()
 
@@ -128,7 +136,7 @@ class Dispatcher(Calls):
             caps["tools"] = {"listChanged": dynamic}
         if self.catalog.resources or dynamic:
             caps["resources"] = {
-                "subscribe": any(r.updatable for r in self.catalog.resources),
+                "subscribe": any(r.spec.updatable for r in self.catalog.resources),
                 "listChanged": dynamic,
             }
         if self.catalog.prompts or dynamic:
@@ -183,7 +191,7 @@ class Dispatcher(Calls):
         *,
         scope: trio.CancelScope | None = None,
     ) -> Reply:
-        """Answer one request.
+        """Answer one request; never raises (but ``trio.Cancelled``).
 
         Args:
             request: The parsed request.
@@ -192,118 +200,81 @@ class Dispatcher(Calls):
             scope: The transport's cancel scope for this request; the handler's
                 ``ctx.cancel`` reports it.
         """
+        inc = Incoming(request, caller, emit, scope)
         raw_meta = (
             request.params.get("_meta") if isinstance(request.params, dict) else None
         )
         with _otel.request_span(
             request.method, raw_meta if isinstance(raw_meta, dict) else None, request.id
         ):
-            if scope is not None:
-                caller = attrs.evolve(caller, scope=scope)
             try:
-                method, params, meta = self.check(request, caller)
-                result = await self.methods[method](request, params, meta, caller, emit)
-            except Stop as stop:
-                _otel.annotate({"rpc.jsonrpc.error_code": stop.fault.code})
-                return Reply(stop.fault.to_message(), stop.fault.http_status)
+                method = self.check(inc)
+                result = await self.methods[method](inc)
+                return self._finish(inc, result)
+            except Failure as failure:
+                _otel.annotate({"rpc.jsonrpc.error_code": failure.code})
+                fault = failure.fault(request.id)
+                return Reply(encode_message(fault.to_message()), fault.http_status)
+            except Exception as exc:
+                return _internal(request, exc)
+
+    def _finish(self, inc: Incoming, result: JsonObject) -> Reply:
+        """Encode a method's result as the response, with ``resultType`` and serverInfo."""
         result["resultType"] = result.get("resultType", "complete")
         result_meta = result.setdefault("_meta", {})
         assert isinstance(result_meta, dict)
         result_meta[wire.META_SERVER_INFO] = self.server_info
-        return Reply(wire.result_message(request.id, result))
+        return Reply(encode_message(wire.result_message(inc.id, result)))
 
-    def check(
-        self, request: Request, caller: Caller
-    ) -> tuple[str, JsonObject, JsonObject]:
-        """Run the ordered checks of §4.2; return the method, params and ``_meta``.
+    def check(self, inc: Incoming) -> str:
+        """Run the ordered checks of the revision ("Request checks"); return the method.
+
+        Fills in ``inc.params`` and ``inc.meta``.
 
         Raises:
-            Stop: with the first failing check's fault.
+            Failure: with the first failing check's error.
         """
+        request, headers = inc.request, inc.caller.headers
         method = request.method
         if method in wire.REMOVED_METHODS:
-            raise Stop(
-                Fault(
-                    wire.METHOD_NOT_FOUND,
-                    f"method '{method}' does not exist in protocol revision "
-                    f"{wire.PROTOCOL_VERSION}; this server supports only "
-                    f"{', '.join(wire.SUPPORTED_VERSIONS)} (send server/discover)",
-                    {"supported": list(wire.SUPPORTED_VERSIONS)},
-                    request.id,
-                    404,
-                )
+            raise Failure(
+                wire.METHOD_NOT_FOUND,
+                f"method '{method}' does not exist in protocol revision "
+                f"{wire.PROTOCOL_VERSION}; this server supports only "
+                f"{', '.join(wire.SUPPORTED_VERSIONS)} (send server/discover)",
+                {"supported": list(wire.SUPPORTED_VERSIONS)},
+                http_status=404,
             )
-        params = request.params
-        if not isinstance(params, dict):
-            raise invalid(
-                request, "params with _meta is required on every request", None, 400
-            )
-        meta = params.get("_meta")
-        if not isinstance(meta, dict):
-            raise invalid(
-                request, "params._meta is required on every request", None, 400
-            )
-        version = meta.get(wire.META_PROTOCOL_VERSION)
-        if not isinstance(version, str):
-            raise invalid(
-                request,
-                f"params._meta must carry '{wire.META_PROTOCOL_VERSION}'",
-                None,
-                400,
-            )
-        if not isinstance(meta.get(wire.META_CLIENT_CAPABILITIES), dict):
-            raise invalid(
-                request,
-                f"params._meta must carry '{wire.META_CLIENT_CAPABILITIES}' (an object)",
-                None,
-                400,
-            )
-        headers = caller.headers
+        inc.params = _params(request)
+        inc.meta = meta = _meta(inc.params)
+        version = meta[wire.META_PROTOCOL_VERSION]
+        assert isinstance(version, str)
         if headers is not None:
-            fault = check_version_header(headers, version, request.id)
-            if fault is not None:
-                raise Stop(fault)
+            _fail_on(check_version_header(headers, version, request.id))
         if version not in wire.SUPPORTED_VERSIONS:
-            raise Stop(
-                Fault(
-                    wire.UNSUPPORTED_PROTOCOL_VERSION,
-                    "Unsupported protocol version",
-                    {"supported": list(wire.SUPPORTED_VERSIONS), "requested": version},
-                    request.id,
-                    400,
-                )
+            raise Failure(
+                wire.UNSUPPORTED_PROTOCOL_VERSION,
+                "Unsupported protocol version",
+                {"supported": list(wire.SUPPORTED_VERSIONS), "requested": version},
+                http_status=400,
             )
         if headers is not None:
-            fault = check_routing_headers(headers, method, params, request.id)
-            if fault is not None:
-                raise Stop(fault)
+            _fail_on(check_routing_headers(headers, method, inc.params, request.id))
         if method not in self.methods:
-            raise Stop(
-                Fault(
-                    wire.METHOD_NOT_FOUND,
-                    f"method '{method}' is not served here",
-                    None,
-                    request.id,
-                    404,
-                )
+            raise Failure(
+                wire.METHOD_NOT_FOUND,
+                f"method '{method}' is not served here",
+                http_status=404,
             )
         level = meta.get(wire.META_LOG_LEVEL)
         if level is not None and level not in wire.LOG_LEVEL_RANK:
-            raise invalid(
-                request,
-                f"'{wire.META_LOG_LEVEL}' must be one of {', '.join(wire.LOG_LEVELS)}",
+            raise Failure.invalid(
+                f"'{wire.META_LOG_LEVEL}' must be one of {', '.join(wire.LOG_LEVELS)}"
             )
-        return method, params, meta
+        return method
 
     # -- discovery and lists --------------------------------------------------------------
-    async def _discover(
-        self,
-        request: Request,
-        params: JsonObject,
-        meta: JsonObject,
-        caller: Caller,
-        emit: Emit,
-    ) -> JsonObject:
+    async def _discover(self, inc: Incoming) -> JsonObject:
         result: JsonObject = {
             "supportedVersions": list(wire.SUPPORTED_VERSIONS),
             "capabilities": self.capabilities,
@@ -318,17 +289,11 @@ class Dispatcher(Calls):
         """The handler of one of the ``LISTS`` methods: a page of the catalog's entries."""
         kind, scope_kind, entries, key = LISTS[method]
 
-        async def handler(
-            request: Request,
-            params: JsonObject,
-            meta: JsonObject,
-            caller: Caller,
-            emit: Emit,
-        ) -> JsonObject:
+        async def handler(inc: Incoming) -> JsonObject:
             try:
-                result = page(kind, entries(self.catalog), params, key)
+                result = page(kind, entries(self.catalog), inc.params, key)
             except InvalidCursor as exc:
-                raise invalid(request, f"invalid cursor: {exc}") from None
+                raise Failure.invalid(f"invalid cursor: {exc}") from None
             result["ttlMs"] = LIST_TTL_MS
             result["cacheScope"] = (
                 "private" if self.catalog.guarded(scope_kind) else "public"
@@ -337,50 +302,86 @@ class Dispatcher(Calls):
 
         return handler
 
-    async def _complete(
-        self,
-        request: Request,
-        params: JsonObject,
-        meta: JsonObject,
-        caller: Caller,
-        emit: Emit,
-    ) -> JsonObject:
-        ref = params.get("ref")
-        argument = params.get("argument")
+    async def _complete(self, inc: Incoming) -> JsonObject:
+        ref = inc.params.get("ref")
+        argument = inc.params.get("argument")
         if not isinstance(ref, dict) or not isinstance(argument, dict):
-            raise invalid(
-                request, "completion/complete needs 'ref' and 'argument' objects"
+            raise Failure.invalid(
+                "completion/complete needs 'ref' and 'argument' objects"
             )
         if not isinstance(argument.get("name"), str) or not isinstance(
             argument.get("value"), str
         ):
-            raise invalid(request, "argument needs string 'name' and 'value'")
+            raise Failure.invalid("argument needs string 'name' and 'value'")
         kind = ref.get("type")
         if kind == "ref/prompt":
             if ref.get("name") not in self.catalog.prompts:
-                raise invalid(request, f"unknown prompt {ref.get('name')!r}")
+                raise Failure.invalid(f"unknown prompt {ref.get('name')!r}")
         elif kind == "ref/resource":
             uri = ref.get("uri")
-            if not any(r.uri == uri for r in self.catalog.resources):
-                raise invalid(request, "unknown resource or template URI", {"uri": uri})
+            if not any(r.spec.uri == uri for r in self.catalog.resources):
+                raise Failure.invalid("unknown resource or template URI", {"uri": uri})
         else:
-            raise invalid(request, "ref.type must be 'ref/prompt' or 'ref/resource'")
+            raise Failure.invalid("ref.type must be 'ref/prompt' or 'ref/resource'")
         return {"completion": {"values": [], "total": 0, "hasMore": False}}
 
-    async def _listen(
-        self,
-        request: Request,
-        params: JsonObject,
-        meta: JsonObject,
-        caller: Caller,
-        emit: Emit,
-    ) -> JsonObject:
+    async def _listen(self, inc: Incoming) -> JsonObject:
         try:
             honoured, wants = honour(
-                params.get("notifications"), self.capabilities, self.catalog
+                inc.params.get("notifications"), self.capabilities, self.catalog
             )
         except BadFilter as exc:
-            raise invalid(request, str(exc)) from None
+            raise Failure.invalid(str(exc)) from None
         return await stream(
-            request.id, honoured, wants, self.broadcast, emit, caller.closing
+            inc.id, honoured, wants, self.broadcast, inc.emit, inc.caller.closing
         )
+
+
+def _params(request: Request) -> JsonObject:
+    params = request.params
+    if not isinstance(params, dict):
+        raise Failure.invalid(
+            "params with _meta is required on every request", http_status=400
+        )
+    return params
+
+
+def _meta(params: JsonObject) -> JsonObject:
+    """The request's ``_meta``, with the keys every request must carry.
+
+    Raises:
+        Failure: -32602 (HTTP 400) naming what is missing.
+    """
+    meta = params.get("_meta")
+    if not isinstance(meta, dict):
+        raise Failure.invalid(
+            "params._meta is required on every request", http_status=400
+        )
+    if not isinstance(meta.get(wire.META_PROTOCOL_VERSION), str):
+        raise Failure.invalid(
+            f"params._meta must carry '{wire.META_PROTOCOL_VERSION}'", http_status=400
+        )
+    if not isinstance(meta.get(wire.META_CLIENT_CAPABILITIES), dict):
+        raise Failure.invalid(
+            f"params._meta must carry '{wire.META_CLIENT_CAPABILITIES}' (an object)",
+            http_status=400,
+        )
+    return meta
+
+
+def _fail_on(fault: Fault | None) -> None:
+    if fault is not None:
+        raise Failure.of(fault)
+
+
+def _internal(request: Request, exc: Exception) -> Reply:
+    """-32603 for a failure outside any call (a bug of ours): logged with a reference."""
+    reference = secrets.token_hex(6)
+    log.error(
+        "%s failed outside any call; error reference %s",
+        request.method,
+        reference,
+        exc_info=exc,
+    )
+    fault = Failure.internal(reference, type(exc).__name__).fault(request.id)
+    return Reply(encode_message(fault.to_message()), fault.http_status)

@@ -44,7 +44,7 @@ class BadFilter(Exception):
 def is_updatable(catalog: Catalog, uri: str) -> bool:
     """Whether ``uri`` is served by a declaration marked ``updatable=True``."""
     found = catalog.find_resource(uri)
-    return found is not None and found[0].updatable
+    return found is not None and found[0].spec.updatable
 
 
 def honour(

@@ -1,7 +1,11 @@
-"""What every handler is given and how it ends a request early.
+"""One request as the dispatcher's steps see it, and the one way a step fails.
 
-``Caller`` says who is calling; a handler that must answer with an error raises
-``Stop`` with the ``Fault``, and ``Dispatcher.handle`` turns it into the reply.
+``Incoming`` carries what the steps read (the request, its ``params`` and ``_meta``,
+who is calling, how to send notifications), so each step takes one value. A step
+that cannot go on raises ``Failure``; nothing returns a fault for its caller to
+raise. A ``Failure`` says how the request ends: the JSON-RPC error, the receipt's
+outcome when a call was reached, and whether a tool shows it as an ``isError``
+result the model can read (refusals, bad arguments, timeouts) instead.
 """
 
 from __future__ import annotations
@@ -11,13 +15,16 @@ from collections.abc import Mapping
 import attrs
 import trio
 
-from .._authority import Grants
-from .._context import MissingClientCapability
-from .._json import JsonValue
+from .._authority import Grants, Outcome
+from .._context import Emit, MissingClientCapability
+from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Request
 
-__all__ = ["Caller", "Stop", "invalid", "missing_capability"]
+__all__ = ["REFUSED", "Caller", "Failure", "Incoming"]
+
+#: Application code (outside JSON-RPC's reserved range) for a refused prompt or read.
+REFUSED = -31403
 
 
 @attrs.frozen
@@ -30,32 +37,138 @@ class Caller:
     """Set when the transport shuts down gracefully; listen streams then end."""
     headers: Mapping[str, str] | None = None
     """Lower-cased HTTP header names to values; None off HTTP."""
+
+
+@attrs.define(slots=True)
+class Incoming:
+    """One request on its way through the dispatcher."""
+
+    request: Request
+    caller: Caller
+    emit: Emit
+    """Sends a notification tied to this request (progress, log, listen)."""
     scope: trio.CancelScope | None = None
     """The transport's cancel scope for this request, reported by ``ctx.cancel``."""
+    params: JsonObject = attrs.field(factory=dict)
+    """Filled in by the checks: the request's params, then its ``_meta``."""
+    meta: JsonObject = attrs.field(factory=dict)
+
+    @property
+    def id(self) -> str | int:
+        """The request's id."""
+        return self.request.id
 
 
-class Stop(Exception):
-    """Internal: end the request with this fault."""
+class Failure(Exception):
+    """How a request ends when a step cannot go on.
 
-    def __init__(self, fault: Fault) -> None:
-        self.fault = fault
+    Raised by any step; caught once by the dispatcher (a protocol error) or, inside
+    a call, by ``Calls.invoke`` (which also records ``outcome`` in the receipt).
+    """
 
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        data: JsonValue = None,
+        *,
+        http_status: int = 200,
+        outcome: Outcome = "invalid",
+        error_type: str | None = None,
+        tool_result: bool = False,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+        self.http_status = http_status
+        self.outcome: Outcome = outcome
+        self.error_type = error_type
+        self.tool_result = tool_result
+        """A tool answers with an ``isError`` result (``data`` as its detail)."""
 
-def invalid(
-    request: Request, message: str, data: JsonValue = None, status: int = 200
-) -> Stop:
-    """-32602 (invalid params) for ``request``, to raise."""
-    return Stop(Fault(wire.INVALID_PARAMS, message, data, request.id, status))
+    def fault(self, request_id: str | int | None) -> Fault:
+        """The JSON-RPC error for ``request_id``."""
+        return Fault(self.code, self.message, self.data, request_id, self.http_status)
 
+    # -- the named ways to fail ------------------------------------------------------
+    @classmethod
+    def invalid(
+        cls, message: str, data: JsonValue = None, *, http_status: int = 200
+    ) -> Failure:
+        """-32602: the params do not name something served, or do not fit."""
+        return cls(wire.INVALID_PARAMS, message, data, http_status=http_status)
 
-def missing_capability(request: Request, exc: MissingClientCapability) -> Stop:
-    """-32021 (HTTP 400): the call needs a client capability the request lacks."""
-    return Stop(
-        Fault(
+    @classmethod
+    def of(cls, fault: Fault) -> Failure:
+        """A failure carrying a fault built elsewhere (the header checks)."""
+        return cls(fault.code, fault.message, fault.data, http_status=fault.http_status)
+
+    @classmethod
+    def refused(cls, capability: str, error_type: str | None = None) -> Failure:
+        """The caller lacks a capability the call needs (an isError result for tools)."""
+        return cls(
+            REFUSED,
+            f"refused: this call needs the capability '{capability}', which this "
+            "caller lacks",
+            {"kind": "refused", "capability": capability},
+            http_status=403,
+            outcome="refused",
+            error_type=error_type,
+            tool_result=True,
+        )
+
+    @classmethod
+    def timed_out(cls, timeout: float) -> Failure:
+        """The call's deadline passed; it was cancelled (an isError result for tools)."""
+        return cls(
+            wire.INTERNAL_ERROR,
+            f"the call timed out after {timeout:g} seconds and was cancelled",
+            {"kind": "timeout", "seconds": timeout},
+            http_status=504,
+            outcome="timeout",
+            tool_result=True,
+        )
+
+    @classmethod
+    def bad_arguments(cls, problems: list[tuple[str, str]], error_type: str) -> Failure:
+        """Arguments that do not fit, every one listed (an isError result for tools)."""
+        lines = [f"- {path or 'arguments'}: {message}" for path, message in problems]
+        detail: JsonObject = {
+            "kind": "invalid_arguments",
+            "problems": [{"path": p, "message": m} for p, m in problems],
+        }
+        return cls(
+            wire.INVALID_PARAMS,
+            "invalid arguments; fix every input listed and call again:\n"
+            + "\n".join(lines),
+            detail,
+            error_type=error_type,
+            tool_result=True,
+        )
+
+    @classmethod
+    def missing_capability(
+        cls, exc: MissingClientCapability, error_type: str | None = None
+    ) -> Failure:
+        """-32021 (HTTP 400): the call needs a client capability the request lacks."""
+        return cls(
             wire.MISSING_CLIENT_CAPABILITY,
             str(exc),
             {"requiredCapabilities": exc.required},
-            request.id,
-            400,
+            http_status=400,
+            outcome="refused",
+            error_type=error_type,
         )
-    )
+
+    @classmethod
+    def internal(cls, reference: str, error_type: str) -> Failure:
+        """-32603 with a reference to the log record that has the details."""
+        return cls(
+            wire.INTERNAL_ERROR,
+            f"internal error (reference {reference}); the server's log has the details",
+            {"reference": reference},
+            http_status=500,
+            outcome="internal",
+            error_type=error_type,
+        )

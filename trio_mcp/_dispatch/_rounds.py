@@ -16,6 +16,7 @@ sealed ``requestState`` (even for ``state=None``, so the retry stays bound), and
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Protocol, TypeVar
 
 import attrs
 
@@ -24,6 +25,14 @@ from .._declare import NeedsInput, read_response
 from .._errors import DecodeError, Problem
 from .._json import JsonObject, JsonValue
 from .._protocol._state import Binding, InvalidState, StateSealer, salient_digest
+
+
+class _MayNeedInput(Protocol):
+    @property
+    def needs(self) -> NeedsInput | None: ...
+
+
+R = TypeVar("R", bound=_MayNeedInput)
 
 __all__ = ["BadRound", "Round", "ask", "open_round", "pre_answered"]
 
@@ -96,19 +105,20 @@ def open_round(
 
 
 def pre_answered(
-    run: Callable[[], Awaitable[object]],
+    run: Callable[[], Awaitable[R]],
     ctx: ToolContext,
     unsolicited: Mapping[str, JsonValue],
-) -> Callable[[], Awaitable[object]]:
+) -> Callable[[], Awaitable[R]]:
     """Wrap ``run``: if it asks for keys the client already answered, run it again.
 
     Responses that do not fit what is asked are dropped, so the handler asks again.
     """
 
-    async def run_pre_answered() -> object:
-        value = await run()
-        if not isinstance(value, NeedsInput):
-            return value
+    async def run_pre_answered() -> R:
+        reply = await run()
+        value = reply.needs
+        if value is None:
+            return reply
         responses: dict[str, object] = {}
         for key, request in value.requests.items():
             if key in unsolicited:
@@ -119,7 +129,7 @@ def pre_answered(
                 except DecodeError:
                     continue
         if not responses:
-            return value
+            return reply
         ctx.input_responses, ctx.state = responses, value.state
         return await run()
 

@@ -38,17 +38,11 @@ import trio
 
 from .._authority import Grants
 from .._dispatch import LISTEN_METHOD, Caller, Dispatcher
-from .._json import JsonObject, dumps
+from .._json import JsonObject, encode_message
+from .._limits import Limits
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
-from .._units import (
-    DEFAULT_MAX_CONCURRENT,
-    DEFAULT_MAX_DEPTH,
-    DEFAULT_MAX_MESSAGE_BYTES,
-    Seconds,
-    seconds,
-)
-from ._stream import oversized_fault
+from ._stream import CALL_METHODS, DEFAULT_LIMITS, oversized_fault
 
 __all__ = ["LOOPBACK_HOSTS", "McpAsgiApp", "PrincipalResolver"]
 
@@ -68,8 +62,6 @@ LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 #: Application error code (outside JSON-RPC's reserved range) for a missing principal.
 UNAUTHENTICATED: Final = -31401
 HEALTH_PATH: Final = "/healthz"
-#: Seconds of quiet on a listen stream before a ``:`` keep-alive comment is sent.
-DEFAULT_KEEPALIVE_INTERVAL: Final = 15.0
 _KEEPALIVE: Final = b":\n\n"
 
 _JSON_HEADERS: Final = [(b"content-type", b"application/json")]
@@ -120,15 +112,8 @@ class McpAsgiApp:
         allowed_origins: Iterable[str] | None = None,
         check_host: bool = True,
         principal: PrincipalResolver | None = None,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-        max_depth: int = DEFAULT_MAX_DEPTH,
-        max_concurrent: int = DEFAULT_MAX_CONCURRENT,
-        keepalive_interval: Seconds = DEFAULT_KEEPALIVE_INTERVAL,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
-        if max_concurrent < 1:
-            raise ValueError("max_concurrent must be at least 1")
-        if max_message_bytes < 1:
-            raise ValueError("max_message_bytes must be at least 1")
         self.dispatcher = dispatcher
         self.path = _normalize_path(path)
         self.allow = allow
@@ -140,16 +125,12 @@ class McpAsgiApp:
         self.any_origin = "*" in origins
         self.allowed_origins = frozenset(origins)
         self.resolve_principal = principal
-        self.max_message_bytes = max_message_bytes
-        self.max_depth = max_depth
+        self.limits = limits
+        self.max_message_bytes = limits.max_message_bytes
+        self.keepalive_interval = limits.keepalive_interval
         # Created lazily: a CapacityLimiter needs a running Trio loop, and the app
         # may be built before one exists.
-        self._max_concurrent = max_concurrent
         self._limiter: trio.CapacityLimiter | None = None
-        interval = seconds(keepalive_interval, what="keepalive_interval")
-        if interval is None or interval <= 0:
-            raise ValueError("keepalive_interval must be positive")
-        self.keepalive_interval = interval
         self.closing = trio.Event()
         """Set by ``close()``: open listen streams end with their result."""
 
@@ -233,11 +214,11 @@ class McpAsgiApp:
             return  # the client left before sending its message: nothing to answer
         if body is None:
             fault = oversized_fault(self.max_message_bytes)
-            await _json(send, fault.http_status, fault.to_message())
+            await _json(send, fault.http_status, encode_message(fault.to_message()))
             return
-        message = parse_message(body, max_depth=self.max_depth)
+        message = parse_message(body, max_depth=self.limits.max_depth)
         if isinstance(message, Fault):
-            await _json(send, message.http_status, message.to_message())
+            await _json(send, message.http_status, encode_message(message.to_message()))
             return
         if isinstance(message, Notification):
             # No client notification means anything over HTTP (cancellation is a
@@ -253,7 +234,7 @@ class McpAsgiApp:
         self, request: Request, caller: Caller, receive: Receive, send: Send
     ) -> None:
         if self._limiter is None:
-            self._limiter = trio.CapacityLimiter(self._max_concurrent)
+            self._limiter = trio.CapacityLimiter(self.limits.max_concurrent)
         limiter = self._limiter
         scope = trio.CancelScope()
         streaming = False
@@ -314,6 +295,7 @@ class McpAsgiApp:
             with scope:
                 if listening:
                     nursery.start_soon(keep_alive)
+                if request.method not in CALL_METHODS:
                     reply = await self.dispatcher.handle(
                         request, caller, emit, scope=scope
                     )
@@ -327,13 +309,16 @@ class McpAsgiApp:
                         await send(
                             {
                                 "type": "http.response.body",
-                                "body": _sse(reply.message),
+                                "body": _sse_data(reply.body),
                                 "more_body": False,
                             }
                         )
                     else:
-                        await _json(send, reply.http_status, reply.message)
+                        await _json(send, reply.http_status, reply.body)
             nursery.cancel_scope.cancel()
+        # Whatever still runs for this request (an abandoned worker thread) now
+        # sees ``ctx.cancel`` fire.
+        scope.cancel()
 
     # -- checks --------------------------------------------------------------------
     def _host_allowed(self, value: str | None) -> bool:
@@ -407,11 +392,14 @@ def _headers(scope: Scope) -> dict[str, str]:
 
 
 def _sse(message: JsonObject) -> bytes:
-    return b"data: " + dumps(message).encode("utf-8") + b"\n\n"
+    return _sse_data(encode_message(message))
 
 
-async def _json(send: Send, status: int, message: JsonObject) -> None:
-    body = dumps(message).encode("utf-8")
+def _sse_data(data: bytes) -> bytes:
+    return b"data: " + data + b"\n\n"
+
+
+async def _json(send: Send, status: int, body: bytes) -> None:
     await send(
         {
             "type": "http.response.start",
@@ -443,7 +431,7 @@ async def _fault(
     message = wire.error_message(
         None, code if code is not None else wire.INVALID_REQUEST, text
     )
-    body = dumps(message).encode("utf-8")
+    body = encode_message(message)
     headers = [
         *_JSON_HEADERS,
         (b"content-length", str(len(body)).encode()),

@@ -34,6 +34,7 @@ import trio
 from .._authority import Grants
 from .._dispatch import Dispatcher
 from .._errors import Transport
+from .._limits import Limits
 from ._stream import Oversized, first_exception, serve_messages
 
 __all__ = ["serve_stdio"]
@@ -47,25 +48,20 @@ _serving = False
 async def serve_stdio(
     dispatcher: Dispatcher,
     *,
-    max_message_bytes: int,
-    max_depth: int,
-    max_concurrent: int,
+    limits: Limits,
     allow: Grants = (),
-    grace_period: float = 5.0,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve newline-delimited JSON-RPC on the process's stdin and stdout.
 
     Returns when stdin reaches end of file and the requests still running have
-    finished or, after ``grace_period`` seconds, been cancelled.
+    finished or, after ``limits.grace_period`` seconds, been cancelled.
 
     Raises:
         McpError.Transport: if stdin or stdout is not open, cannot be read or
             written (for example the client closed the protocol stream), or
             ``serve_stdio`` is already running in this process.
     """
-    if max_message_bytes < 1:
-        raise ValueError("max_message_bytes must be at least 1")
     global _serving
     if _serving:
         raise Transport(
@@ -82,11 +78,8 @@ async def serve_stdio(
                     dispatcher,
                     reader,
                     writer,
-                    max_message_bytes=max_message_bytes,
-                    max_depth=max_depth,
-                    max_concurrent=max_concurrent,
+                    limits=limits,
                     allow=allow,
-                    grace_period=grace_period,
                     task_status=task_status,
                 )
     finally:
@@ -98,18 +91,15 @@ async def _serve(
     reader: trio.abc.ReceiveStream,
     writer: trio.abc.SendStream,
     *,
-    max_message_bytes: int,
-    max_depth: int,
-    max_concurrent: int,
+    limits: Limits,
     allow: Grants,
-    grace_period: float,
     task_status: trio.TaskStatus[None],
 ) -> None:
     """Run the line reader and the message loop; surface a transport failure alone."""
 
-    async def send(text: str) -> None:
+    async def send(data: bytes) -> None:
         try:
-            await writer.send_all(text.encode("utf-8") + b"\n")
+            await writer.send_all(data + b"\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
             raise Transport(
                 "cannot write to stdout, the protocol stream: the client closed it "
@@ -122,16 +112,12 @@ async def _serve(
     send_channel, receive_channel = trio.open_memory_channel[bytes | Oversized](0)
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(read_lines, reader, send_channel, max_message_bytes)
+            nursery.start_soon(
+                read_lines, reader, send_channel, limits.max_message_bytes
+            )
             task_status.started()
             await serve_messages(
-                dispatcher,
-                receive_channel,
-                send,
-                allow=allow,
-                max_depth=max_depth,
-                max_concurrent=max_concurrent,
-                grace_period=grace_period,
+                dispatcher, receive_channel, send, allow=allow, limits=limits
             )
     except* Transport as group:
         # A new exception: re-raising a member of the group would re-wrap it.

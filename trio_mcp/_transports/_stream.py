@@ -6,17 +6,24 @@ parsing with the depth limit, one task per request in a nursery, the concurrency
 cap, ``notifications/cancelled``, and writing replies as whole messages.
 
 Invariants:
-- At most ``max_concurrent`` handlers run at once; at most ``max_pending`` further
-  requests wait for a slot. Past that the loop stops reading (backpressure), so
-  memory stays bounded; cancellations of waiting requests are still honoured.
-- A cancelled request gets no reply and nothing more is sent for it. A message
-  handed to the writer task is written whole, even if its request is cancelled
-  meanwhile: a write cut short would leave half a line on the stream and corrupt
-  every later message (the ``send`` callable is never cancelled per request).
-- ``subscriptions/listen`` streams are long-lived: they take no ``max_concurrent``
-  slot (only an admission slot). When the input ends they receive their result
-  (graceful shutdown, spec §8) before the grace period starts running out.
-- Nothing a handler does can end the loop: the dispatcher turns failures into replies.
+- The loop never stops reading because of load: a ``notifications/cancelled`` is
+  always read and honoured. At most ``max_concurrent`` calls run at once and at most
+  ``max_waiting`` more wait for a slot; a call beyond that is answered at once with
+  -32000 ("server busy"), so memory stays bounded. Only a client that stops reading
+  our output stops the loop (the writer then waits, which is backpressure).
+- Discovery, lists and other quick methods are answered by the loop itself, never
+  waiting for a call slot. ``subscriptions/listen`` streams take no call or waiting
+  slot (at most ``max_listens`` are open). When the input ends they receive their
+  result (graceful shutdown) before the grace period starts running out.
+- A cancelled request gets no reply and nothing more is sent for it. When a request
+  ends without finishing (cancelled, the grace period ran out, the stream failed),
+  its cancel scope is cancelled, so ``ctx.cancel`` fires for a worker thread still
+  running its handler.
+- A message handed to the writer task is written whole, even if its request is
+  cancelled meanwhile: a write cut short would leave half a line on the stream and
+  corrupt every later message (the ``send`` callable is never cancelled per request).
+- Nothing a handler returns or raises can end the loop: the dispatcher turns every
+  failure into a reply, and every message is encoded before it reaches the writer.
 """
 
 from __future__ import annotations
@@ -30,13 +37,23 @@ import trio
 
 from .._authority import Grants
 from .._dispatch import LISTEN_METHOD, Caller, Dispatcher
-from .._json import JsonObject, dumps
+from .._json import JsonObject, encode_message
+from .._limits import Limits
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
 
-__all__ = ["Oversized", "first_exception", "serve_messages"]
+__all__ = [
+    "CALL_METHODS",
+    "SERVER_BUSY",
+    "Oversized",
+    "first_exception",
+    "serve_messages",
+]
 
-Send = Callable[[str], Awaitable[None]]
+Send = Callable[[bytes], Awaitable[None]]
+"""Writes one whole encoded message (no newline); never cancelled mid-write."""
+
+DEFAULT_LIMITS = Limits()
 _E = TypeVar("_E", bound=BaseException)
 
 
@@ -69,6 +86,61 @@ def oversized_fault(limit: int) -> Fault:
     )
 
 
+#: What the loop answers a call for which no slot and no waiting place is free.
+SERVER_BUSY = -32000
+
+#: Calls: they run user code, so they take a ``max_concurrent`` slot.
+CALL_METHODS = frozenset(
+    {"tools/call", "prompts/get", "resources/read", "completion/complete"}
+)
+
+
+def busy_fault(request: Request, what: str) -> Fault:
+    """The immediate answer to a request beyond the limits (-32000, HTTP 503)."""
+    return Fault(
+        SERVER_BUSY,
+        f"server busy: {what}; retry later or raise the server's Limits",
+        {"retryable": True},
+        request.id,
+        503,
+    )
+
+
+@attrs.define
+class _Load:
+    """What the loop has admitted: call tasks (running or waiting) and listens."""
+
+    limits: Limits
+    calls: int = 0
+    listens: int = 0
+
+    def admit(self, request: Request) -> Fault | None:
+        """Count ``request`` in, or return why it cannot be admitted now."""
+        limits = self.limits
+        if request.method == LISTEN_METHOD:
+            if self.listens >= limits.max_listens:
+                return busy_fault(
+                    request, f"{limits.max_listens} listen streams are open"
+                )
+            self.listens += 1
+        else:
+            if self.calls >= limits.max_concurrent + limits.max_waiting:
+                return busy_fault(
+                    request,
+                    f"{limits.max_concurrent} calls are running and "
+                    f"{limits.max_waiting} are waiting",
+                )
+            self.calls += 1
+        return None
+
+    def release(self, request: Request) -> None:
+        """Count ``request`` out."""
+        if request.method == LISTEN_METHOD:
+            self.listens -= 1
+        else:
+            self.calls -= 1
+
+
 async def serve_messages(
     dispatcher: Dispatcher,
     incoming: trio.abc.ReceiveChannel[str | bytes | Oversized],
@@ -76,58 +148,54 @@ async def serve_messages(
     *,
     allow: Grants = (),
     principal: object | None = None,
-    max_depth: int = 128,
-    max_concurrent: int = 16,
-    max_pending: int | None = None,
-    grace_period: float = 5.0,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> None:
-    """Serve messages from ``incoming`` until it ends, writing replies with ``send``.
+    """Serve messages from ``incoming`` until it ends, writing each with ``send``.
 
-    When ``incoming`` ends, requests still running get ``grace_period`` seconds to
-    finish and are then cancelled.
+    When ``incoming`` ends, requests still running get ``limits.grace_period``
+    seconds to finish and are then cancelled.
     """
-    if max_concurrent < 1:
-        raise ValueError("max_concurrent must be at least 1")
-    pending_cap = max_pending if max_pending is not None else 4 * max_concurrent
-    running = trio.CapacityLimiter(max_concurrent)
-    admitted = trio.Semaphore(max_concurrent + pending_cap)
+    slots = trio.CapacityLimiter(limits.max_concurrent)
+    load = _Load(limits)
     in_flight: dict[str | int, trio.CancelScope] = {}
-    closing = trio.Event()
-    caller = Caller(principal=principal, allow=allow, closing=closing)
+    caller = Caller(principal=principal, allow=allow, closing=trio.Event())
     # One writer task owns ``send``: a request's cancel scope can stop it from
     # handing a message over, never interrupt the write of one already handed over.
-    to_writer, from_requests = trio.open_memory_channel[str](0)
-
-    async def write(message: JsonObject) -> None:
-        await to_writer.send(dumps(message))
+    to_writer, from_requests = trio.open_memory_channel[bytes](0)
 
     async def writer() -> None:
         # Not closed on failure: senders then wait to be cancelled rather than
         # raise BrokenResourceError beside the transport's own error.
-        async for text in from_requests:
-            await send(text)
+        async for data in from_requests:
+            await send(data)
 
     async def run_request(request: Request, scope: trio.CancelScope) -> None:
+        async def emit(note: JsonObject) -> None:
+            if not scope.cancel_called:
+                await to_writer.send(encode_message(note))
+
         try:
             with scope:
-
-                async def emit(note: JsonObject) -> None:
-                    if not scope.cancel_called:
-                        await write(note)
-
-                if request.method == LISTEN_METHOD:
-                    reply = await dispatcher.handle(request, caller, emit, scope=scope)
-                else:
-                    async with running:
+                if request.method in CALL_METHODS:
+                    async with slots:
                         reply = await dispatcher.handle(
                             request, caller, emit, scope=scope
                         )
+                else:
+                    reply = await dispatcher.handle(request, caller, emit, scope=scope)
                 if not scope.cancel_called:
-                    await write(reply.message)
+                    await to_writer.send(reply.body)
         finally:
+            # Whatever still runs for this request (an abandoned worker thread)
+            # now sees ``ctx.cancel`` fire.
+            scope.cancel()
             if in_flight.get(request.id) is scope:
                 del in_flight[request.id]
-            admitted.release()
+            load.release(request)
+
+    async def answer_now(request: Request) -> None:
+        reply = await dispatcher.handle(request, caller, _drop)
+        await to_writer.send(reply.body)
 
     async with (
         trio.open_nursery() as writing,
@@ -137,16 +205,16 @@ async def serve_messages(
         writing.start_soon(writer)
         async with incoming:
             async for raw in incoming:
-                if isinstance(raw, Oversized):
-                    await write(oversized_fault(raw.size_limit).to_message())
-                    continue
-                message = parse_message(raw, max_depth=max_depth)
+                message = _read(raw, limits.max_depth)
                 if isinstance(message, Fault):
-                    await write(message.to_message())
+                    await to_writer.send(encode_message(message.to_message()))
                 elif isinstance(message, Notification):
                     _notify(message, in_flight)
+                elif _is_quick(message):
+                    await answer_now(message)
+                elif (refused := load.admit(message)) is not None:
+                    await to_writer.send(encode_message(refused.to_message()))
                 else:
-                    await admitted.acquire()
                     scope = trio.CancelScope()
                     # Ids must be unique among outstanding requests; a duplicate
                     # is answered but cannot be cancelled separately.
@@ -154,14 +222,32 @@ async def serve_messages(
                     nursery.start_soon(run_request, message, scope)
         # Input ended: listen streams end with their result; let what runs finish,
         # within the grace period.
-        closing.set()
+        assert caller.closing is not None
+        caller.closing.set()
         # The writer gets the same deadline: a client that stops reading cannot
         # keep us past the grace period (the stream ends then anyway).
-        deadline = trio.current_time() + grace_period
-        if math.isinf(grace_period):
+        deadline = trio.current_time() + limits.grace_period
+        if math.isinf(limits.grace_period):
             deadline = math.inf
         nursery.cancel_scope.deadline = deadline
         writing.cancel_scope.deadline = deadline
+
+
+async def _drop(note: JsonObject) -> None:
+    """Quick methods send no notifications."""
+
+
+def _read(
+    raw: str | bytes | Oversized, max_depth: int
+) -> Request | Notification | Fault:
+    if isinstance(raw, Oversized):
+        return oversized_fault(raw.size_limit)
+    return parse_message(raw, max_depth=max_depth)
+
+
+def _is_quick(request: Request) -> bool:
+    """Whether the loop answers ``request`` itself: no user code runs for it."""
+    return request.method not in CALL_METHODS and request.method != LISTEN_METHOD
 
 
 def _notify(

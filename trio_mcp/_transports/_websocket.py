@@ -32,6 +32,7 @@ import trio
 from .._authority import Grants
 from .._dispatch import Dispatcher
 from .._errors import Transport
+from .._limits import Limits
 from ._stream import Oversized, first_exception, serve_messages
 
 if TYPE_CHECKING:
@@ -51,9 +52,7 @@ async def serve_websocket(
     host: str,
     port: int,
     path: str,
-    max_message_bytes: int,
-    max_depth: int,
-    max_concurrent: int,
+    limits: Limits,
     allow: Grants = (),
     allowed_origins: Iterable[str] = (),
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
@@ -63,8 +62,6 @@ async def serve_websocket(
     Raises:
         McpError.Transport: if trio-websocket is missing or the port cannot be bound.
     """
-    if max_message_bytes < 1:
-        raise ValueError("max_message_bytes must be at least 1")
     try:
         import trio_websocket
     except ImportError as exc:
@@ -101,14 +98,7 @@ async def serve_websocket(
         # A client offering no subprotocol is accepted too (our choice): simple
         # tools rarely set one, and the path already names the endpoint.
         ws = await request.accept(subprotocol=SUBPROTOCOL if offered else None)
-        await serve_connection(
-            dispatcher,
-            ws,
-            max_message_bytes=max_message_bytes,
-            max_depth=max_depth,
-            max_concurrent=max_concurrent,
-            allow=allow,
-        )
+        await serve_connection(dispatcher, ws, limits=limits, allow=allow)
 
     listen = functools.partial(
         trio_websocket.serve_websocket,
@@ -116,7 +106,7 @@ async def serve_websocket(
         host,
         port,
         None,
-        max_message_size=2 * max_message_bytes,
+        max_message_size=2 * limits.max_message_bytes,
     )
     try:
         async with trio.open_nursery() as nursery:
@@ -138,17 +128,18 @@ async def serve_connection(
     dispatcher: Dispatcher,
     ws: WebSocketConnection,
     *,
-    max_message_bytes: int,
-    max_depth: int,
-    max_concurrent: int,
+    limits: Limits,
     allow: Grants,
 ) -> None:
     """Serve one accepted connection until it closes; never raises for a closed one."""
     from trio_websocket import ConnectionClosed
 
-    async def send(text: str) -> None:
+    max_message_bytes = limits.max_message_bytes
+
+    async def send(data: bytes) -> None:
         try:
-            await ws.send_message(text)
+            # Text frames; encode_message wrote valid UTF-8 (surrogates escaped).
+            await ws.send_message(data.decode("utf-8"))
         except ConnectionClosed:
             # The reader sees the close too and cancels the connection's work.
             return
@@ -174,12 +165,7 @@ async def serve_connection(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(read_frames, nursery.cancel_scope)
             await serve_messages(
-                dispatcher,
-                receive_channel,
-                send,
-                allow=allow,
-                max_depth=max_depth,
-                max_concurrent=max_concurrent,
+                dispatcher, receive_channel, send, allow=allow, limits=limits
             )
     finally:
         reason = ws.closed

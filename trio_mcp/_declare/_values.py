@@ -1,0 +1,452 @@
+"""Calls as values: what a server serves is any object with ``spec()`` and ``dispatch()``.
+
+RFC 156 "Catalog" 1-2: a server list holds adopters of ``Tool``, ``Resource`` or
+``Prompt``, not only what the decorators make. An adopter describes itself with a
+frozen spec (``ToolSpec``), receives one frozen call value (``ToolCall``) and answers
+with one reply value (``ToolReply``). Everything else about the running call (its
+cancel token, deadline, progress, grants) is in ``ToolContext.current()``.
+
+The server wraps every adopter the same way: caps, receipt, span, redaction and the
+reply guard (a reply is checked against the spec before it is encoded), so a
+hand-written tool gets exactly the guarantees of a decorated function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Protocol, TypeAlias, runtime_checkable
+
+import attrs
+
+from .._authority import Capability
+from .._json import JsonObject, JsonValue
+from .._units import Seconds, seconds
+from ._content import (
+    CONTENT_TYPES,
+    BlobResourceContents,
+    Content,
+    PromptMessage,
+    TextResourceContents,
+)
+from ._needs_input import NeedsInput
+
+__all__ = [
+    "Icon",
+    "Prompt",
+    "PromptArgument",
+    "PromptGet",
+    "PromptReply",
+    "PromptSpec",
+    "Resource",
+    "ResourceRead",
+    "ResourceReply",
+    "ResourceSpec",
+    "Tool",
+    "ToolCall",
+    "ToolHints",
+    "ToolReply",
+    "ToolSpec",
+]
+
+RequestId: TypeAlias = str | int | None
+
+
+def _timeout(value: Seconds | None) -> float | None:
+    return seconds(value, what="timeout")
+
+
+def _ttl(value: Seconds | None) -> float | None:
+    return seconds(value, what="ttl")
+
+
+def _icons(value: Iterable[Icon]) -> tuple[Icon, ...]:
+    icons = tuple(value)
+    for icon in icons:
+        if not isinstance(icon, Icon):
+            raise TypeError(f"icons= takes Icon values, got {icon!r}")
+    return icons
+
+
+def _strings(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+def _caps(value: Iterable[Capability]) -> tuple[Capability, ...]:
+    caps = tuple(value)
+    for cap in caps:
+        if not isinstance(cap, Capability):
+            raise TypeError(f"caps= takes Capability values, got {cap!r}")
+    return caps
+
+
+@attrs.frozen
+class Icon:
+    """An icon a client may show for the server or an entry (the revision's ``Icon``)."""
+
+    src: str
+    mime_type: str | None = None
+    sizes: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    theme: str | None = None
+
+    def to_wire(self) -> JsonObject:
+        """Return the protocol's ``Icon``."""
+        out: JsonObject = {"src": self.src}
+        if self.mime_type is not None:
+            out["mimeType"] = self.mime_type
+        if self.sizes:
+            out["sizes"] = list(self.sizes)
+        if self.theme is not None:
+            out["theme"] = self.theme
+        return out
+
+
+def _icons_to_wire(out: JsonObject, icons: tuple[Icon, ...]) -> None:
+    if icons:
+        out["icons"] = [icon.to_wire() for icon in icons]
+
+
+@attrs.frozen(kw_only=True)
+class ToolHints:
+    """Hints for the client about a tool's behaviour. They grant nothing.
+
+    Only the hints the author sets are listed; the revision's defaults
+    (not read-only, destructive, not idempotent, open world) apply to the rest.
+    """
+
+    read_only: bool | None = None
+    destructive: bool | None = None
+    idempotent: bool | None = None
+    open_world: bool | None = None
+    title: str | None = None
+
+    def to_wire(self) -> JsonObject:
+        """Return the protocol's ``ToolAnnotations`` with the hints that were set."""
+        pairs: list[tuple[str, JsonValue]] = [
+            ("readOnlyHint", self.read_only),
+            ("destructiveHint", self.destructive),
+            ("idempotentHint", self.idempotent),
+            ("openWorldHint", self.open_world),
+            ("title", self.title),
+        ]
+        return {key: value for key, value in pairs if value is not None}
+
+
+# -- tools ---------------------------------------------------------------------------------
+@attrs.frozen
+class ToolSpec:
+    """A tool's catalog entry and the rules each of its calls runs under.
+
+    ``caps`` are required by every call (and bound ``ToolContext.require``);
+    ``timeout`` (seconds) becomes each call's deadline.
+    """
+
+    name: str
+    description: str | None
+    input_schema: JsonObject
+    output_schema: JsonObject | None = None
+    title: str | None = None
+    annotations: ToolHints | None = None
+    icons: tuple[Icon, ...] = attrs.field(default=(), converter=_icons)
+    caps: tuple[Capability, ...] = attrs.field(default=(), converter=_caps)
+    timeout: float | None = attrs.field(default=None, converter=_timeout)
+
+    @property
+    def hints(self) -> ToolHints | None:
+        """The older name of ``annotations``."""
+        return self.annotations
+
+    def to_wire(self) -> JsonObject:
+        """Return the protocol's ``Tool``."""
+        out: JsonObject = {"name": self.name}
+        if self.title is not None:
+            out["title"] = self.title
+        if self.description is not None:
+            out["description"] = self.description
+        out["inputSchema"] = self.input_schema
+        if self.output_schema is not None:
+            out["outputSchema"] = self.output_schema
+        if self.annotations is not None:
+            out["annotations"] = self.annotations.to_wire()
+        _icons_to_wire(out, self.icons)
+        return out
+
+
+@attrs.frozen
+class ToolCall:
+    """One ``tools/call`` as an adopter receives it: the arguments as the client sent them."""
+
+    name: str
+    arguments: JsonObject = attrs.field(factory=dict)
+    request_id: RequestId = None
+    principal: object | None = None
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+#: ``ToolReply.structured`` when the reply has no structured content.
+ABSENT = _Absent()
+
+
+def _content(value: Content | Iterable[Content] | None) -> tuple[Content, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, CONTENT_TYPES):
+        return (value,)
+    if isinstance(value, str | bytes | Mapping):
+        raise TypeError(
+            "content= takes content blocks (TextContent, ImageContent, ...), "
+            f"got {type(value).__name__}"
+        )
+    return tuple(value)
+
+
+@attrs.frozen
+class ToolReply:
+    """What a tool answers: a result, an ``isError`` result, or a request for input.
+
+    Build one with ``ToolReply.ok``, ``ToolReply.error`` or ``ToolReply.needs_input``.
+    The server checks it against the tool's spec before anything is sent: structured
+    content must satisfy the ``output_schema``, content must be content blocks.
+    """
+
+    structured: JsonValue | _Absent = ABSENT
+    content: tuple[Content, ...] = ()
+    is_error: bool = False
+    detail: JsonObject | None = None
+    needs: NeedsInput | None = None
+    error_type: str | None = None
+    """For receipts: the qualified name of the exception an error reply reports."""
+
+    @classmethod
+    def ok(
+        cls,
+        structured: JsonValue | _Absent = ABSENT,
+        content: Content | Iterable[Content] | None = None,
+    ) -> ToolReply:
+        """A result: ``structured`` becomes ``structuredContent`` (and, without
+        ``content``, one text block with its JSON); ``content`` the content blocks.
+
+        A tool with an ``output_schema`` always sends ``structuredContent``; pass
+        ``None`` for a ``null`` one.
+        """
+        return cls(structured=structured, content=_content(content))
+
+    @classmethod
+    def error(
+        cls,
+        message: str,
+        detail: JsonObject | None = None,
+        *,
+        error_type: str | None = None,
+    ) -> ToolReply:
+        """An ``isError`` result the model reads; secrets in it are masked."""
+        from ._content import TextContent
+
+        return cls(
+            content=(TextContent(message),),
+            is_error=True,
+            detail=detail,
+            error_type=error_type,
+        )
+
+    @classmethod
+    def needs_input(cls, needs: NeedsInput) -> ToolReply:
+        """Ask the client for input (multi round-trip); it calls again with answers."""
+        return cls(needs=needs)
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """Anything a server can serve as a tool: a spec and one uniform call."""
+
+    def spec(self) -> ToolSpec:
+        """Return the catalog entry (called once, when the server is built)."""
+        ...
+
+    async def dispatch(self, call: ToolCall) -> ToolReply:
+        """Answer one call.
+
+        Raise ``DecodeError`` for bad arguments (every problem listed), ``Refusal``
+        or ``MissingClientCapability`` as inside any handler; anything else
+        becomes -32603.
+        """
+        ...
+
+
+# -- resources --------------------------------------------------------------------------
+@attrs.frozen
+class ResourceSpec:
+    """A resource's catalog entry: a static URI, or an RFC 6570 template with ``{var}``."""
+
+    uri: str
+    name: str
+    description: str | None = None
+    mime_type: str | None = None
+    title: str | None = None
+    icons: tuple[Icon, ...] = attrs.field(default=(), converter=_icons)
+    caps: tuple[Capability, ...] = attrs.field(default=(), converter=_caps)
+    timeout: float | None = attrs.field(default=None, converter=_timeout)
+    ttl: float | None = attrs.field(default=None, converter=_ttl)
+    """Seconds a read may be cached (``ttlMs``); None means 0."""
+    updatable: bool = False
+
+    @property
+    def is_template(self) -> bool:
+        """Whether the URI has ``{variables}`` (listed by ``resources/templates/list``)."""
+        return "{" in self.uri
+
+    def to_wire(self) -> JsonObject:
+        """Return the protocol's ``Resource`` or ``ResourceTemplate``."""
+        out: JsonObject = {("uriTemplate" if self.is_template else "uri"): self.uri}
+        out["name"] = self.name
+        if self.title is not None:
+            out["title"] = self.title
+        if self.description is not None:
+            out["description"] = self.description
+        if self.mime_type is not None:
+            out["mimeType"] = self.mime_type
+        _icons_to_wire(out, self.icons)
+        return out
+
+
+@attrs.frozen
+class ResourceRead:
+    """One ``resources/read``: the URI and, for a template, its matched variables."""
+
+    uri: str
+    variables: Mapping[str, str] = attrs.field(factory=dict)
+    request_id: RequestId = None
+    principal: object | None = None
+
+
+ResourceContents: TypeAlias = TextResourceContents | BlobResourceContents
+
+
+def _contents(value: Iterable[ResourceContents]) -> tuple[ResourceContents, ...]:
+    if isinstance(value, TextResourceContents | BlobResourceContents):
+        return (value,)
+    return tuple(value)
+
+
+@attrs.frozen
+class ResourceReply:
+    """What a resource read answers: its contents, or a request for input."""
+
+    contents: tuple[ResourceContents, ...] = attrs.field(
+        default=(), converter=_contents
+    )
+    needs: NeedsInput | None = None
+
+    @classmethod
+    def needs_input(cls, needs: NeedsInput) -> ResourceReply:
+        """Ask the client for input (multi round-trip)."""
+        return cls(needs=needs)
+
+
+@runtime_checkable
+class Resource(Protocol):
+    """Anything a server can serve as a resource or resource template."""
+
+    def spec(self) -> ResourceSpec:
+        """Return the catalog entry (called once, when the server is built)."""
+        ...
+
+    async def dispatch(self, read: ResourceRead) -> ResourceReply:
+        """Answer one read; raise ``ResourceNotFound`` when the URI names nothing."""
+        ...
+
+
+# -- prompts ------------------------------------------------------------------------------
+@attrs.frozen
+class PromptArgument:
+    """One argument of a prompt (prompt arguments are strings)."""
+
+    name: str
+    description: str | None = None
+    required: bool = False
+
+    def to_wire(self) -> JsonObject:
+        """Return the protocol's ``PromptArgument``."""
+        out: JsonObject = {"name": self.name}
+        if self.description is not None:
+            out["description"] = self.description
+        out["required"] = self.required
+        return out
+
+
+def _arguments(value: Iterable[PromptArgument]) -> tuple[PromptArgument, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class PromptSpec:
+    """A prompt's catalog entry."""
+
+    name: str
+    description: str | None
+    arguments: tuple[PromptArgument, ...] = attrs.field(
+        default=(), converter=_arguments
+    )
+    title: str | None = None
+    icons: tuple[Icon, ...] = attrs.field(default=(), converter=_icons)
+    caps: tuple[Capability, ...] = attrs.field(default=(), converter=_caps)
+    timeout: float | None = attrs.field(default=None, converter=_timeout)
+
+    def to_wire(self) -> JsonObject:
+        """Return the protocol's ``Prompt``."""
+        out: JsonObject = {"name": self.name}
+        if self.title is not None:
+            out["title"] = self.title
+        if self.description is not None:
+            out["description"] = self.description
+        if self.arguments:
+            out["arguments"] = [a.to_wire() for a in self.arguments]
+        _icons_to_wire(out, self.icons)
+        return out
+
+
+@attrs.frozen
+class PromptGet:
+    """One ``prompts/get``: checked string arguments (unknown, missing and
+    non-string ones are refused before ``dispatch``)."""
+
+    name: str
+    arguments: Mapping[str, str] = attrs.field(factory=dict)
+    request_id: RequestId = None
+    principal: object | None = None
+
+
+def _messages(value: Sequence[PromptMessage]) -> tuple[PromptMessage, ...]:
+    if isinstance(value, PromptMessage):
+        return (value,)
+    return tuple(value)
+
+
+@attrs.frozen
+class PromptReply:
+    """What a prompt answers: its messages (and a description), or a request for input."""
+
+    messages: tuple[PromptMessage, ...] = attrs.field(default=(), converter=_messages)
+    description: str | None = None
+    needs: NeedsInput | None = None
+
+    @classmethod
+    def needs_input(cls, needs: NeedsInput) -> PromptReply:
+        """Ask the client for input (multi round-trip)."""
+        return cls(needs=needs)
+
+
+@runtime_checkable
+class Prompt(Protocol):
+    """Anything a server can serve as a prompt."""
+
+    def spec(self) -> PromptSpec:
+        """Return the catalog entry (called once, when the server is built)."""
+        ...
+
+    async def dispatch(self, get: PromptGet) -> PromptReply:
+        """Answer one ``prompts/get``."""
+        ...

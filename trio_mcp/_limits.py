@@ -1,0 +1,94 @@
+"""``Limits``: every bound a transport enforces, as one frozen value.
+
+Built once and threaded whole through ``serve_stdio``, ``serve_websocket``,
+``mount`` and ``serve_http``; the separate keyword arguments of those methods
+still work and override the value's fields. Each default is documented in
+docs/limits.md.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from ._units import (
+    DEFAULT_MAX_CONCURRENT,
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_MESSAGE_BYTES,
+    Seconds,
+    seconds,
+)
+
+__all__ = ["Limits"]
+
+
+def _at_least_one(
+    instance: object, attribute: attrs.Attribute[int], value: int
+) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"Limits.{attribute.name} must be an integer of at least 1")
+
+
+def _at_least_zero(
+    instance: object, attribute: attrs.Attribute[int], value: int
+) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"Limits.{attribute.name} must be an integer of at least 0")
+
+
+def _duration(value: Seconds) -> float:
+    result = seconds(value, what="a Limits duration")
+    assert result is not None
+    return result
+
+
+def _positive(
+    instance: object, attribute: attrs.Attribute[float], value: float
+) -> None:
+    if not value > 0:
+        raise ValueError(f"Limits.{attribute.name} must be positive")
+
+
+@attrs.frozen(kw_only=True)
+class Limits:
+    """The bounds of one transport; the defaults suit a local server.
+
+    Args:
+        max_message_bytes: Largest message read; a larger one is answered with
+            -32600 (HTTP 413) without being held in memory.
+        max_depth: Deepest nesting of arrays and objects; deeper is -32700.
+        max_concurrent: Most handlers (tool calls, prompt gets, resource reads,
+            completions) running at once. Discovery and lists never wait for one,
+            listen streams never take one.
+        max_waiting: Most calls waiting for a handler slot (stdio, WebSocket);
+            a call beyond that is answered at once with -32000 ("server busy").
+        max_listens: Most open ``subscriptions/listen`` streams per connection;
+            one more is answered at once with -32000.
+        grace_period: Seconds that requests still running when the input ends
+            get to finish before they are cancelled.
+        keepalive_interval: Seconds of quiet after which an HTTP listen stream
+            gets a ``:`` comment, so proxies keep it open.
+    """
+
+    max_message_bytes: int = attrs.field(
+        default=DEFAULT_MAX_MESSAGE_BYTES, validator=_at_least_one
+    )
+    max_depth: int = attrs.field(default=DEFAULT_MAX_DEPTH, validator=_at_least_one)
+    max_concurrent: int = attrs.field(
+        default=DEFAULT_MAX_CONCURRENT, validator=_at_least_one
+    )
+    max_waiting: int = attrs.field(default=64, validator=_at_least_zero)
+    max_listens: int = attrs.field(default=256, validator=_at_least_one)
+    grace_period: float = attrs.field(
+        default=5.0, converter=_duration, validator=attrs.validators.ge(0)
+    )
+    keepalive_interval: float = attrs.field(
+        default=15.0, converter=_duration, validator=_positive
+    )
+
+    def with_overrides(self, **overrides: object) -> Limits:
+        """Return a copy with every override that is not None applied.
+
+        For the serve methods' separate keyword arguments, which default to None.
+        """
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return attrs.evolve(self, **given) if given else self  # type: ignore[arg-type]
