@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, ParamSpec, TypeVar
 
@@ -19,7 +18,7 @@ import trio
 from .._authority import Capability, closure, register_in
 from .._errors import InvalidDeclaration
 from .._units import Seconds, seconds
-from ._signature import declaration_id, is_method, resolve_hints
+from ._signature import declaration_id, holds_write_only, is_method, resolve_hints
 
 __all__ = ["MAX_WORKER_THREADS", "Declaration", "worker_threads"]
 
@@ -125,9 +124,7 @@ class Declaration(Generic[P, R]):
     def _after_prepare(self) -> None:
         plan = getattr(self, "plan", None)
         # A secret's schema is the only one marked writeOnly.
-        self.holds_secrets = plan is not None and '"writeOnly"' in json.dumps(
-            plan.input_schema
-        )
+        self.holds_secrets = plan is not None and holds_write_only(plan.input_schema)
         self._prepared = True
 
     def _prepare(self, hints: dict[str, object]) -> None:

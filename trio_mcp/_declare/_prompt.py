@@ -18,6 +18,7 @@ from ._content import PromptMessage, TextContent
 from ._docstring import describe
 from ._needs_input import NeedsInput
 from ._replies import MISSING, strip_needs_input
+from ._signature import stale_args
 from ._values import Icon, PromptArgument, PromptGet, PromptReply, PromptSpec
 
 __all__ = ["FunctionPrompt", "prompt", "prompt_messages"]
@@ -82,6 +83,11 @@ class FunctionPrompt(Declaration[P, R]):
                 f"{where}: has no description; write a docstring whose first "
                 "paragraph says what the prompt is for"
             )
+        found.extend(
+            stale_args(
+                self.described.params, [a.name for a in self.arguments], where=where
+            )
+        )
         for name in self.bad_params:
             found.append(
                 f"{where}: parameter '{name}' must be 'str' or 'str | None' "

@@ -25,7 +25,7 @@ from ._content import BlobResourceContents, TextResourceContents
 from ._docstring import describe
 from ._needs_input import NeedsInput
 from ._replies import MISSING, encode_as, strip_needs_input
-from ._signature import plan_arguments
+from ._signature import plan_arguments, stale_args
 from ._values import Icon, ResourceContents, ResourceRead, ResourceReply, ResourceSpec
 
 __all__ = ["FunctionResource", "UriTemplate", "resource"]
@@ -169,6 +169,7 @@ class FunctionResource(Declaration[P, R]):
                 "paragraph says what the resource holds"
             )
         fields = {f.name: f for f in attrs.fields(self.plan.arguments_class)}
+        found.extend(stale_args(self.described.params, fields, where=where))
         for var in self.template.variables:
             if var not in fields:
                 found.append(

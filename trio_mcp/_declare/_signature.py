@@ -7,8 +7,9 @@ the client is told and what the handler receives cannot drift apart.
 from __future__ import annotations
 
 import inspect
+import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -17,7 +18,15 @@ from .._errors import InvalidDeclaration
 from .._json import JsonObject
 from .._schema import Field, UnsupportedType, json_schema
 
-__all__ = ["Plan", "declaration_id", "is_method", "plan_arguments", "resolve_hints"]
+__all__ = [
+    "Plan",
+    "declaration_id",
+    "holds_write_only",
+    "is_method",
+    "plan_arguments",
+    "resolve_hints",
+    "stale_args",
+]
 
 
 def declaration_id(fn: Callable[..., object]) -> str:
@@ -38,6 +47,41 @@ def resolve_hints(fn: Callable[..., object]) -> dict[str, object]:
         NameError: if a forward reference cannot be resolved yet.
     """
     return typing.get_type_hints(fn, include_extras=True)
+
+
+def _allows_none(annotation: object) -> bool:
+    """Whether ``annotation`` (possibly ``Annotated``) is ``T | None``."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if annotation is None or annotation is type(None):
+        return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return type(None) in typing.get_args(annotation)
+    return False
+
+
+def stale_args(
+    documented: Iterable[str], parameters: Iterable[str], *, where: str
+) -> list[str]:
+    """Problems for ``Args:`` entries of a docstring that name no parameter."""
+    known = set(parameters)
+    return [
+        f"{where}: the docstring documents '{name}' under 'Args:', but there is no "
+        "such parameter; remove the entry or fix its name"
+        for name in documented
+        if name not in known
+    ]
+
+
+def holds_write_only(schema: object) -> bool:
+    """Whether a JSON Schema marks any value ``writeOnly`` (a ``Secret``)."""
+    if isinstance(schema, dict):
+        return schema.get("writeOnly") is True or any(
+            holds_write_only(v) for v in schema.values()
+        )
+    if isinstance(schema, list):
+        return any(holds_write_only(v) for v in schema)
+    return False
 
 
 @attrs.frozen
@@ -97,7 +141,10 @@ def plan_arguments(
         metadata: dict[str, Field] = {}
         if param.name in descriptions:
             metadata["trio_mcp"] = Field(description=descriptions[param.name])
-        default: Any = attrs.NOTHING if param.default is param.empty else param.default
+        default: Any = param.default
+        if default is param.empty:
+            # ``T | None`` is never required: a missing value decodes to None.
+            default = None if _allows_none(annotation) else attrs.NOTHING
         # attrs accepts any annotation object as ``type``; its stub says ``type``.
         fields[param.name] = attrs.field(  # type: ignore[call-overload]
             type=annotation,

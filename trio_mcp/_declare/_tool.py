@@ -21,7 +21,7 @@ from ._base import Declaration
 from ._docstring import describe
 from ._needs_input import NeedsInput
 from ._replies import MISSING, ReplyShape, tool_reply_shape
-from ._signature import Plan, plan_arguments
+from ._signature import Plan, plan_arguments, stale_args
 from ._values import Icon, ToolCall, ToolHints, ToolReply, ToolSpec
 
 __all__ = ["FunctionTool", "error_reply", "message_chain", "qualified", "tool"]
@@ -93,6 +93,7 @@ class FunctionTool(Declaration[P, R]):
                 f"{where}: has no description; write a docstring whose first "
                 "paragraph says what the tool does"
             )
+        found.extend(stale_args(self.described.params, self.plan.names, where=where))
         for param in self.plan.names:
             if param not in self.described.params:
                 found.append(

@@ -349,9 +349,15 @@ class McpTestClient:
     ) -> list[dict[str, Any]]:
         """Write raw text as one message; return what the server emitted for it.
 
-        Waits until the server has been quiet for ``settle`` seconds.
+        Waits until the server has been quiet for ``settle`` seconds. A
+        notification (a JSON object without ``id``) gets no reply, so for one the
+        result may be ``[]``; anything else waits for at least one message.
+
+        Raises:
+            trio.TooSlowError: if a request gets nothing within ``timeout``.
         """
         seen: list[dict[str, Any]] = []
+        expects_reply = not _is_notification(text)
         self._raw_waiters.append(seen)
         try:
             await self._send_in.send(text)
@@ -359,7 +365,7 @@ class McpTestClient:
                 while True:
                     count = len(seen)
                     await trio.sleep(settle)
-                    if seen and len(seen) == count:
+                    if len(seen) == count and (seen or not expects_reply):
                         break
         finally:
             self._raw_waiters.remove(seen)
@@ -496,3 +502,12 @@ def _result(pending: _Pending) -> Any:
         err = reply["error"]
         raise ProtocolError(err["code"], err["message"], err.get("data"))
     return reply["result"]
+
+
+def _is_notification(text: str | bytes) -> bool:
+    """Whether ``text`` is one JSON-RPC notification (an object with a method, no id)."""
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and "id" not in message and "method" in message
