@@ -11,8 +11,6 @@ from ._authority import Capability as Capability
 from ._authority import Receipt as Receipt
 from ._authority._secrets import Secret as Secret
 from ._context import CancelToken as CancelToken
-from ._context import MissingClientCapability as MissingClientCapability
-from ._context import Refusal as Refusal
 from ._context import ToolContext as ToolContext
 from ._declare import Answer as Answer
 from ._declare import AudioContent as AudioContent
@@ -60,7 +58,9 @@ from ._errors import InsecureBinding as InsecureBinding
 from ._errors import InvalidDeclaration as InvalidDeclaration
 from ._errors import InvalidReply as InvalidReply
 from ._errors import McpError as McpError
+from ._errors import MissingClientCapability as MissingClientCapability
 from ._errors import Problem as Problem
+from ._errors import Refusal as Refusal
 from ._errors import ResourceNotFound as ResourceNotFound
 from ._errors import ToolError as ToolError
 from ._errors import Transport as Transport

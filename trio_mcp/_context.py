@@ -19,6 +19,7 @@ import attrs
 import trio
 
 from ._authority._redact import redact, redact_json
+from ._errors import MissingClientCapability, Refusal
 from ._json import JsonObject, JsonValue
 from ._protocol import _wire as wire
 
@@ -36,41 +37,6 @@ __all__ = [
 ]
 
 Emit = Callable[[JsonObject], Awaitable[None]]
-
-
-class Refusal(Exception):
-    """Raised by ``ToolContext.require`` when a capability is not both declared and granted.
-
-    The dispatcher turns it into an ``isError`` result and a ``refused`` receipt.
-    """
-
-    def __init__(self, capability: str, *, declared: bool) -> None:
-        self.capability = capability
-        self.declared = declared
-        reason = (
-            "is not granted to this caller"
-            if declared
-            else ("is not declared by this tool")
-        )
-        super().__init__(f"capability '{capability}' {reason}")
-
-
-class MissingClientCapability(Exception):
-    """A call needs a client capability that the request's ``clientCapabilities`` lack.
-
-    Raise it from a handler (or call ``ToolContext.require_client``); the dispatcher
-    answers JSON-RPC -32021 (HTTP 400) with ``data.requiredCapabilities`` set to
-    ``required``, a ClientCapabilities object such as ``{"sampling": {}}``.
-    """
-
-    def __init__(self, required: JsonObject, message: str | None = None) -> None:
-        self.required: JsonObject = dict(required)
-        names = ", ".join(sorted(self.required)) or "none"
-        super().__init__(
-            message
-            or f"this request needs the client capabilities: {names}; declare them "
-            "in _meta clientCapabilities"
-        )
 
 
 #: What ``supports`` accepts: a ClientCapabilities mapping, or an input request (class

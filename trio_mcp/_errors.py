@@ -1,23 +1,34 @@
-"""The exceptions trio_mcp raises to Python callers, and the ones authors raise to models.
+"""Every exception trio_mcp defines: one tree under ``McpError``.
 
-Two families, never mixed::
+::
 
     Exception
-      McpError                 for the host developer; raised to Python, never sent as tool text
-        InvalidDeclaration     a declaration cannot become a protocol entry
-        DuplicateName          two declarations share a wire name
-        Transport              the medium failed (stdout closed, bind refused); cause in __cause__
-        InsecureBinding        HTTP bound beyond loopback without require_auth=True
-        InvalidReply           a handler's return value does not fit its declaration (-32603)
-      ToolError                for the model: its message and __cause__ chain are shown, redacted
-      DecodeError              a JSON value does not fit a type; ``.problems`` lists every one
+      McpError                   the root: ``except McpError`` catches anything of ours
+        InvalidDeclaration       a declaration cannot become a protocol entry (at Server(...))
+        DuplicateName            two declarations share a wire name (at Server(...))
+        Transport                the medium failed (stdout closed, bind refused); cause in __cause__
+        InsecureBinding          HTTP beyond loopback without require_auth=True
+        InvalidReply             a reply does not fit its declaration (the request: -32603)
+        DecodeError (ValueError) a JSON value does not fit a type; ``.problems`` lists every one
+                                 (in a tool call: an isError result; prompts: -32602)
+        ToolError                raised by a handler for the model: an isError result, redacted
+        ResourceNotFound (LookupError)  raised by a reader: -32602 with data.uri
+        Refusal                  ToolContext.require: a capability not declared or not granted
+                                 (tools: an isError result; prompts and reads: -31403)
+        MissingClientCapability  the request lacks a client capability: -32021 (HTTP 400)
 
-No I/O and no third-party imports here: every layer may import this module.
+The first five are raised to the host program; the rest are raised by handlers (or by
+``trio_mcp.decode``) and become what the client sees, as noted. Every code the server sends
+is listed in docs/errors.md. No I/O and no third-party imports here: every layer may import
+this module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
+
+from ._json import JsonObject, JsonValue
 
 __all__ = [
     "DecodeError",
@@ -26,7 +37,9 @@ __all__ = [
     "InvalidDeclaration",
     "InvalidReply",
     "McpError",
+    "MissingClientCapability",
     "Problem",
+    "Refusal",
     "ResourceNotFound",
     "ToolError",
     "Transport",
@@ -108,7 +121,7 @@ McpError.InsecureBinding = InsecureBinding
 McpError.InvalidReply = InvalidReply
 
 
-class ToolError(Exception):
+class ToolError(McpError):
     """A failure the model may read and act on.
 
     Raise it (or a subclass listed in a declaration's ``errors=``) from a handler: the
@@ -117,7 +130,7 @@ class ToolError(Exception):
     """
 
 
-class ResourceNotFound(LookupError):
+class ResourceNotFound(McpError, LookupError):
     """Raise from a resource reader when the URI names nothing that exists.
 
     The client receives JSON-RPC -32602 with ``data.uri``, as the protocol requires
@@ -125,33 +138,15 @@ class ResourceNotFound(LookupError):
     """
 
 
-class Problem:
+class Problem(NamedTuple):
     """One bad input: where it is (``filters.0.name``) and what is wrong with it.
 
-    The message never contains the offending value, which may be secret.
+    The message never contains the offending value, which may be secret. Unpacks as
+    ``(path, message)``.
     """
 
-    __slots__ = ("message", "path")
-
-    def __init__(self, path: str, message: str) -> None:
-        self.path = path
-        self.message = message
-
-    def __repr__(self) -> str:
-        return f"Problem({self.path!r}, {self.message!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Problem):
-            return NotImplemented
-        return (self.path, self.message) == (other.path, other.message)
-
-    def __hash__(self) -> int:
-        return hash((self.path, self.message))
-
-    def __iter__(self):  # type: ignore[no-untyped-def]
-        """Unpack as ``(path, message)``."""
-        yield self.path
-        yield self.message
+    path: str
+    message: str
 
     def line(self) -> str:
         """Return the ``- path: message`` line shown to the model."""
@@ -159,7 +154,7 @@ class Problem:
         return f"- {where}: {self.message}"
 
 
-class DecodeError(ValueError):
+class DecodeError(McpError, ValueError):
     """A JSON value does not fit the expected type.
 
     ``problems`` lists every ``Problem`` found, not only the first.
@@ -168,3 +163,41 @@ class DecodeError(ValueError):
     def __init__(self, problems: Sequence[Problem]) -> None:
         self.problems: tuple[Problem, ...] = tuple(problems)
         super().__init__("\n".join(p.line() for p in self.problems))
+
+
+class Refusal(McpError):
+    """Raised by ``ToolContext.require`` when a capability is not both declared and granted.
+
+    The dispatcher turns it into an ``isError`` result (tools) or -31403 (prompts and
+    reads), and a ``refused`` receipt.
+    """
+
+    def __init__(self, capability: str, *, declared: bool) -> None:
+        self.capability = capability
+        self.declared = declared
+        reason = (
+            "is not granted to this caller"
+            if declared
+            else "is not declared by this tool"
+        )
+        super().__init__(f"capability '{capability}' {reason}")
+
+
+class MissingClientCapability(McpError):
+    """A call needs a client capability that the request's ``clientCapabilities`` lack.
+
+    Raise it from a handler (or call ``ToolContext.require_client``); the dispatcher
+    answers JSON-RPC -32021 (HTTP 400) with ``data.requiredCapabilities`` set to
+    ``required``, a ClientCapabilities object such as ``{"sampling": {}}``.
+    """
+
+    def __init__(
+        self, required: Mapping[str, JsonValue], message: str | None = None
+    ) -> None:
+        self.required: JsonObject = dict(required)
+        names = ", ".join(sorted(self.required)) or "none"
+        super().__init__(
+            message
+            or f"this request needs the client capabilities: {names}; declare them "
+            "in _meta clientCapabilities"
+        )

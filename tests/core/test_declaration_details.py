@@ -88,3 +88,19 @@ async def test_send_raw_of_a_notification_returns_nothing_after_settling() -> No
 
     assert [] == emitted
     assert 1 == still.structured
+
+
+def test_every_exception_of_ours_is_in_one_tree() -> None:
+    """Issue 12: one exception tree under McpError, the stdlib bases kept."""
+    import trio_mcp
+
+    ours = [
+        value
+        for value in vars(trio_mcp).values()
+        if isinstance(value, type) and issubclass(value, BaseException)
+    ]
+
+    assert 11 == len(ours)
+    assert all(issubclass(cls, trio_mcp.McpError) for cls in ours)
+    assert issubclass(trio_mcp.DecodeError, ValueError)
+    assert issubclass(trio_mcp.ResourceNotFound, LookupError)
