@@ -154,7 +154,9 @@ def _resolve_own_annotations(cls: type) -> None:
     resolved: dict[str, object] = {}
     for name, value in own.items():
         if isinstance(value, str):
-            with contextlib.suppress(Exception):  # a string alias, a TYPE_CHECKING name
+            # NameError: a TYPE_CHECKING-only name; TypeError: "JsonValue | None",
+            # where JsonValue is a recursive string alias that stays a string.
+            with contextlib.suppress(NameError, TypeError):
                 value = eval(value, namespace, dict(vars(cls)))
         resolved[name] = value
     cls.__annotations__ = resolved
