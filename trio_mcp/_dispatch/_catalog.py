@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 import attrs
 
@@ -232,6 +233,31 @@ def _prompt_entry(adopter: Prompt, spec: PromptSpec) -> tuple[PromptEntry, list[
     return PromptEntry(declaration=where, spec=spec, adopter=adopter), problems
 
 
+E = TypeVar("E", bound=Entry)
+Sp = TypeVar("Sp", ToolSpec, ResourceSpec, PromptSpec)
+
+
+def _entries(
+    adopters: Sequence[object],
+    protocol: type,
+    spec_type: type[Sp],
+    make: Callable[[Any, Sp], tuple[E | None, list[str]]],
+    problems: list[str],
+) -> list[E]:
+    """The entries of one list (``tools=``, ...); what is wrong goes to ``problems``."""
+    label = f"{protocol.__name__.lower()}s"
+    entries: list[E] = []
+    for adopter in adopters:
+        spec, found = _spec_of(adopter, protocol, spec_type, label)
+        problems.extend(found)
+        if isinstance(spec, spec_type):
+            entry, found = make(adopter, spec)
+            problems.extend(found)
+            if entry is not None:
+                entries.append(entry)
+    return entries
+
+
 class Catalog:
     """Tools, resources and prompts, checked and indexed for dispatch.
 
@@ -247,31 +273,11 @@ class Catalog:
         prompts: Sequence[object],
     ) -> None:
         problems: list[str] = []
-        tool_entries: list[ToolEntry] = []
-        resource_entries: list[ResourceEntry] = []
-        prompt_entries: list[PromptEntry] = []
-        for adopter in tools:
-            spec, found = _spec_of(adopter, Tool, ToolSpec, "tools")
-            problems.extend(found)
-            if isinstance(spec, ToolSpec):
-                entry, found = _tool_entry(adopter, spec)  # type: ignore[arg-type]
-                tool_entries.append(entry)
-                problems.extend(found)
-        for adopter in resources:
-            spec, found = _spec_of(adopter, Resource, ResourceSpec, "resources")
-            problems.extend(found)
-            if isinstance(spec, ResourceSpec):
-                r_entry, found = _resource_entry(adopter, spec)  # type: ignore[arg-type]
-                if r_entry is not None:
-                    resource_entries.append(r_entry)
-                problems.extend(found)
-        for adopter in prompts:
-            spec, found = _spec_of(adopter, Prompt, PromptSpec, "prompts")
-            problems.extend(found)
-            if isinstance(spec, PromptSpec):
-                p_entry, found = _prompt_entry(adopter, spec)  # type: ignore[arg-type]
-                prompt_entries.append(p_entry)
-                problems.extend(found)
+        tool_entries = _entries(tools, Tool, ToolSpec, _tool_entry, problems)
+        resource_entries = _entries(
+            resources, Resource, ResourceSpec, _resource_entry, problems
+        )
+        prompt_entries = _entries(prompts, Prompt, PromptSpec, _prompt_entry, problems)
         if problems:
             raise InvalidDeclaration(problems)
         _no_duplicates("tool name", tool_entries)
