@@ -19,13 +19,14 @@ import base64
 import functools
 import json
 import signal
-from typing import Annotated, Any
+from typing import Annotated
 
 import attrs
 import trio
 
 from trio_mcp import (
     AudioContent,
+    DecodeError,
     Elicit,
     ElicitResult,
     EmbeddedResource,
@@ -33,6 +34,7 @@ from trio_mcp import (
     ImageContent,
     ListRoots,
     NeedsInput,
+    Problem,
     Prompt,
     PromptMessage,
     Resource,
@@ -43,8 +45,11 @@ from trio_mcp import (
     TextContent,
     TextResourceContents,
     Tool,
+    ToolCall,
     ToolContext,
     ToolError,
+    ToolReply,
+    ToolSpec,
     prompt,
     resource,
     tool,
@@ -124,7 +129,7 @@ async def test_tool_with_progress() -> list[Content]:
     return [TextContent(str(ctx.progress_token))]
 
 
-CONTENT_TOOLS: list[Tool[..., Any]] = [
+CONTENT_TOOLS: list[Tool] = [
     test_simple_text,
     test_image_content,
     test_audio_content,
@@ -158,7 +163,7 @@ async def test_logging_tool() -> list[Content]:
     return [TextContent("Logging evaluated")]
 
 
-PROBE_TOOLS: list[Tool[..., Any]] = [
+PROBE_TOOLS: list[Tool] = [
     test_missing_capability,
     test_streaming_elicitation,
     test_logging_tool,
@@ -194,7 +199,7 @@ def template_data(id: str) -> str:
     return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
 
 
-RESOURCES: list[Resource[..., Any]] = [
+RESOURCES: list[Resource] = [
     static_text,
     static_binary,
     watched_resource,
@@ -250,7 +255,7 @@ def test_prompt_with_image() -> list[PromptMessage]:
     ]
 
 
-PROMPTS: list[Prompt[..., Any]] = [
+PROMPTS: list[Prompt] = [
     test_simple_prompt,
     test_prompt_with_arguments,
     test_prompt_with_embedded_resource,
@@ -413,7 +418,7 @@ def test_input_required_result_prompt() -> list[PromptMessage] | NeedsInput:
     return [PromptMessage.user(f"Use this context: {answer.content.context}")]
 
 
-MRTR_TOOLS: list[Tool[..., Any]] = [
+MRTR_TOOLS: list[Tool] = [
     test_input_required_result_elicitation,
     test_input_required_result_sampling,
     test_input_required_result_list_roots,
@@ -423,7 +428,7 @@ MRTR_TOOLS: list[Tool[..., Any]] = [
     test_input_required_result_tampered_state,
     test_input_required_result_capabilities,
 ]
-MRTR_PROMPTS: list[Prompt[..., Any]] = [test_input_required_result_prompt]
+MRTR_PROMPTS: list[Prompt] = [test_input_required_result_prompt]
 
 
 # -- subscriptions/listen: a dynamic catalog (§6.3) ----------------------------------
@@ -460,7 +465,7 @@ async def test_trigger_prompt_change() -> list[Content]:
     return [TextContent("Prompt list changed")]
 
 
-LISTEN_TOOLS: list[Tool[..., Any]] = [
+LISTEN_TOOLS: list[Tool] = [
     test_trigger_tool_change,
     test_trigger_prompt_change,
 ]
@@ -480,10 +485,63 @@ def test_x_mcp_header(
     return [TextContent(f"Region: {region}")]
 
 
-HEADER_TOOLS: list[Tool[..., Any]] = [test_x_mcp_header]
+# -- a hand-written tool (json-schema-2020-12): calls as values -----------------------
+#: JSON Schema 2020-12 keywords no Python type derives ($defs and $ref, allOf/anyOf,
+#: if/then/else), kept verbatim; the tool object checks its arguments against it.
+CONTACT_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string", "description": "Who to contact."},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
 
 
-def _tools() -> list[Tool[..., Any]]:
+class VerbatimSchemaTool:
+    """A tool written as an object (the ``Tool`` protocol) with a hand-written schema."""
+
+    def __init__(self) -> None:
+        import jsonschema
+
+        self._validator = jsonschema.Draft202012Validator(CONTACT_SCHEMA)
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(
+            name="json_schema_2020_12_tool",
+            description="Record how to contact someone (a JSON Schema 2020-12 input).",
+            input_schema=CONTACT_SCHEMA,
+        )
+
+    async def dispatch(self, call: ToolCall) -> ToolReply:
+        problems = [
+            Problem(".".join(map(str, e.path)), e.message)
+            for e in self._validator.iter_errors(call.arguments)
+        ]
+        if problems:
+            raise DecodeError(problems)
+        return ToolReply.ok(content=TextContent(f"Contact recorded: {call.arguments}"))
+
+
+HEADER_TOOLS: list[Tool] = [test_x_mcp_header, VerbatimSchemaTool()]
+
+
+def _tools() -> list[Tool]:
     extra = [test_dynamic_tool] if _extra["tool"] else []
     return [
         *CONTENT_TOOLS,
@@ -495,7 +553,7 @@ def _tools() -> list[Tool[..., Any]]:
     ]
 
 
-def _prompts() -> list[Prompt[..., Any]]:
+def _prompts() -> list[Prompt]:
     extra = [test_dynamic_prompt] if _extra["prompt"] else []
     return [*PROMPTS, *MRTR_PROMPTS, *extra]
 

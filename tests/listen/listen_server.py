@@ -92,9 +92,9 @@ def ticket(ticket_id: str) -> str:
     return f"ticket {ticket_id}"
 
 
-BASE_TOOLS: list[Tool[..., Any]] = [echo, block, report]
-BASE_PROMPTS: list[Prompt[..., Any]] = [greeting]
-RESOURCES: list[Resource[..., Any]] = [watched, other, fixed, ticket]
+BASE_TOOLS: list[Tool] = [echo, block, report]
+BASE_PROMPTS: list[Prompt] = [greeting]
+RESOURCES: list[Resource] = [watched, other, fixed, ticket]
 URIS = ["test://watched", "test://other", "ticket://1", "ticket://2", "ticket://3"]
 
 
@@ -107,7 +107,7 @@ def make_server() -> Server:
     async def toggle_tool() -> str:
         """Add or remove the tool 'extra', announcing the change."""
         state["tool"] = not state["tool"]
-        extras: list[Tool[..., Any]] = [extra] if state["tool"] else []
+        extras: list[Tool] = [extra] if state["tool"] else []
         tools = [*BASE_TOOLS, *CHANGERS, *extras]
         server.replace(tools=tools)
         return "toggled"
@@ -131,7 +131,7 @@ def make_server() -> Server:
         await server.notify_updated(uri)
         return "touched"
 
-    CHANGERS: list[Tool[..., Any]] = [toggle_tool, toggle_prompt, touch]
+    CHANGERS: list[Tool] = [toggle_tool, toggle_prompt, touch]
     server = Server(
         "listen-test",
         "1.0",
