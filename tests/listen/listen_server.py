@@ -8,7 +8,6 @@ kind of listen notification from ordinary requests, in-process or over a pipe.
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import trio
 
