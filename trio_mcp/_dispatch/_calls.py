@@ -66,12 +66,12 @@ from .._declare import (
     qualified,
 )
 from .._errors import DecodeError, InvalidReply, ResourceNotFound
-from .._json import JsonObject, JsonValue, dumps
+from .._json import JsonObject, JsonValue, dumps, encode_message
 from .._protocol import _wire as wire
 from .._protocol._headers import check_param_headers
 from .._protocol._state import StateSealer
 from ._catalog import Catalog, Entry, ToolEntry
-from ._request import Failure, Incoming
+from ._request import Failure, Incoming, Reply
 from ._rounds import BadRound, ask, open_round, pre_answered
 
 __all__ = ["Calls", "Kind"]
@@ -88,10 +88,14 @@ class Ending:
     """How one call ended: its result, or the failure it ended with."""
 
     outcome: Outcome
-    result: JsonObject | None = None
+    reply: Reply | None = None
     failure: Failure | None = None
     error_type: str | None = None
     error_ref: str | None = None
+    started: float = 0.0
+    """Wall-clock time the call started (``time.time()``)."""
+    duration: float = 0.0
+    """Seconds the call took, up to its receipt."""
 
 
 class Calls:
@@ -104,9 +108,22 @@ class Calls:
     catalog: Catalog
     sealer: StateSealer
     receipts: ReceiptSink | None
+    server_info: JsonObject
+
+    def encode_result(self, request_id: str | int, result: JsonObject) -> bytes:
+        """The response carrying ``result``, with ``resultType`` and serverInfo, encoded.
+
+        Raises:
+            ValueError: for NaN or infinity; TypeError for a value that is not JSON.
+        """
+        result.setdefault("resultType", "complete")
+        result_meta = result.setdefault("_meta", {})
+        assert isinstance(result_meta, dict)
+        result_meta[wire.META_SERVER_INFO] = self.server_info
+        return encode_message(wire.result_message(request_id, result))
 
     # -- the three call methods ---------------------------------------------------------
-    async def _tools_call(self, inc: Incoming) -> JsonObject:
+    async def _tools_call(self, inc: Incoming) -> Reply:
         name = _required_str(inc, "name", "tools/call")
         entry = self.catalog.tools.get(name)
         if entry is None:
@@ -126,7 +143,7 @@ class Calls:
             inc, entry, "tool", name, lambda: entry.adopter.dispatch(call)
         )
 
-    async def _prompts_get(self, inc: Incoming) -> JsonObject:
+    async def _prompts_get(self, inc: Incoming) -> Reply:
         name = _required_str(inc, "name", "prompts/get")
         entry = self.catalog.prompts.get(name)
         if entry is None:
@@ -145,7 +162,7 @@ class Calls:
 
         return await self.invoke(inc, entry, "prompt", name, get)
 
-    async def _resources_read(self, inc: Incoming) -> JsonObject:
+    async def _resources_read(self, inc: Incoming) -> Reply:
         uri = _required_str(inc, "uri", "resources/read")
         found = self.catalog.find_resource(uri)
         if found is None:
@@ -171,7 +188,7 @@ class Calls:
         kind: Kind,
         name: str,
         run: Callable[[], Awaitable[AnyReply]],
-    ) -> JsonObject:
+    ) -> Reply:
         """Run one call through the steps of the module docstring; leave a receipt.
 
         Raises:
@@ -188,15 +205,20 @@ class Calls:
             ctx.finish()
             reset_current(token)
             try:
-                receipt = _receipt(inc, entry, kind, name, ctx, ending)
-                await self._account(receipt, started, t0)
+                _annotate_span(kind, name, inc, ending)
+                if self.receipts is not None or _receipt_logger.isEnabledFor(
+                    logging.INFO
+                ):
+                    ending.started, ending.duration = started, time.perf_counter() - t0
+                    await self._account(_receipt(inc, entry, (kind, name), ctx, ending))
             finally:
                 close_registry(secrets_token)
-        if ending.failure is None:
-            assert ending.result is not None
-            return ending.result
+        if ending.reply is not None:
+            return ending.reply
+        assert ending.failure is not None
         if kind == "tool" and ending.failure.tool_result:
-            return _error_result(ending.failure.message, ending.failure.data)
+            result = _error_result(ending.failure.message, ending.failure.data)
+            return Reply(self.encode_result(inc.id, result))
         raise ending.failure
 
     async def _attempt(
@@ -313,7 +335,8 @@ class Calls:
             Failure: if it asks for input the client cannot give.
         """
         if reply.needs is not None:
-            return Ending("ok", result=self._ask(inc, entry, reply.needs, ctx))
+            body = self.encode_result(inc.id, self._ask(inc, entry, reply.needs, ctx))
+            return Ending("ok", reply=Reply(body))
         spec = entry.spec
         if isinstance(entry, ToolEntry) and isinstance(reply, ToolReply):
             result = _tool_result(entry, reply)
@@ -329,10 +352,10 @@ class Calls:
                 f"dispatch() returned a {type(reply).__name__}, not a "
                 f"{kind.capitalize()}Reply",
             )
-        result = redact_json(result)  # type: ignore[assignment]
-        dumps(result)  # encodable now, so the way out cannot fail later
+        # Encoded here, inside the call: the way out cannot fail after the receipt.
+        body = self.encode_result(inc.id, redact_json(result))  # type: ignore[arg-type]
         error_type = reply.error_type if isinstance(reply, ToolReply) else None
-        return Ending(outcome, result=result, error_type=error_type)
+        return Ending(outcome, reply=Reply(body), error_type=error_type)
 
     def _ask(
         self, inc: Incoming, entry: AnyEntry, needs: NeedsInput, ctx: ToolContext
@@ -350,11 +373,8 @@ class Calls:
             raise Failure.missing_capability(exc) from None
 
     # -- step 6 ----------------------------------------------------------------------------
-    async def _account(self, receipt: Receipt, started: float, t0: float) -> None:
-        """Leave the receipt of a call: to the log, the span and the sink."""
-        receipt = attrs.evolve(
-            receipt, started=started, duration=time.perf_counter() - t0
-        )
+    async def _account(self, receipt: Receipt) -> None:
+        """Leave the receipt of a call: to the log and the sink."""
         self.log_receipt(receipt)
         if self.receipts is not None:
             with trio.CancelScope(shield=True):
@@ -469,18 +489,21 @@ def _prompt_arguments(spec: PromptSpec, raw: JsonValue) -> dict[str, str]:
     return {k: v for k, v in raw.items() if isinstance(v, str)}
 
 
+def _error_type(ending: Ending) -> str | None:
+    failure = ending.failure
+    return failure.error_type if failure is not None else ending.error_type
+
+
 def _receipt(
     inc: Incoming,
     entry: AnyEntry,
-    kind: Kind,
-    name: str,
+    called: tuple[Kind, str],
     ctx: ToolContext,
     ending: Ending,
 ) -> Receipt:
     """The receipt of a call that ended with ``ending`` (its times are set later)."""
-    failure = ending.failure
-    error_type = failure.error_type if failure is not None else ending.error_type
-    _annotate_span(kind, name, inc, ending.outcome, error_type)
+    kind, name = called
+    error_type = _error_type(ending)
     return Receipt(
         kind=kind,
         declaration=entry.declaration,
@@ -492,24 +515,22 @@ def _receipt(
         principal_id=ctx.principal_id,
         client=ctx.client.get("name") if ctx.client else None,  # type: ignore[arg-type]
         request_id=inc.id,
-        started=0.0,
-        duration=0.0,
+        started=ending.started,
+        duration=ending.duration,
         trace_id=_otel.parse_traceparent(inc.meta),
         error_ref=ending.error_ref,
     )
 
 
-def _annotate_span(
-    kind: Kind, name: str, inc: Incoming, outcome: Outcome, error_type: str | None
-) -> None:
+def _annotate_span(kind: Kind, name: str, inc: Incoming, ending: Ending) -> None:
     """Put the call's name and outcome on the request's span."""
     _otel.annotate(
         {
             f"mcp.{kind}.{'uri' if kind == 'resource' else 'name'}": name,
-            "mcp.outcome": outcome,
+            "mcp.outcome": ending.outcome,
         },
         name=None if kind == "resource" else f"{inc.request.method} {name}",
-        error=error_type,
+        error=_error_type(ending),
     )
 
 

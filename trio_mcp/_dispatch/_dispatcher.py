@@ -15,13 +15,12 @@ import logging
 import secrets
 from collections.abc import Awaitable, Callable
 
-import attrs
 import trio
 
 from .. import _otel
 from .._authority import ReceiptSink
 from .._context import Emit
-from .._json import JsonObject, encode_message, loads
+from .._json import JsonObject, encode_message
 from .._protocol import _wire as wire
 from .._protocol._headers import check_routing_headers, check_version_header
 from .._protocol._jsonrpc import Fault, Request
@@ -32,7 +31,7 @@ from ._catalog import Catalog
 from ._listen import LISTEN_METHOD, BadFilter, honour, is_updatable, stream
 from ._pages import InvalidCursor, page
 from ._request import Caller as Caller
-from ._request import Failure, Incoming
+from ._request import Failure, Incoming, Reply
 
 __all__ = ["Caller", "Dispatcher", "Reply"]
 
@@ -60,23 +59,8 @@ LISTS: dict[str, tuple[str, str, Callable[[Catalog], list[JsonObject]], str]] = 
 }
 
 
-@attrs.frozen
-class Reply:
-    """A JSON-RPC response, encoded once, and the HTTP status Streamable HTTP uses."""
-
-    body: bytes
-    """One compact JSON text, UTF-8 (lone surrogates escaped), without a newline."""
-    http_status: int = 200
-
-    @property
-    def message(self) -> JsonObject:
-        """The response decoded again (for tests and debugging)."""
-        value = loads(self.body)
-        assert isinstance(value, dict)
-        return value
-
-
-Handler = Callable[[Incoming], Awaitable[JsonObject]]
+#: A method: a result to finish and encode, or a reply a call already encoded.
+Handler = Callable[[Incoming], Awaitable["JsonObject | Reply"]]
 
 
 class Dispatcher(Calls):
@@ -210,21 +194,15 @@ class Dispatcher(Calls):
             try:
                 method = self.check(inc)
                 result = await self.methods[method](inc)
-                return self._finish(inc, result)
+                if isinstance(result, Reply):
+                    return result
+                return Reply(self.encode_result(inc.id, result))
             except Failure as failure:
                 _otel.annotate({"rpc.jsonrpc.error_code": failure.code})
                 fault = failure.fault(request.id)
                 return Reply(encode_message(fault.to_message()), fault.http_status)
             except Exception as exc:
                 return _internal(request, exc)
-
-    def _finish(self, inc: Incoming, result: JsonObject) -> Reply:
-        """Encode a method's result as the response, with ``resultType`` and serverInfo."""
-        result["resultType"] = result.get("resultType", "complete")
-        result_meta = result.setdefault("_meta", {})
-        assert isinstance(result_meta, dict)
-        result_meta[wire.META_SERVER_INFO] = self.server_info
-        return Reply(encode_message(wire.result_message(inc.id, result)))
 
     def check(self, inc: Incoming) -> str:
         """Run the ordered checks of the revision ("Request checks"); return the method.

@@ -17,14 +17,30 @@ import trio
 
 from .._authority import Grants, Outcome
 from .._context import Emit, MissingClientCapability
-from .._json import JsonObject, JsonValue
+from .._json import JsonObject, JsonValue, loads
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Request
 
-__all__ = ["REFUSED", "Caller", "Failure", "Incoming"]
+__all__ = ["REFUSED", "Caller", "Failure", "Incoming", "Reply"]
 
 #: Application code (outside JSON-RPC's reserved range) for a refused prompt or read.
 REFUSED = -31403
+
+
+@attrs.frozen
+class Reply:
+    """A JSON-RPC response, encoded once, and the HTTP status Streamable HTTP uses."""
+
+    body: bytes
+    """One compact JSON text, UTF-8 (lone surrogates escaped), without a newline."""
+    http_status: int = 200
+
+    @property
+    def message(self) -> JsonObject:
+        """The response decoded again (for tests and debugging)."""
+        value = loads(self.body)
+        assert isinstance(value, dict)
+        return value
 
 
 @attrs.frozen
