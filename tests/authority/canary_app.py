@@ -3,14 +3,19 @@
 Used in-process by ``test_canary.py`` and as a stdio subprocess
 (``python canary_app.py``; the canary comes from ``TRIO_MCP_CANARY``). Every tool
 holds the canary only as a ``Secret``; the handlers reveal it into exception text,
-chained causes, log and progress notifications and internal errors, as careless
-code would, and the server must mask it everywhere.
+chained causes, log and progress notifications, internal errors, the app's own
+logger, the root logger, a third-party logger that does not propagate and writes to
+stderr itself, and a plain thread's log, as careless code would, and the server must
+mask it everywhere. ``ENV_TOKEN`` is a process-wide ``Secret`` loaded at import, as
+from the environment; it is masked outside any call too.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
+import threading
 import uuid
 
 import attrs
@@ -18,6 +23,9 @@ import trio
 
 from trio_mcp import (
     Capability,
+    Elicit,
+    ElicitResult,
+    NeedsInput,
     Secret,
     Server,
     ToolContext,
@@ -31,8 +39,19 @@ CANARY = os.environ.get("TRIO_MCP_CANARY") or f"canary-{uuid.uuid4().hex}"
 DEFAULT_CANARY = f"{CANARY}-default"
 MADE_CANARY = f"{CANARY}-made"
 
+ENV_CANARY = f"{CANARY}-env"
+#: A process-wide secret, loaded at import as a real app loads its API key.
+ENV_TOKEN: Secret[str] = Secret(os.environ.get("TRIO_MCP_CANARY_ENV", ENV_CANARY))
+
 vault = Capability("vault", description="Open the vault")
-app_log = logging.getLogger("trio_mcp.canary_app")
+#: The app's own logger (not under ``trio_mcp``).
+app_log = logging.getLogger("canary_app")
+#: A third-party library's logger: it does not propagate and has its own stderr
+#: handler, so only redaction at record creation can reach it.
+vendor_log = logging.getLogger("vendor_sdk.client")
+vendor_log.propagate = False
+vendor_log.setLevel(logging.DEBUG)
+vendor_log.addHandler(logging.StreamHandler(sys.stderr))
 
 
 @attrs.frozen
@@ -132,6 +151,101 @@ async def notifications(token: Secret[str]) -> int:
     return 1
 
 
+@tool
+async def every_logger(token: Secret[str]) -> int:
+    """
+    Log the token and the process-wide token through every kind of logger.
+
+    Args:
+        token: The token.
+    """
+    app_log.warning("app logger: %s and %s", token.reveal(), ENV_TOKEN.reveal())
+    logging.warning("root logger: %s", token.reveal())
+    logging.getLogger().error("root logger, env: %s", ENV_TOKEN.reveal())
+    vendor_log.info("GET /v1?key=%s&env=%s", token.reveal(), ENV_TOKEN.reveal())
+    try:
+        raise ValueError(f"vendor failed for {ENV_TOKEN.reveal()}")
+    except ValueError:
+        vendor_log.exception("vendor traceback")
+    ctx = ToolContext.current()
+    await ctx.log("info", f"env token is {ENV_TOKEN.reveal()}")
+    await ctx.progress(1, 2, message=f"env {ENV_TOKEN.reveal()}")
+    return 1
+
+
+@tool
+def worker_threads(token: Secret[str]) -> int:
+    """
+    Log the token from the call's worker thread and from a thread it starts.
+
+    Args:
+        token: The token.
+    """
+    app_log.warning("worker thread: %s", token.reveal())
+
+    def plain_thread() -> None:
+        # A thread started by hand does not inherit the call's context: only the
+        # process-wide registry (the token Secret is alive) can mask this.
+        logging.getLogger("vendor_sdk.pool").warning(
+            "plain thread: %s %s", token.reveal(), ENV_TOKEN.reveal()
+        )
+        vendor_log.warning("plain thread, vendor: %s", token.reveal())
+
+    thread = threading.Thread(target=plain_thread)
+    thread.start()
+    thread.join()
+    return 2
+
+
+@tool
+def env_error() -> int:
+    """Fail quoting the process-wide token."""
+    raise VaultError(f"env token {ENV_TOKEN.reveal()} refused")
+
+
+@attrs.frozen
+class Confirm:
+    ok: bool
+
+
+@tool
+def confirm_first(account: str, token: Secret[str]) -> str | NeedsInput:
+    """
+    Ask for confirmation before using the token (a requestState round trip).
+
+    Args:
+        account: Where to.
+        token: The token.
+    """
+    answer = ToolContext.current().input_responses.get("confirm")
+    if not isinstance(answer, ElicitResult):
+        app_log.info("asking before using %s", token.reveal())
+        return NeedsInput({"confirm": Elicit("Sure?", schema=Confirm)}, state=account)
+    return f"used on {account}"
+
+
+@tool
+def reveal_result(token: Secret[str]) -> str:
+    """
+    Return the revealed token as the result (careless code).
+
+    Args:
+        token: The token.
+    """
+    return f"your token is {token.reveal()}"
+
+
+@tool
+def reveal_structured(token: Secret[str]) -> dict[str, str]:
+    """
+    Return the revealed token and the process-wide one in structured content.
+
+    Args:
+        token: The token.
+    """
+    return {"token": token.reveal(), "env": ENV_TOKEN.reveal()}
+
+
 @tool(timeout=0.01)
 async def times_out(token: Secret[str]) -> int:
     """
@@ -206,6 +320,12 @@ def make_server(receipts: object = None) -> Server:
             times_out,
             refused,
             invalid,
+            every_logger,
+            worker_threads,
+            env_error,
+            confirm_first,
+            reveal_result,
+            reveal_structured,
         ],
         prompts=[vault_prompt],
         resources=[vault_entry],
@@ -226,8 +346,21 @@ CALLS: list[tuple[str, dict[str, object]]] = [
     ("times_out", {"token": CANARY}),
     ("refused", {"token": CANARY}),
     ("invalid", {"token": CANARY, "count": "many"}),
+    ("every_logger", {"token": CANARY}),
+    ("worker_threads", {"token": CANARY}),
+    ("env_error", {}),
+    ("confirm_first", {"account": "acc", "token": CANARY}),
+]
+
+#: Calls whose *results* carry revealed plaintext: masked only once the reply path
+#: masks results (issue 11, "Results").
+RESULT_CALLS: list[tuple[str, dict[str, object]]] = [
+    ("reveal_result", {"token": CANARY}),
+    ("reveal_structured", {"token": CANARY}),
 ]
 
 if __name__ == "__main__":
     logging.basicConfig(level=logging.DEBUG)
+    # Outside any call: only the process-wide registry can mask this.
+    app_log.warning("starting with %s", ENV_TOKEN.reveal())
     trio.run(make_server().serve_stdio)

@@ -1,16 +1,25 @@
 """The canary suite: one secret value, every path, nowhere to be found.
 
-Each tool of ``canary_app`` receives (or makes, or defaults to) a unique canary as a
-``Secret`` and reveals it into exception text, chained causes, log and progress
-notifications, internal errors and timeouts. The canary must never appear in any
-byte a client receives (in-process, over Streamable HTTP and over stdio), in any
-log line (a DEBUG handler on the root logger, tracebacks included), in any receipt,
-or in any span. api.md: a Secret "never appears in schemas, results, errors, logs,
-receipts, reprs or cache keys".
+Each tool of ``canary_app`` receives (or makes, or defaults to) a canary made fresh
+for each run as a ``Secret``, or uses the process-wide ``ENV_TOKEN``, and reveals it
+into exception text, chained causes, log and progress notifications, internal
+errors, timeouts, the app's logger, the root logger, a third-party logger with its
+own stderr handler, the call's worker thread and a plain thread. The canary must
+never appear in any byte a client receives (in-process, over Streamable HTTP and
+over stdio), in ``requestState`` (decoded too), in any log line (DEBUG handlers on
+the root and the third-party logger, every record attribute and traceback included;
+stderr of the stdio subprocess), in any receipt, or in any span. api.md: a Secret
+"never appears in schemas, results, errors, logs, receipts, reprs or cache keys".
+
+Results are the one channel masked by the reply path rather than here: their tests
+are marked ``xfail(strict=True)`` until that lands, so they start failing (as
+XPASS) the moment results are masked, and the marker must then go.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import logging
 import os
@@ -25,7 +34,7 @@ import canary_app
 import httpx
 import pytest
 import trio
-from canary_app import CALLS, CANARY, make_server
+from canary_app import CALLS, CANARY, RESULT_CALLS, make_server
 
 from trio_mcp.testing import McpTestClient, ProtocolError
 
@@ -38,7 +47,7 @@ if TYPE_CHECKING:
 VERSION = "2026-07-28"
 META: dict[str, Any] = {
     "io.modelcontextprotocol/protocolVersion": VERSION,
-    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
     "io.modelcontextprotocol/clientInfo": {"name": "canary-test", "version": "1"},
     "io.modelcontextprotocol/logLevel": "debug",
     "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
@@ -65,9 +74,20 @@ class RecordingClient(McpTestClient):
         await super()._on_message(text)
 
 
+RESULTS_PENDING = pytest.mark.xfail(
+    strict=True,
+    reason="results are masked by the reply path (issue 11, 'Results'); "
+    "remove this marker once that lands",
+)
+
+
 @pytest.fixture
 def log_lines() -> Iterator[list[str]]:
-    """Every log record, formatted with its traceback, from a DEBUG root handler."""
+    """Every log record, formatted with its traceback, and all its attributes.
+
+    Kept by DEBUG handlers on the root logger and on the third-party logger, which
+    does not propagate.
+    """
     lines: list[str] = []
     formatter = logging.Formatter("%(name)s %(levelname)s %(message)s")
 
@@ -78,11 +98,13 @@ def log_lines() -> Iterator[list[str]]:
     root = logging.getLogger()
     handler, level = Keep(logging.DEBUG), root.level
     root.addHandler(handler)
+    canary_app.vendor_log.addHandler(handler)
     root.setLevel(logging.DEBUG)
     try:
         yield lines
     finally:
         root.removeHandler(handler)
+        canary_app.vendor_log.removeHandler(handler)
         root.setLevel(level)
 
 
@@ -94,9 +116,50 @@ def _call_params(tool: str, arguments: dict[str, object], index: int) -> dict[st
     }
 
 
-def _assert_no_canary(where: str, texts: list[str]) -> None:
-    leaks = [text for text in texts if CANARY in text]
+def _assert_no_canary(where: str, texts: list[str], canary: str = CANARY) -> None:
+    leaks = [text for text in texts if canary in text]
     assert [] == leaks, f"the canary leaked into {where}"
+
+
+def _decoded_states(texts: list[str]) -> list[str]:
+    """Every ``requestState`` in the messages, and each base64url part decoded."""
+    found: list[str] = []
+    for text in texts:
+        result = json.loads(text).get("result")
+        state = result.get("requestState") if isinstance(result, dict) else None
+        if not isinstance(state, str):
+            continue
+        found.append(state)
+        for part in state.split("."):
+            try:
+                found.append(
+                    base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode()
+                )
+            except (binascii.Error, UnicodeDecodeError):
+                continue
+    return found
+
+
+#: Evidence that each logging path really ran (masked): the suite cannot pass
+#: because a log line was never written.
+LOGGED = [
+    "server-side log of **********",
+    "RuntimeError: crash with **********",
+    "app logger: ********** and **********",
+    "root logger: **********",
+    "root logger, env: **********",
+    "GET /v1?key=**********&env=**********",
+    "ValueError: vendor failed for **********",
+    "worker thread: **********",
+    "plain thread: ********** **********",
+    "plain thread, vendor: **********",
+    "asking before using **********",
+]
+
+
+def _assert_logged(text: str) -> None:
+    missing = [line for line in LOGGED if line not in text]
+    assert [] == missing, "a logging path did not run"
 
 
 async def test_the_handlers_really_hold_the_canary() -> None:
@@ -123,13 +186,17 @@ async def test_the_canary_never_leaves_in_process(
         with pytest.raises(ProtocolError):
             await client.call_tool("internal_error", {"token": CANARY})
 
+    states = _decoded_states(client.received)
     assert {"user": "u", "token": "**********"} == structured.structured
     assert len(CALLS) + 2 == len([r for r in sink.receipts if r.kind == "tool"])
     assert any('"notifications/progress"' in text for text in client.received)
     assert any('"notifications/message"' in text for text in client.received)
-    assert any("server-side log of **********" in line for line in log_lines)
-    assert any("RuntimeError: crash with **********" in line for line in log_lines)
+    assert any("env token is **********" in text for text in client.received)
+    assert any("env token ********** refused" in text for text in client.received)
+    assert len(states) >= 2
+    _assert_logged("\n".join(log_lines))
     _assert_no_canary("the client's bytes", client.received)
+    _assert_no_canary("a requestState", states)
     _assert_no_canary("the log", log_lines)
     _assert_no_canary("a receipt", [repr(r) for r in sink.receipts])
     _assert_no_canary(
@@ -138,11 +205,22 @@ async def test_the_canary_never_leaves_in_process(
     _assert_no_canary("a span", [span.to_json() for span in spans.get_finished_spans()])
 
 
-async def test_the_canary_never_leaves_over_http(
-    log_lines: list[str], sink: Sink
-) -> None:
-    """Every path over Streamable HTTP on Hypercorn (JSON and SSE bodies, headers)."""
-    pytest.importorskip("hypercorn")
+def test_the_logging_outside_any_call_is_masked(log_lines: list[str]) -> None:
+    """A process-wide Secret is masked with no call running, in any logger."""
+    logging.getLogger("canary_app").warning("boot: %s", canary_app.ENV_TOKEN.reveal())
+    canary_app.vendor_log.warning("vendor boot: %s", canary_app.ENV_TOKEN.reveal())
+
+    assert any("boot: **********" in line for line in log_lines)
+    assert any("vendor boot: **********" in line for line in log_lines)
+    _assert_no_canary("the log", log_lines)
+
+
+async def _post_all(
+    server_calls: list[tuple[str, dict[str, object]]],
+    requests_extra: list[tuple[str, dict[str, Any]]],
+    sink: Sink | None = None,
+) -> list[str]:
+    """POST each call (and the extra requests) to a served canary app; every reply."""
     received: list[str] = []
     server = make_server(sink)
     async with trio.open_nursery() as nursery:
@@ -150,9 +228,10 @@ async def test_the_canary_never_leaves_over_http(
         url = f"http://127.0.0.1:{port}/mcp"
         async with httpx.AsyncClient(timeout=30) as http:
             requests = [
-                ("tools/call", _call_params(t, a, i)) for i, (t, a) in enumerate(CALLS)
+                ("tools/call", _call_params(t, a, i))
+                for i, (t, a) in enumerate(server_calls)
             ]
-            requests += [(m, {**p, "_meta": META}) for m, p in OTHER_REQUESTS]
+            requests += requests_extra
             for index, (method, params) in enumerate(requests):
                 headers = {
                     "content-type": "application/json",
@@ -172,9 +251,19 @@ async def test_the_canary_never_leaves_over_http(
                 response = await http.post(url, json=body, headers=headers)
                 received.append(repr(response.headers) + response.text)
         nursery.cancel_scope.cancel()
+    return received
 
-    assert len(requests) == len(received)
+
+async def test_the_canary_never_leaves_over_http(
+    log_lines: list[str], sink: Sink
+) -> None:
+    """Every path over Streamable HTTP on Hypercorn (JSON and SSE bodies, headers)."""
+    other = [(m, {**p, "_meta": META}) for m, p in OTHER_REQUESTS]
+    received = await _post_all(CALLS, other, sink)
+
+    assert len(CALLS) + len(other) == len(received)
     assert any("**********" in text for text in received)
+    _assert_logged("\n".join(log_lines))
     assert len(CALLS) == len([r for r in sink.receipts if r.kind == "tool"])
     _assert_no_canary("an HTTP response", received)
     _assert_no_canary("the log", log_lines)
@@ -212,17 +301,75 @@ def test_the_canary_never_leaves_over_stdio() -> None:
         capture_output=True,
         text=True,
         timeout=120,
-        env={**os.environ, "TRIO_MCP_CANARY": canary},
+        env={
+            **os.environ,
+            "TRIO_MCP_CANARY": canary,
+            "TRIO_MCP_CANARY_ENV": f"{canary}-from-env",
+        },
         check=False,
     )
 
     assert 0 == done.returncode, done.stderr
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(lines) <= len(replies)
-    assert "crash with **********" in done.stderr
+    assert "starting with **********" in done.stderr
+    _assert_logged(done.stderr)
     assert canary not in done.stdout
     assert canary not in done.stderr
 
 
 def _with(arguments: dict[str, object], canary: str) -> dict[str, object]:
     return {k: canary if v == CANARY else v for k, v in arguments.items()}
+
+
+# -- results: masked by the reply path (pending) -------------------------------------
+
+
+@RESULTS_PENDING
+async def test_revealed_plaintext_in_results_is_masked_in_process() -> None:
+    """Issue 11 "Results": content and structuredContent never carry the plaintext."""
+    async with RecordingClient(make_server()) as client:
+        for index, (tool, arguments) in enumerate(RESULT_CALLS):
+            await client.exchange("tools/call", _call_params(tool, arguments, index))
+
+    assert len(RESULT_CALLS) <= len(client.received)
+    _assert_no_canary("a result", client.received)
+
+
+@RESULTS_PENDING
+async def test_revealed_plaintext_in_results_is_masked_over_http() -> None:
+    """The same over Streamable HTTP."""
+    received = await _post_all(RESULT_CALLS, [])
+
+    assert len(RESULT_CALLS) == len(received)
+    _assert_no_canary("an HTTP result", received)
+
+
+@RESULTS_PENDING
+def test_revealed_plaintext_in_results_is_masked_over_stdio() -> None:
+    """The same over stdio."""
+    canary = f"{CANARY}-stdio-results"
+    lines = [
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": i,
+                "method": "tools/call",
+                "params": _call_params(t, _with(a, canary), i),
+            }
+        )
+        for i, (t, a) in enumerate(RESULT_CALLS)
+    ]
+    done = subprocess.run(
+        [sys.executable, str(Path(canary_app.__file__))],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "TRIO_MCP_CANARY": canary},
+        check=False,
+    )
+
+    assert 0 == done.returncode, done.stderr
+    assert len(lines) == len(done.stdout.splitlines())
+    _assert_no_canary("a stdio result", [done.stdout], canary)

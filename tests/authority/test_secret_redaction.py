@@ -263,8 +263,8 @@ async def test_validation_errors_name_paths_never_values() -> None:
     assert "tok-bad-value" not in repr(result.raw)
 
 
-def test_outside_a_call_nothing_is_registered_or_redacted() -> None:
-    """Our choice: the registry lives per call; outside one, text passes unchanged."""
+def test_outside_a_call_a_dropped_secret_is_not_redacted() -> None:
+    """Our choice: outside a call only living Secrets mask; a dropped one is gone."""
     Secret("outside-any-call")
 
     assert "outside-any-call" == _redact.redact("outside-any-call")

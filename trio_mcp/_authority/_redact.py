@@ -1,25 +1,34 @@
-"""The per-call registry of secret plaintexts, and the redaction that masks them.
+"""The registries of secret plaintexts, and the redaction that masks them.
 
-While a call runs, every secret value it has seen (a decoded ``Secret`` argument, a
-``Secret`` default, a ``Secret`` constructed during the call, in the handler's task
-or its worker thread) is registered in a context variable. ``redact(text)`` replaces
-each registered value, longest first, with ``'**********'``; the dispatcher applies
-it to error messages, ``ToolContext`` to progress and log notifications, and
-``SecretFilter`` to every record on the ``trio_mcp`` loggers (message, arguments and
-the formatted traceback).
+Two registries feed ``redact(text)``, which replaces each value, longest first, with
+``'**********'``:
 
-Outside a call nothing is registered and every function here is the identity. The
-registry is a mutable set shared by the call's context copies (``to_thread`` runs in
-a copy), so a value registered in a worker thread is masked in the call's task too.
-No trio and no I/O here.
+- per call: while a call runs, every secret value it has seen (a decoded ``Secret``
+  argument, a ``Secret`` default, a ``Secret`` constructed during the call, in the
+  handler's task or its worker thread) is registered in a context variable, held
+  strongly until the call ends. The set is shared by the call's context copies
+  (``to_thread`` runs in a copy), so a value registered in a worker thread is masked
+  in the call's task too.
+- process-wide: every ``Secret`` ever constructed (module-level, loaded from the
+  environment, made by a library) is held *weakly*, by identity; its plaintext is
+  masked for exactly as long as the ``Secret`` lives. Nothing here keeps a plaintext
+  alive: keep the ``Secret``, not the revealed string, to keep it masked.
+
+The dispatcher applies ``redact`` to error messages, ``ToolContext`` to progress and
+log notifications, and the log record factory installed here to every record made by
+any logger in the process (message, arguments, the formatted traceback and stack), in
+any thread. What this cannot see is listed in docs/design.md ("Where redaction
+applies"). No trio and no I/O here.
 """
 
 from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -35,8 +44,10 @@ __all__ = [
     "open_registry",
     "redact",
     "redact_json",
+    "redact_record",
     "register",
     "register_in",
+    "track",
 ]
 
 MASK = "**********"
@@ -48,6 +59,76 @@ _values: contextvars.ContextVar[set[str] | None] = contextvars.ContextVar(
 
 #: How deep ``register_in`` looks into arguments for ``Secret`` values.
 _MAX_DEPTH = 16
+#: Shortest plaintext masked process-wide: a shorter one (a small number, one
+#: letter) would mask unrelated text in every log line of the process. Inside its
+#: call a text secret of any length is still masked.
+MIN_PROCESS_WIDE = 4
+
+
+def _text(value: object) -> str:
+    """The text a secret value shows up as: itself, UTF-8 for bytes, else ``str()``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+class _LiveSecrets:
+    """Every living ``Secret``, weakly held by identity; their plaintexts, cached.
+
+    Identity, not equality: two equal secrets are two entries, so one dying leaves
+    the other masked. A weak reference's callback only marks the cache stale (it may
+    run in any thread, at any allocation), and the next reader rebuilds it under the
+    lock, dropping the dead. Adding is O(1); a rebuild is O(living secrets).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._refs: dict[int, weakref.ref[Any]] = {}
+        self._stale = False
+        self._cache: tuple[tuple[str, ...], frozenset[str]] = ((), frozenset())
+        self._prune_at = 64
+
+    def _mark_stale(self, _ref: object = None) -> None:
+        self._stale = True
+
+    def add(self, secret: object, value: object) -> None:
+        """Hold ``secret`` weakly; its plaintext is masked while it lives."""
+        if len(_text(value)) < MIN_PROCESS_WIDE:
+            return
+        with self._lock:
+            self._refs[id(secret)] = weakref.ref(secret, self._mark_stale)
+            self._stale = True
+            if len(self._refs) > self._prune_at:
+                self._refs = {k: r for k, r in self._refs.items() if r() is not None}
+                self._prune_at = max(64, 2 * len(self._refs))
+
+    def snapshot(self) -> tuple[tuple[str, ...], frozenset[str]]:
+        """The living plaintexts, longest first, and the same as a set."""
+        if self._stale:
+            with self._lock:
+                self._stale = False
+                texts: set[str] = set()
+                alive: dict[int, weakref.ref[Any]] = {}
+                for key, ref in self._refs.items():
+                    secret = ref()
+                    if secret is not None:
+                        alive[key] = ref
+                        texts.add(_text(secret.reveal()))
+                self._refs = alive
+                ordered = tuple(sorted(texts, key=len, reverse=True))
+                self._cache = (ordered, frozenset(texts))
+        return self._cache
+
+
+_LIVE = _LiveSecrets()
+
+
+def track(secret: object, value: object) -> None:
+    """Mask ``value`` process-wide while ``secret`` lives; called by ``Secret``."""
+    _LIVE.add(secret, value)
+    _install_record_factory()
 
 
 def open_registry() -> contextvars.Token[set[str] | None]:
@@ -108,18 +189,25 @@ def register_in(value: object, _depth: int = 0) -> None:
             register_in(getattr(value, field.name, None), _depth + 1)
 
 
+def _masked() -> tuple[str, ...]:
+    """Every value to mask here and now: living secrets and the running call's."""
+    living, living_set = _LIVE.snapshot()
+    call = _values.get()
+    if not call or call <= living_set:
+        return living
+    return tuple(sorted(call | living_set, key=len, reverse=True))
+
+
 def active() -> bool:
-    """Whether the running call has registered any secret value."""
-    return bool(_values.get())
+    """Whether any secret value is registered (living, or in the running call)."""
+    return bool(_values.get()) or bool(_LIVE.snapshot()[0])
 
 
 def redact(text: str) -> str:
     """Return ``text`` with every registered secret value replaced by the mask."""
-    values = _values.get()
-    if not values:
-        return text
-    for value in sorted(values, key=len, reverse=True):
-        text = text.replace(value, MASK)
+    for value in _masked():
+        if value in text:
+            text = text.replace(value, MASK)
     return text
 
 
@@ -172,33 +260,47 @@ def mask_write_only(value: JsonValue, schema: JsonValue) -> JsonValue:
     return value
 
 
-class SecretFilter(logging.Filter):
-    """Mask the running call's secret values in log records.
+def redact_record(record: logging.LogRecord) -> None:
+    """Mask secret values in ``record`` in place: message, arguments, traceback, stack.
 
-    The message is rendered with its arguments and redacted; a traceback is
-    formatted here, redacted, and kept as ``exc_text`` (``exc_info`` is dropped, so
-    no handler can render the original exception, its locals or its arguments).
-    Outside a call, or when the call has no secrets, records pass untouched.
+    A message that held a secret is rendered with its arguments and kept redacted
+    (``args`` dropped, so no handler sees the originals). A traceback whose text, or
+    the exception's repr, held one is formatted here, redacted, and kept as
+    ``exc_text`` with ``exc_info`` dropped (no handler can render the original
+    exception, its locals or its arguments); a clean one is left for handlers.
+    """
+    if not active():
+        return
+    try:
+        message = record.getMessage()
+    except Exception:
+        # The handler will report the bad format with msg and args: show neither.
+        message = f"{record.msg} {record.args!r}"
+    redacted = redact(message)
+    if redacted != message:
+        record.msg, record.args = redacted, None
+    if record.exc_info and record.exc_info[1] is not None:
+        text = record.exc_text or _FORMATTER.formatException(record.exc_info)
+        shown = text + repr(record.exc_info[1])
+        if redact(shown) != shown:
+            record.exc_info, record.exc_text = None, redact(text)
+    elif record.exc_text:
+        record.exc_text = redact(record.exc_text)
+    if record.stack_info:
+        record.stack_info = redact(record.stack_info)
+
+
+class SecretFilter(logging.Filter):
+    """Mask secret values in the records of the logger (or handler) it is added to.
+
+    Every record made through ``logging`` is already redacted when it is made (see
+    ``install_log_filter``); this filter is for records built another way, such as
+    ``logging.makeLogRecord`` from a queue or a socket.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Redact ``record`` in place; never drop it."""
-        if not active():
-            return True
-        try:
-            message = record.getMessage()
-        except Exception:
-            message = str(record.msg)
-        redacted = redact(message)
-        if redacted != message:
-            record.msg, record.args = redacted, None
-        if record.exc_info and record.exc_info[1] is not None:
-            text = record.exc_text or _FORMATTER.formatException(record.exc_info)
-            record.exc_info, record.exc_text = None, redact(text)
-        elif record.exc_text:
-            record.exc_text = redact(record.exc_text)
-        if record.stack_info:
-            record.stack_info = redact(record.stack_info)
+        redact_record(record)
         return True
 
 
@@ -206,16 +308,49 @@ _FORMATTER = logging.Formatter()
 _FILTER = SecretFilter()
 _installed: set[str] = set()
 _seen_loggers = -1
+_factory_lock = threading.Lock()
+
+
+def _install_record_factory() -> None:
+    """Make every ``LogRecord`` of the process pass through ``redact_record``.
+
+    ``logging.setLogRecordFactory`` is the one place every logger (the app's, the
+    root, a library's, one that does not propagate and has its own handler) and
+    every thread creates records, before any filter or handler sees them. The
+    factory in place is wrapped, not replaced, and wrapped again if someone later
+    installs one that does not chain to ours.
+    """
+    if getattr(logging.getLogRecordFactory(), "_trio_mcp_redacts", False):
+        return
+    with _factory_lock:
+        previous = logging.getLogRecordFactory()
+        if getattr(previous, "_trio_mcp_redacts", False):
+            return
+        logging.setLogRecordFactory(_redacting(previous))
+
+
+def _redacting(
+    previous: Callable[..., logging.LogRecord],
+) -> Callable[..., logging.LogRecord]:
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        redact_record(record)
+        return record
+
+    factory._trio_mcp_redacts = True  # type: ignore[attr-defined]
+    return factory
 
 
 def install_log_filter() -> None:
-    """Attach ``SecretFilter`` to the ``trio_mcp`` logger and each of its children.
+    """Redact every log record of the process; filter the ``trio_mcp`` loggers too.
 
-    A logger's filters see only records logged on that logger (not those
-    propagated from children), so every ``trio_mcp.*`` logger gets its own. Cheap
-    when no logger was created since the last call.
+    Installs the record factory (see ``_install_record_factory``) and attaches
+    ``SecretFilter`` to the ``trio_mcp`` logger and each of its children (a
+    logger's filters see only records logged on that logger, not those propagated
+    from children). Cheap when nothing changed since the last call.
     """
     global _seen_loggers
+    _install_record_factory()
     manager = logging.Logger.manager
     if len(manager.loggerDict) == _seen_loggers:
         return

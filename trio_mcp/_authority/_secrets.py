@@ -11,7 +11,7 @@ from typing import Generic, TypeVar, final
 
 import attrs
 
-from ._redact import MASK, register
+from ._redact import MASK, register, track
 
 __all__ = ["MASK", "Secret"]
 
@@ -31,8 +31,10 @@ class Secret(Generic[T]):
 
     def __attrs_post_init__(self) -> None:
         # Inside a call, remember the plaintext so error messages, notifications
-        # and log records of that call can mask it (see _redact).
+        # and log records of that call can mask it; process-wide, mask it in every
+        # log record while this Secret lives (see _redact).
         register(self._value)
+        track(self, self._value)
 
     def reveal(self) -> T:
         """Return the plaintext; keep it out of anything that is logged or returned."""
