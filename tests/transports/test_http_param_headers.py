@@ -14,7 +14,7 @@ import httpx
 import pytest
 from test_http import headers_for, post, serving
 
-from trio_mcp import Field, InvalidDeclaration, Server, tool
+from trio_mcp import Field, InvalidDeclaration, Secret, Server, tool
 from trio_mcp.testing import check_message
 
 
@@ -156,3 +156,32 @@ def test_a_repeated_x_mcp_header_name_is_an_invalid_declaration() -> None:
 
     with pytest.raises(InvalidDeclaration, match="used twice"):
         Server("bad", "1", tools=[twice])
+
+
+def test_an_x_mcp_header_on_a_secret_is_an_invalid_declaration() -> None:
+    """Issue 11 "Headers": a header is kept by every proxy and access log on the way."""
+
+    @tool
+    def leaky(
+        token: Annotated[Secret[str], Field(json_schema={"x-mcp-header": "Tok"})],
+        backup: Annotated[
+            Secret[str] | None, Field(json_schema={"x-mcp-header": "Backup"})
+        ] = None,
+    ) -> str:
+        """
+        Take a token in a header.
+
+        Args:
+            token: The token.
+            backup: Another token.
+        """
+        return "no"
+
+    with pytest.raises(InvalidDeclaration) as info:
+        Server("bad", "1", tools=[leaky])
+
+    assert 2 == len(info.value.problems)
+    assert all(
+        "Secret" in p and "remove x-mcp-header" in p for p in info.value.problems
+    )
+    assert "Mcp-Param-Tok" in info.value.problems[0]

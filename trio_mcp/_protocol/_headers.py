@@ -120,11 +120,22 @@ def _scalar_kind(schema: JsonValue) -> str | None:
     return None
 
 
+def _write_only(schema: JsonValue) -> bool:
+    """Whether the property is a secret (``writeOnly``), itself or as a nullable branch."""
+    if not isinstance(schema, dict):
+        return False
+    if schema.get("writeOnly") is True:
+        return True
+    options = schema.get("anyOf")
+    return isinstance(options, list) and any(_write_only(o) for o in options)
+
+
 def param_headers(input_schema: JsonObject) -> tuple[list[ParamHeader], list[str]]:
     """Read ``x-mcp-header`` declarations from a tool's input schema.
 
     Returns the headers and a list of problems (an invalid or repeated name, a
-    property that is not a string, integer or boolean).
+    property that is not a string, integer or boolean, a secret: a header is seen
+    and kept by every proxy and access log on the way, so a ``Secret`` never is one).
     """
     headers: list[ParamHeader] = []
     problems: list[str] = []
@@ -142,6 +153,13 @@ def param_headers(input_schema: JsonObject) -> tuple[list[ParamHeader], list[str
             continue
         if name.lower() in seen:
             problems.append(f"parameter '{prop}': x-mcp-header '{name}' is used twice")
+            continue
+        if _write_only(schema):
+            problems.append(
+                f"parameter '{prop}': x-mcp-header would copy a Secret into the "
+                f"Mcp-Param-{name} HTTP header, which proxies and access logs keep; "
+                "remove x-mcp-header from this parameter"
+            )
             continue
         kind = _scalar_kind(schema)
         if kind not in _HEADER_TYPES:
