@@ -298,15 +298,18 @@ async def test_a_refused_prompt_is_a_json_rpc_error_and_leaves_a_receipt(
 
 
 async def test_list_results_of_a_guarded_catalog_are_private() -> None:
-    """api.md: list results are public unless a declaration has a guard (then private)."""
+    """api.md: list results are public unless a declaration has a guard (then private).
+
+    RFC 156 Protocol 6: "any declaration", so a guarded tool makes every list private.
+    """
     async with McpTestClient(make_server()) as client:
         tools = await client.request("tools/list", {})
         prompts = await client.request("prompts/list", {})
         resources = await client.request("resources/templates/list", {})
 
     assert "private" == tools["cacheScope"]
-    assert "public" == prompts["cacheScope"]
-    assert "public" == resources["cacheScope"]
+    assert "private" == prompts["cacheScope"]
+    assert "private" == resources["cacheScope"]
 
 
 async def test_an_unguarded_catalog_lists_publicly() -> None:
@@ -338,7 +341,6 @@ async def test_a_guarded_resource_makes_its_lists_private_and_reads_private() ->
 
 async def test_grants_per_principal_over_http(sink: Sink) -> None:
     """api.md: serve_http's allow= may be a function of the principal the host resolved."""
-    pytest.importorskip("hypercorn")
     import httpx
     import trio
 

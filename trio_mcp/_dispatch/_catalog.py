@@ -319,14 +319,15 @@ class Catalog:
                 return entry, variables
         return None
 
-    def guarded(self, kind: str) -> bool:
-        """Whether any entry of ``kind`` requires capabilities (then lists are private)."""
-        group: Iterable[Entry] = {
+    def guarded(self, kind: str | None = None) -> bool:
+        """Whether any entry (of ``kind``, or of any kind) requires capabilities."""
+        groups: dict[str, Iterable[Entry]] = {
             "tools": self.tools.values(),
             "prompts": self.prompts.values(),
             "resources": self.resources,
-        }[kind]
-        return any(e.spec.caps for e in group)
+        }
+        chosen = groups.values() if kind is None else [groups[kind]]
+        return any(e.spec.caps for group in chosen for e in group)
 
 
 def _no_duplicates(what: str, entries: Sequence[Entry]) -> None:

@@ -260,12 +260,22 @@ class Dispatcher(Calls):
         if self.instructions is not None:
             result["instructions"] = self.instructions
         result["ttlMs"] = LIST_TTL_MS
-        result["cacheScope"] = "public"
+        result["cacheScope"] = self._cache_scope(inc.caller)
         return result
+
+    def _cache_scope(self, caller: Caller) -> str:
+        """``private`` whenever any guard could make the answer depend on who asks.
+
+        RFC 156 Protocol 6: a declaration of any kind with ``caps=``, a per-principal
+        ``allow=`` callable, or an authenticated caller (every request of a mount with
+        ``require_auth=True`` has a principal) make discovery and every list private.
+        """
+        guarded = self.catalog.guarded() or callable(caller.allow)
+        return "private" if guarded or caller.principal is not None else "public"
 
     def _lister(self, method: str) -> Handler:
         """The handler of one of the ``LISTS`` methods: a page of the catalog's entries."""
-        kind, scope_kind, entries, key = LISTS[method]
+        kind, _scope_kind, entries, key = LISTS[method]
 
         async def handler(inc: Incoming) -> JsonObject:
             try:
@@ -273,9 +283,7 @@ class Dispatcher(Calls):
             except InvalidCursor as exc:
                 raise Failure.invalid(f"invalid cursor: {exc}") from None
             result["ttlMs"] = LIST_TTL_MS
-            result["cacheScope"] = (
-                "private" if self.catalog.guarded(scope_kind) else "public"
-            )
+            result["cacheScope"] = self._cache_scope(inc.caller)
             return result
 
         return handler
