@@ -8,6 +8,7 @@ The public names are re-exported here; everything else is private.
 from contextlib import suppress as _suppress
 
 from ._authority import Capability as Capability
+from ._authority import ProtectedResource as ProtectedResource
 from ._authority import Receipt as Receipt
 from ._authority._secrets import Secret as Secret
 from ._context import CancelToken as CancelToken
@@ -104,6 +105,7 @@ __all__ = [
     "PromptMessage",
     "PromptReply",
     "PromptSpec",
+    "ProtectedResource",
     "Receipt",
     "Refusal",
     "Resource",

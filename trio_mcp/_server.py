@@ -23,6 +23,7 @@ from ._protocol._state import StateSealer
 from ._transports._stream import Oversized, serve_messages
 
 if TYPE_CHECKING:
+    from ._authority import ProtectedResource
     from ._declare import PromptSpec, ResourceSpec, ToolSpec
     from ._transports._asgi import McpAsgiApp, PrincipalResolver
 
@@ -334,6 +335,8 @@ class Server:
         max_depth: int | None = None,
         max_concurrent: int | None = None,
         keepalive_interval: float | None = None,
+        resource_metadata: ProtectedResource | None = None,
+        cors_origins: Iterable[str] | None = None,
     ) -> McpAsgiApp:
         """Return an ASGI 3 app serving the catalog over Streamable HTTP at ``path``.
 
@@ -342,6 +345,9 @@ class Server:
         ``path`` and ``/healthz`` are relative to where it is mounted. Authentication
         stays with the host application: the principal is ``scope["user"]`` (when
         authenticated), else ``scope["auth"]``, unless ``principal`` is given.
+        Without ``require_auth=True`` the app serves only requests that arrive on a
+        loopback address (``scope["server"]``); others get 500 naming
+        ``McpError.InsecureBinding``, logged once.
 
         Args:
             path: The MCP endpoint; it accepts POST only (GET and DELETE get 405).
@@ -364,6 +370,13 @@ class Server:
                 more requests wait for a slot (listen streams take none).
             keepalive_interval: Seconds of quiet after which a listen stream gets a
                 ``:`` comment, so proxies keep it open.
+            resource_metadata: RFC 9728 metadata for a host that checks OAuth
+                bearer tokens: served at ``/.well-known/oauth-protected-resource``
+                followed by ``path``, and named by the ``WWW-Authenticate`` of a 401.
+            cors_origins: Browser origins allowed to call the endpoint cross-origin
+                (``"https://app.example"``; ``"*"`` allows any): preflight is
+                answered, the MCP request headers allowed, the response headers
+                exposed. Off by default; these origins also pass the ``Origin`` check.
         """
         from ._transports._asgi import (
             McpAsgiApp,  # loaded on use: no web stack on import
@@ -383,6 +396,8 @@ class Server:
                 max_concurrent=max_concurrent,
                 keepalive_interval=keepalive_interval,
             ),
+            resource_metadata=resource_metadata,
+            cors_origins=cors_origins,
         )
         self._apps.add(app)
         return app
@@ -403,6 +418,8 @@ class Server:
         max_depth: int | None = None,
         max_concurrent: int | None = None,
         keepalive_interval: float | None = None,
+        resource_metadata: ProtectedResource | None = None,
+        cors_origins: Iterable[str] | None = None,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve the catalog over Streamable HTTP on Hypercorn until cancelled.
@@ -430,6 +447,8 @@ class Server:
             max_depth: Deepest nesting of arrays and objects accepted.
             max_concurrent: Most handlers running at once across all requests.
             keepalive_interval: Seconds of quiet before a listen stream's keep-alive.
+            resource_metadata: RFC 9728 metadata to serve (see ``mount``).
+            cors_origins: Browser origins allowed cross-origin (see ``mount``).
             task_status: Receives the bound port once the server listens.
 
         Raises:
@@ -463,6 +482,8 @@ class Server:
                 max_concurrent=max_concurrent,
                 keepalive_interval=keepalive_interval,
             ),
+            resource_metadata=resource_metadata,
+            cors_origins=cors_origins,
         )
         self._apps.add(app)
         await serve_hypercorn(app, host=host, port=port, task_status=task_status)

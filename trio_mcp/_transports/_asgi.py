@@ -11,6 +11,12 @@ authentication (401), the body limit read incrementally (413), parsing (400), a
 notification (202). The ``_meta``, version and routing-header checks belong to the
 dispatcher, which receives the lower-cased headers in ``Caller.headers``.
 
+Before any of them, a request that arrived on a local address that is not loopback
+(``scope["server"]``) is refused with 500 unless ``require_auth=True``: the app
+cannot see how its host bound the socket, but each request says where it arrived.
+Opt-in extras: RFC 9728 protected resource metadata (``resource_metadata=``; a 401
+then points to it) and CORS for browser clients (``cors_origins=``).
+
 Invariants:
 - A body is never buffered past ``max_message_bytes``.
 - A client disconnect (``http.disconnect``) cancels the request's scope; after it
@@ -30,21 +36,33 @@ relative to the scope's ``root_path``.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 import trio
 
-from .._authority import Grants
+from .._authority import Grants, ProtectedResource
 from .._dispatch import LISTEN_METHOD, Caller, Dispatcher
 from .._json import JsonObject, encode_message
 from .._limits import Limits
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
+from ._access import (
+    Cors,
+    arrived_on_loopback,
+    is_loopback,
+    is_metadata_request,
+    metadata_url,
+    normalize_origins,
+    request_base,
+)
 from ._stream import CALL_METHODS, DEFAULT_LIMITS, oversized_fault
 
-__all__ = ["LOOPBACK_HOSTS", "McpAsgiApp", "PrincipalResolver"]
+__all__ = ["LOOPBACK_HOSTS", "McpAsgiApp", "PrincipalResolver", "is_loopback"]
+
+log = logging.getLogger("trio_mcp.http")
 
 # ASGI messages and scopes are plain dicts whose values vary by key; the ASGI
 # specification, not us, forces this Any.
@@ -113,6 +131,8 @@ class McpAsgiApp:
         check_host: bool = True,
         principal: PrincipalResolver | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        resource_metadata: ProtectedResource | None = None,
+        cors_origins: Iterable[str] | None = None,
     ) -> None:
         self.dispatcher = dispatcher
         self.path = _normalize_path(path)
@@ -121,9 +141,12 @@ class McpAsgiApp:
         hosts = {h.strip().lower() for h in (allowed_hosts or ())}
         self.any_host = "*" in hosts or not check_host
         self.allowed_hosts = frozenset(LOOPBACK_HOSTS | hosts)
-        origins = {o.strip().lower().rstrip("/") for o in (allowed_origins or ())}
-        self.any_origin = "*" in origins
-        self.allowed_origins = frozenset(origins)
+        self.allowed_origins = normalize_origins(allowed_origins)
+        self.any_origin = "*" in self.allowed_origins
+        self.cors = Cors(cors_origins)
+        """Origins whose browser pages may call (and read) this endpoint."""
+        self.resource_metadata = resource_metadata
+        self._refusal_logged = False
         self.resolve_principal = principal
         self.limits = limits
         self.max_message_bytes = limits.max_message_bytes
@@ -153,14 +176,29 @@ class McpAsgiApp:
             if kind == "websocket":
                 await send({"type": "websocket.close", "code": 1000})
             return
+        if not self.require_auth and not arrived_on_loopback(scope):
+            await self._refuse_insecure(scope, send)
+            return
+        headers = _headers(scope)
+        send = self.cors.wrap(headers, send)
         route = self._route_path(scope)
-        if route == HEALTH_PATH and scope["method"] in ("GET", "HEAD"):
+        method = scope["method"]
+        metadata = is_metadata_request(self.resource_metadata, scope, route, self.path)
+        if method == "OPTIONS" and (route == self.path or metadata):
+            answer = self.cors.preflight(headers, "GET" if metadata else "POST")
+            if answer is not None:
+                await _plain(send, 204, b"", answer)
+                return
+        if route == HEALTH_PATH and method in ("GET", "HEAD"):
             await _plain(send, 200, b"ok\n")
+            return
+        if metadata and method in ("GET", "HEAD"):
+            await self._metadata(scope, headers, send)
             return
         if route != self.path:
             await _plain(send, 404, b"not found\n")
             return
-        await self._serve_mcp(scope, receive, send)
+        await self._serve_mcp(scope, headers, receive, send)
 
     def _route_path(self, scope: Scope) -> str:
         """The path below where this app is mounted (Starlette keeps the full path)."""
@@ -180,9 +218,42 @@ class McpAsgiApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
+    # -- binding, metadata and CORS ---------------------------------------------------
+    async def _refuse_insecure(self, scope: Scope, send: Send) -> None:
+        """500: this request arrived beyond loopback and nothing authenticates it."""
+        if not self._refusal_logged:
+            self._refusal_logged = True
+            log.error(
+                "refusing HTTP requests that arrive on %s (not loopback) because the "
+                "app from Server.mount() has require_auth=False "
+                "(McpError.InsecureBinding): mount it with require_auth=True behind "
+                "the host's authentication, or serve it on 127.0.0.1 only; "
+                "loopback requests are still served",
+                scope.get("server"),
+            )
+        await _fault(
+            send,
+            500,
+            "McpError.InsecureBinding: this server is reachable beyond loopback "
+            "without authentication, so it refuses to serve; its operator must mount "
+            "it with require_auth=True or serve it on 127.0.0.1",
+            wire.INTERNAL_ERROR,
+        )
+
+    async def _metadata(
+        self, scope: Scope, headers: dict[str, str], send: Send
+    ) -> None:
+        """The RFC 9728 document, for the resource identifier this request used."""
+        assert self.resource_metadata is not None
+        resource = f"{request_base(scope, headers)}{self.path}"
+        await _json(
+            send, 200, encode_message(self.resource_metadata.document(resource))
+        )
+
     # -- the MCP endpoint ------------------------------------------------------------
-    async def _serve_mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = _headers(scope)
+    async def _serve_mcp(
+        self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
         origin = headers.get("origin")
         if origin is not None and not self._origin_allowed(origin):
             await _fault(send, 403, "forbidden: this Origin is not allowed")
@@ -200,12 +271,19 @@ class McpAsgiApp:
             return
         principal = await self._principal(scope)
         if self.require_auth and principal is None:
+            challenge = (
+                b"Bearer"
+                if self.resource_metadata is None
+                else self.resource_metadata.challenge(
+                    metadata_url(self.resource_metadata, scope, headers, self.path)
+                )
+            )
             await _fault(
                 send,
                 401,
                 "authentication required",
                 UNAUTHENTICATED,
-                [(b"www-authenticate", b"Bearer")],
+                [(b"www-authenticate", challenge)],
             )
             return
         try:
@@ -328,6 +406,8 @@ class McpAsgiApp:
         return host in self.allowed_hosts or f"{host}:{port}" in self.allowed_hosts
 
     def _origin_allowed(self, origin: str) -> bool:
+        if self.cors.allows(origin):
+            return True
         origin = origin.strip().lower().rstrip("/")
         if self.any_origin or origin in self.allowed_origins:
             return True

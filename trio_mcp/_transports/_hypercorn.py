@@ -14,31 +14,19 @@ Invariants:
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import socket
 
 import trio
 
 from .._errors import InsecureBinding, Transport
-from ._asgi import McpAsgiApp
+from ._asgi import McpAsgiApp, is_loopback
 
 __all__ = ["check_binding", "is_loopback", "serve_hypercorn"]
 
 log = logging.getLogger("trio_mcp.http")
 
 _BACKLOG = 100
-
-
-def is_loopback(host: str) -> bool:
-    """Return whether ``host`` names only this machine (``localhost``, 127/8, ``::1``)."""
-    name = host.strip().strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def check_binding(host: str, *, require_auth: bool) -> None:
