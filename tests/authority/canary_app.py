@@ -350,11 +350,6 @@ CALLS: list[tuple[str, dict[str, object]]] = [
     ("worker_threads", {"token": CANARY}),
     ("env_error", {}),
     ("confirm_first", {"account": "acc", "token": CANARY}),
-]
-
-#: Calls whose *results* carry revealed plaintext: masked only once the reply path
-#: masks results (issue 11, "Results").
-RESULT_CALLS: list[tuple[str, dict[str, object]]] = [
     ("reveal_result", {"token": CANARY}),
     ("reveal_structured", {"token": CANARY}),
 ]
