@@ -219,3 +219,28 @@ def test_no_living_secret_survives_redaction(
 
     assert [] == [value for value in secrets if value in redacted]
     assert len(held) == len(secrets)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(secrets=st.lists(st.text(min_size=4, max_size=8), max_size=3), value=_JSON)
+def test_redact_json_fast_path_agrees_with_the_walk(
+    secrets: list[str], value: object
+) -> None:
+    """Skipping a value whose JSON text holds no secret never skips a secret."""
+    held = [Secret(s) for s in secrets]
+    planted = {"planted": [*secrets, value]}
+
+    fast = _redact.redact_json(planted)  # type: ignore[arg-type]
+    walked = _redact._redact_json(planted, _redact._masked())  # type: ignore[arg-type]
+
+    assert walked == fast
+    assert len(held) == len(secrets)

@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .._json import dumps
+
 if TYPE_CHECKING:
     from .._json import JsonValue
 
@@ -203,24 +205,51 @@ def active() -> bool:
     return bool(_values.get()) or bool(_LIVE.snapshot()[0])
 
 
-def redact(text: str) -> str:
-    """Return ``text`` with every registered secret value replaced by the mask."""
-    for value in _masked():
+def _replace(text: str, values: tuple[str, ...]) -> str:
+    for value in values:
         if value in text:
             text = text.replace(value, MASK)
     return text
 
 
+def redact(text: str) -> str:
+    """Return ``text`` with every registered secret value replaced by the mask."""
+    return _replace(text, _masked())
+
+
 def redact_json(value: JsonValue) -> JsonValue:
-    """Return a JSON value with every string (and object key) redacted."""
-    if not active():
+    """Return a JSON value with every string (and object key) redacted.
+
+    The values to mask are gathered once for the whole value: a large result costs
+    one substring search per string and living secret, nothing more.
+    """
+    values = _masked()
+    if not values:
         return value
+    if isinstance(value, dict | list) and all(map(_json_plain, values)):
+        # Fast path: a value that appears nowhere in the compact JSON text appears
+        # in none of its strings or keys (each is written there verbatim).
+        try:
+            text = dumps(value)
+        except (TypeError, ValueError):
+            text = None
+        if text is not None and not any(v in text for v in values):
+            return value
+    return _redact_json(value, values)
+
+
+def _json_plain(text: str) -> bool:
+    """Whether the JSON encoder writes ``text`` unchanged inside a string."""
+    return '"' not in text and "\\" not in text and text.isprintable()
+
+
+def _redact_json(value: JsonValue, values: tuple[str, ...]) -> JsonValue:
     if isinstance(value, str):
-        return redact(value)
+        return _replace(value, values)
     if isinstance(value, list):
-        return [redact_json(item) for item in value]
+        return [_redact_json(item, values) for item in value]
     if isinstance(value, dict):
-        return {redact(k): redact_json(v) for k, v in value.items()}
+        return {_replace(k, values): _redact_json(v, values) for k, v in value.items()}
     return value
 
 
