@@ -5,12 +5,15 @@
 Prints microseconds per record, best of five rounds, for a logger whose handler formats
 every record (as a StreamHandler would, into memory): without the redacting record factory,
 with it and no living ``Secret``, and with 1, 10, 100 and 1000 living secrets; then a
-record whose message holds a secret, and an exception record. Figures, not a test.
+record whose message holds a secret, and an exception record; then what masking a
+100-item tool result costs (``redact_json``, as the reply guard runs it) with the same
+numbers of living secrets. Figures, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import logging
 import secrets
@@ -75,6 +78,26 @@ def main() -> None:
     print(f"{'message holds a secret, 1000 living':<44} {_best(records, holding):9.2f}")
     few = max(1, records // 10)
     print(f"{'exception record, 1000 living':<44} {_best(few, failing):9.2f}")
+    del held
+    gc.collect()
+    _results(records)
+
+
+def _results(records: int) -> None:
+    """Microseconds to mask a 100-item result, best of five rounds."""
+    result = {"items": [{"id": i, "title": f"ticket {i}"} for i in range(100)]}
+    calls = max(1, records // 20)
+    print(f"{'case':<44} us/result")
+    held: list[Secret[str]] = []
+    for count in (0, 1, 10, 100, 1000):
+        held += [Secret(secrets.token_hex(16)) for _ in range(count - len(held))]
+        rounds = []
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(calls):
+                _redact.redact_json(result)  # type: ignore[arg-type]
+            rounds.append((time.perf_counter() - start) / calls * 1e6)
+        print(f"{f'100-item result, {count} living secrets':<44} {min(rounds):9.2f}")
 
 
 if __name__ == "__main__":
