@@ -14,7 +14,16 @@ import httpx
 import pytest
 from test_http import headers_for, post, serving
 
-from trio_mcp import Field, InvalidDeclaration, Secret, Server, tool
+from trio_mcp import (
+    Field,
+    InvalidDeclaration,
+    Secret,
+    Server,
+    ToolCall,
+    ToolReply,
+    ToolSpec,
+    tool,
+)
 from trio_mcp.testing import check_message
 
 
@@ -185,3 +194,28 @@ def test_an_x_mcp_header_on_a_secret_is_an_invalid_declaration() -> None:
         "Secret" in p and "remove x-mcp-header" in p for p in info.value.problems
     )
     assert "Mcp-Param-Tok" in info.value.problems[0]
+
+
+class HandWritten:
+    """A hand-written tool whose schema marks a write-only property as a header."""
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(
+            name="hand_written",
+            description="Take a token in a header.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "tok": {"type": "string", "writeOnly": True, "x-mcp-header": "Tok"}
+                },
+            },
+        )
+
+    async def dispatch(self, call: ToolCall) -> ToolReply:
+        return ToolReply.ok("no")
+
+
+def test_a_hand_written_tool_may_not_mirror_a_write_only_property() -> None:
+    """The same rule for adopters of the Tool protocol: their schemas are checked too."""
+    with pytest.raises(InvalidDeclaration, match="remove x-mcp-header"):
+        Server("bad", "1", tools=[HandWritten()])
