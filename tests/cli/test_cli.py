@@ -1,188 +1,184 @@
-"""The ``trio-mcp`` command line, run as a real subprocess."""
+"""``trio-mcp run|check|call``: targets, reports and exit statuses, as a real subprocess."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from cli_helpers import cli, replies, request_line, write_server
 
 from trio_mcp.testing import check_message
 
-SERVER = '''
-from trio_mcp import Server, tool
-
-@tool
-def echo(text: str) -> str:
-    """{summary}
-
-    Args:
-        text: What to echo.
-    """
-    return text
-
-server = Server("echo-server", "1.0", tools=[echo])
-
-def build():
-    return server
-
-async def not_a_factory():
-    return server
-'''
-
-
-def _write(tmp_path: Path, summary: str = "Echo the text back.") -> Path:
-    path = tmp_path / "echo_server.py"
-    path.write_text(SERVER.replace("{summary}", summary))
-    return path
-
-
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "trio_mcp", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
 
 def test_check_prints_the_catalog(tmp_path: Path) -> None:
-    _write(tmp_path)
+    write_server(tmp_path)
 
-    done = _cli("check", "echo_server.py:server", cwd=tmp_path)
+    done = cli("check", "echo_server.py:server", cwd=tmp_path)
 
-    assert done.returncode == 0, done.stderr
+    assert 0 == done.returncode, done.stderr
     assert "echo-server 1.0: catalog is valid" in done.stdout
     assert "tool     echo: Echo the text back." in done.stdout
 
 
-def test_check_accepts_a_module_name_and_a_factory(tmp_path: Path) -> None:
-    _write(tmp_path)
+def test_check_accepts_a_module_name_and_each_kind_of_factory(tmp_path: Path) -> None:
+    write_server(tmp_path)
 
-    done = _cli("check", "echo_server:build", cwd=tmp_path)
+    statuses = [
+        cli("check", f"echo_server:{attr}", cwd=tmp_path).returncode
+        for attr in ("server", "build", "build_later")
+    ]
 
-    assert done.returncode == 0, done.stderr
+    assert [0, 0, 0] == statuses
 
 
-def test_check_reports_an_invalid_declaration_with_exit_status_2(
+def test_check_json_lists_the_catalog_entries(tmp_path: Path) -> None:
+    write_server(tmp_path)
+
+    done = cli("check", "echo_server.py", "--json", cwd=tmp_path)
+
+    assert 0 == done.returncode, done.stderr
+    report = json.loads(done.stdout)
+    assert {"name": "echo-server", "version": "1.0"} == report["server"]
+    assert ["echo", "fail"] == [item["name"] for item in report["catalog"]]
+    assert {"text"} == set(report["catalog"][0]["entry"]["inputSchema"]["properties"])
+    assert (True, []) == (report["ok"], report["problems"])
+
+
+def test_check_json_reports_a_stale_args_entry_with_exit_status_1(
     tmp_path: Path,
 ) -> None:
-    path = _write(tmp_path)
+    path = write_server(tmp_path)
+    path.write_text(
+        path.read_text().replace(
+            "        text: What to echo.\n",
+            "        text: What to echo.\n        loud: Shout it.\n",
+        )
+    )
+
+    done = cli("check", "echo_server.py:server", "--json", cwd=tmp_path)
+
+    assert 1 == done.returncode, done.stderr
+    report = json.loads(done.stdout)
+    assert False is report["ok"]
+    assert 1 == len(report["problems"])
+    assert "documents 'loud' under 'Args:'" in report["problems"][0]
+
+
+def test_check_reports_an_undocumented_parameter_with_exit_status_1(
+    tmp_path: Path,
+) -> None:
+    path = write_server(tmp_path)
     path.write_text(path.read_text().replace("        text: What to echo.\n", ""))
 
-    done = _cli("check", "echo_server.py:server", cwd=tmp_path)
+    done = cli("check", "echo_server.py:server", cwd=tmp_path)
 
-    assert done.returncode == 2
-    assert "parameter 'text' has no description" in done.stderr
+    assert 1 == done.returncode
+    assert "parameter 'text' has no description" in done.stdout
 
 
-def test_check_names_a_missing_attribute(tmp_path: Path) -> None:
-    _write(tmp_path)
+def test_a_missing_attribute_is_one_line_without_a_traceback(tmp_path: Path) -> None:
+    write_server(tmp_path)
 
-    done = _cli("check", "echo_server.py:nope", cwd=tmp_path)
+    done = cli("check", "echo_server.py:nope", cwd=tmp_path)
 
-    assert done.returncode == 2
+    assert 2 == done.returncode
     assert "has no attribute 'nope'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert 1 == len(done.stderr.strip().splitlines())
 
 
-def test_check_refuses_an_async_factory(tmp_path: Path) -> None:
-    _write(tmp_path)
+def test_a_target_that_is_not_a_server_says_what_to_name(tmp_path: Path) -> None:
+    write_server(tmp_path)
 
-    done = _cli("check", "echo_server.py:not_a_factory", cwd=tmp_path)
+    done = cli("run", "echo_server.py:not_a_server", cwd=tmp_path)
 
-    assert done.returncode == 2
-    assert "async function" in done.stderr
-
-
-def test_lock_check_passes_until_a_description_changes(tmp_path: Path) -> None:
-    _write(tmp_path)
-    assert _cli("lock", "echo_server.py", cwd=tmp_path).returncode == 0
-    assert _cli("lock", "echo_server.py", "--check", cwd=tmp_path).returncode == 0
-    _write(tmp_path, summary="Echo the text back, louder.")
-
-    done = _cli("lock", "echo_server.py", "--check", cwd=tmp_path)
-
-    assert done.returncode == 1
-    assert "tool 'echo' changed" in done.stderr
+    assert 2 == done.returncode
+    assert "is int, not a trio_mcp.Server" in done.stderr
 
 
-def test_lock_check_without_a_lock_file_fails(tmp_path: Path) -> None:
-    _write(tmp_path)
+def test_a_module_that_raises_on_import_is_named_and_debug_shows_the_traceback(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "broken.py").write_text("import os\nraise RuntimeError('no config')\n")
 
-    done = _cli("lock", "echo_server.py", "--check", cwd=tmp_path)
+    plain = cli("check", "broken.py:server", cwd=tmp_path)
+    debug = cli("check", "broken.py:server", "--debug", cwd=tmp_path)
 
-    assert done.returncode == 1
-    assert "no lock file" in done.stderr
+    assert 2 == plain.returncode
+    assert "RuntimeError: no config" in plain.stderr
+    assert "broken.py:2" in plain.stderr
+    assert "Traceback" not in plain.stderr
+    assert 2 == debug.returncode
+    assert "Traceback (most recent call last)" in debug.stderr
 
 
-def _discover_line(request_id: int = 1, method: str = "server/discover") -> str:
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    body = {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": method,
-        "params": {"_meta": meta},
-    }
-    return json.dumps(body) + "\n"
+def test_an_unknown_module_suggests_where_to_run_from(tmp_path: Path) -> None:
+    done = cli("check", "no_such_module:server", cwd=tmp_path)
+
+    assert 2 == done.returncode
+    assert "no module named 'no_such_module'" in done.stderr
+
+
+def test_call_prints_the_result_as_json(tmp_path: Path) -> None:
+    write_server(tmp_path)
+
+    done = cli(
+        "call", "echo_server.py", "echo", "--args", '{"text": "hi"}', cwd=tmp_path
+    )
+
+    assert 0 == done.returncode, done.stderr
+    result = json.loads(done.stdout)
+    assert "hi" == result["structuredContent"]
+    assert False is result["isError"]
+
+
+def test_call_exits_1_on_an_error_result(tmp_path: Path) -> None:
+    write_server(tmp_path)
+
+    done = cli(
+        "call", "echo_server.py", "fail", "--args", '{"reason": "nope"}', cwd=tmp_path
+    )
+
+    assert 1 == done.returncode
+    result = json.loads(done.stdout)
+    assert True is result["isError"]
+    assert "nope" in result["content"][0]["text"]
+
+
+def test_call_exits_1_on_a_protocol_error(tmp_path: Path) -> None:
+    write_server(tmp_path)
+
+    done = cli("call", "echo_server.py", "missing", cwd=tmp_path)
+
+    assert 1 == done.returncode
+    assert -32602 == json.loads(done.stdout)["error"]["code"]
+
+
+def test_call_refuses_arguments_that_are_not_a_json_object(tmp_path: Path) -> None:
+    write_server(tmp_path)
+
+    done = cli("call", "echo_server.py", "echo", "--args", "[1]", cwd=tmp_path)
+
+    assert 2 == done.returncode
+    assert "--args must be a JSON object" in done.stderr
 
 
 def test_run_serves_the_target_over_stdio_until_stdin_closes(tmp_path: Path) -> None:
-    _write(tmp_path)
+    write_server(tmp_path)
 
-    done = subprocess.run(
-        [sys.executable, "-m", "trio_mcp", "run", "echo_server.py:server"],
+    done = cli(
+        "run",
+        "echo_server.py:server",
         cwd=tmp_path,
-        input=_discover_line() + _discover_line(2, "tools/list"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
+        stdin=request_line(1, "server/discover") + request_line(2, "tools/list"),
     )
 
-    assert done.returncode == 0, done.stderr
-    replies = [json.loads(line) for line in done.stdout.splitlines()]
-    for reply in replies:
-        check_message(reply, "server/discover" if reply["id"] == 1 else "tools/list")
-    assert [r["id"] for r in sorted(replies, key=lambda r: r["id"])] == [1, 2]
-    tools = next(r for r in replies if r["id"] == 2)["result"]["tools"]
-    assert [t["name"] for t in tools] == ["echo"]
-
-
-def test_mcp_serves_the_toolchain_itself(tmp_path: Path) -> None:
-    _write(tmp_path)
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    call = {
-        "jsonrpc": "2.0",
-        "id": 7,
-        "method": "tools/call",
-        "params": {
-            "_meta": meta,
-            "name": "check_server",
-            "arguments": {"target": "echo_server.py:server"},
-        },
-    }
-
-    done = subprocess.run(
-        [sys.executable, "-m", "trio_mcp", "mcp"],
-        cwd=tmp_path,
-        input=json.dumps(call) + "\n",
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-
-    assert done.returncode == 0, done.stderr
-    reply = json.loads(done.stdout)
-    check_message(reply, "tools/call")
-    assert reply["result"]["structuredContent"] == [
-        {"kind": "tool", "name": "echo", "description": "Echo the text back."}
-    ]
+    assert 0 == done.returncode, done.stderr
+    by_id = replies(done.stdout)
+    check_message(by_id[1], "server/discover")
+    check_message(by_id[2], "tools/list")
+    assert ["echo", "fail"] == [t["name"] for t in by_id[2]["result"]["tools"]]
+    assert (
+        "trio-mcp: serving echo-server 1.0 over stdio: 2 tools, 0 resources, "
+        "0 prompts; granted: nothing"
+    ) in done.stderr

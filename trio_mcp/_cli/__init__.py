@@ -1,143 +1,70 @@
-"""``trio-mcp``: run, serve, check and lock servers from the command line.
+"""``trio-mcp``: run, serve, check, lock, call and install servers from the command line.
 
-``trio-mcp run module:server`` serves stdio, ``serve`` serves HTTP, ``check``
-validates and prints the catalog, ``lock`` writes or checks ``mcp.lock``, ``mcp``
-serves the toolchain itself over stdio.
+Every command that takes a TARGET accepts ``package.module:attr`` or
+``path/file.py:attr``, where ``attr`` is a Server, a factory (sync or async) or an
+async context manager function yielding one (the lifespan). stdout carries only
+what the command produces (the protocol stream for ``run`` and ``mcp``, JSON for
+``call`` and ``check --json``); summaries and logs go to stderr. A target that
+cannot be loaded is a one-line message and exit status 2; ``--debug`` adds the
+traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Sequence
-from functools import partial
-from pathlib import Path
+import traceback
+from collections.abc import Callable, Sequence
 
-import trio
+from trio_mcp import McpError
 
-from .._errors import McpError
-from ._load import LoadError, load_server
-from ._lock import compare, lock_data
+from ._commands import COMMANDS
+from ._load import CliError
+from ._logs import LEVELS, BadLevel, configure_logging, level_from
 
 __all__ = ["main"]
 
 
+def _common() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--log-level",
+        choices=LEVELS,
+        default=None,
+        help="log to stderr at this level (default: $TRIO_MCP_LOG_LEVEL or warning); "
+        "info shows every receipt",
+    )
+    common.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the traceback when the target cannot be loaded",
+    )
+    return common
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="trio-mcp", description="Run and check trio_mcp servers."
+        prog="trio-mcp", description="Run, check and connect trio_mcp servers."
     )
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    run = sub.add_parser("run", help="serve a server over stdio")
-    run.add_argument("target", help="package.module:server or path/file.py:server")
-    run.add_argument(
-        "--allow",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="grant a capability (repeatable)",
-    )
-
-    serve = sub.add_parser("serve", help="serve a server over Streamable HTTP")
-    serve.add_argument("target")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--path", default="/mcp")
-    serve.add_argument("--allow", action="append", default=[], metavar="NAME")
-    serve.add_argument(
-        "--require-auth",
-        action="store_true",
-        help="refuse requests without an authenticated principal",
-    )
-
-    check = sub.add_parser("check", help="validate declarations and print the catalog")
-    check.add_argument("target")
-
-    lock = sub.add_parser("lock", help="write mcp.lock, or check it with --check")
-    lock.add_argument("target")
-    lock.add_argument("--file", default="mcp.lock")
-    lock.add_argument(
-        "--check",
-        action="store_true",
-        help="fail if the catalog differs from the lock file",
-    )
-
-    sub.add_parser("mcp", help="serve the trio-mcp toolchain as an MCP server (stdio)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    common = _common()
+    for name, (help_text, add_arguments, _) in COMMANDS.items():
+        command = sub.add_parser(name, help=help_text, parents=[common])
+        add_arguments(command)
     return parser
-
-
-def _print_catalog(target: str) -> None:
-    server = load_server(target)
-    print(f"{server.name} {server.version}: catalog is valid")
-    for spec in server.catalog():
-        wire = spec.to_wire()
-        kind = type(spec).__name__.removesuffix("Spec").lower()
-        name = (
-            wire.get("name")
-            if kind != "resource"
-            else wire.get("uri", wire.get("uriTemplate"))
-        )
-        print(f"  {kind:8} {name}: {wire.get('description', '')}")
-
-
-def _lock(target: str, file: str, check: bool) -> int:
-    data = lock_data(load_server(target))
-    path = Path(file)
-    if not check:
-        path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-        print(f"wrote {path}")
-        return 0
-    if not path.is_file():
-        print(
-            f"no lock file at {path}; run 'trio-mcp lock {target}' first",
-            file=sys.stderr,
-        )
-        return 1
-    changes = compare(json.loads(path.read_text()), data)
-    for line in changes:
-        print(line, file=sys.stderr)
-    if changes:
-        print(
-            f"{path} is out of date; review the changes and run "
-            f"'trio-mcp lock {target}'",
-            file=sys.stderr,
-        )
-        return 1
-    print(f"{path} matches the catalog")
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = _parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = COMMANDS[args.command][2]
     try:
-        if args.command == "run":
-            server = load_server(args.target)
-            trio.run(partial(server.serve_stdio, allow=tuple(args.allow)))
-        elif args.command == "serve":
-            server = load_server(args.target)
-            trio.run(
-                partial(
-                    server.serve_http,
-                    host=args.host,
-                    port=args.port,
-                    path=args.path,
-                    allow=tuple(args.allow),
-                    require_auth=args.require_auth,
-                )
-            )
-        elif args.command == "check":
-            _print_catalog(args.target)
-        elif args.command == "lock":
-            return _lock(args.target, args.file, args.check)
-        elif args.command == "mcp":
-            from ._toolchain import toolchain_server
-
-            trio.run(toolchain_server().serve_stdio)
-    except (LoadError, McpError) as exc:
-        print(f"trio-mcp: {exc}", file=sys.stderr)
+        configure_logging(level_from(args.log_level))
+        return run(args)
+    except (CliError, McpError, BadLevel) as exc:
+        if args.debug:
+            traceback.print_exception(exc, file=sys.stderr)
+        print(f"trio-mcp {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
-    return 0

@@ -1,74 +1,200 @@
 """Find the Server a command line names: ``package.module:attr`` or ``path/file.py:attr``.
 
-The attribute may be a ``Server`` or a function of no arguments returning one, so a
-module can build its server lazily.
+The attribute may be a ``Server``, a function of no arguments returning one (sync
+or async), or an async context manager function yielding one: the lifespan, which
+opens what the server needs (a database pool) before the first request and closes
+it after the last. ``open_server`` handles all of them the same way.
+
+Nothing here prints: failures are ``LoadError`` values whose message says what to
+fix; the command line decides whether to show the traceback (``--debug``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
 import os
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
-from .._server import Server
+from trio_mcp import McpError, Server
 
-__all__ = ["LoadError", "load_server"]
-
-
-class LoadError(Exception):
-    """The target could not be imported or is not a Server."""
+__all__ = ["CliError", "LoadError", "absolute_target", "load_server", "open_server"]
 
 
-def load_server(target: str) -> Server:
-    """Import ``target`` and return its Server.
+class CliError(Exception):
+    """A command cannot go on; the message says what to do (exit status 2)."""
 
-    Raises:
-        LoadError: with a message that says what to fix.
-    """
-    module_part, sep, attr = target.partition(":")
-    if not sep:
-        attr = "server"
+
+class LoadError(CliError):
+    """The target could not be imported or does not give a Server."""
+
+
+def split_target(target: str) -> tuple[str, str]:
+    """Return ``(module or path, attribute)``; the attribute defaults to ``server``."""
+    module_part, sep, attr = target.rpartition(":")
+    if not sep or os.sep in attr or attr.endswith(".py"):
+        # No colon, or a colon inside a Windows-style path: the whole is the module.
+        return target, "server"
     if not module_part:
         raise LoadError(f"{target!r}: name a module, as 'package.module:server'")
-    if module_part.endswith(".py") or os.sep in module_part:
-        path = Path(module_part).resolve()
-        if not path.is_file():
-            raise LoadError(f"{target!r}: no file {path}")
-        name = f"_trio_mcp_target_{path.stem}"
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise LoadError(f"{target!r}: cannot import {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
+    return module_part, attr
+
+
+def _is_path(module_part: str) -> bool:
+    return module_part.endswith(".py") or os.sep in module_part
+
+
+def absolute_target(target: str) -> str:
+    """Return ``target`` with a file path made absolute, for a host that runs elsewhere."""
+    module_part, attr = split_target(target)
+    if _is_path(module_part):
+        return f"{Path(module_part).resolve()}:{attr}"
+    return f"{module_part}:{attr}"
+
+
+def _import_file(target: str, module_part: str) -> ModuleType:
+    path = Path(module_part).resolve()
+    if not path.is_file():
+        raise LoadError(f"{target!r}: no file {path}")
+    name = f"_trio_mcp_target_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if (
+        spec is None or spec.loader is None
+    ):  # pragma: no cover - a .py file always has one
+        raise LoadError(f"{target!r}: cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    if str(path.parent) not in sys.path:
         sys.path.insert(0, str(path.parent))
-        spec.loader.exec_module(module)
-    else:
-        if "" not in sys.path and os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
-        try:
-            module = importlib.import_module(module_part)
-        except ModuleNotFoundError as exc:
-            raise LoadError(
-                f"{target!r}: cannot import {module_part!r} ({exc})"
-            ) from exc
+    spec.loader.exec_module(module)
+    return module
+
+
+def _import(target: str, module_part: str) -> ModuleType:
     try:
-        obj = getattr(module, attr)
+        if _is_path(module_part):
+            return _import_file(target, module_part)
+        if os.getcwd() not in sys.path and "" not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        return importlib.import_module(module_part)
+    except LoadError:
+        raise
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and module_part.startswith(exc.name):
+            raise LoadError(
+                f"{target!r}: no module named {exc.name!r}; run from the directory "
+                "that holds it, or name the file as 'path/file.py:attr'"
+            ) from exc
+        raise _failed(target, "importing it", exc) from exc
+    except Exception as exc:
+        raise _failed(target, "importing it", exc) from exc
+
+
+def _failed(target: str, doing: str, exc: BaseException) -> LoadError:
+    if isinstance(exc, McpError):
+        return LoadError(f"{target!r}: {exc}")
+    where = ""
+    tb = exc.__traceback__
+    while tb is not None:
+        where = f" at {tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
+        tb = tb.tb_next
+    return LoadError(
+        f"{target!r}: {doing} raised {type(exc).__name__}: {exc}{where} "
+        "(run with --debug for the traceback)"
+    )
+
+
+def resolve(target: str) -> Any:
+    """Import the target's module and return the named attribute, unchecked."""
+    module_part, attr = split_target(target)
+    module = _import(target, module_part)
+    try:
+        return getattr(module, attr)
     except AttributeError:
         raise LoadError(
             f"{target!r}: module {module_part!r} has no attribute {attr!r}"
         ) from None
-    if not isinstance(obj, Server) and callable(obj):
-        if inspect.iscoroutinefunction(obj):
-            raise LoadError(
-                f"{target!r}: {attr!r} is an async function; name the Server itself "
-                "or a plain function returning one"
-            )
-        obj = obj()
+
+
+def _check(target: str, obj: object, what: str) -> Server:
     if not isinstance(obj, Server):
         raise LoadError(
-            f"{target!r}: {attr!r} is {type(obj).__name__}, not a trio_mcp.Server"
+            f"{target!r}: {what} is {type(obj).__name__}, not a trio_mcp.Server; "
+            "name a Server, a function returning one, or an async context manager "
+            "function yielding one"
         )
     return obj
+
+
+@contextlib.asynccontextmanager
+async def open_server(target: str) -> AsyncIterator[Server]:
+    """Load ``target`` and yield its Server, running its lifespan around the body.
+
+    Raises:
+        LoadError: if the target cannot be imported, is not one of the accepted
+            kinds, or its factory or lifespan fails before yielding a Server.
+    """
+    obj = resolve(target)
+    attr = split_target(target)[1]
+    if isinstance(obj, Server):
+        yield obj
+        return
+    if not callable(obj):
+        _check(target, obj, repr(attr))
+    try:
+        made = obj()
+        if inspect.isawaitable(made):
+            made = await made
+    except (LoadError, McpError) as exc:
+        raise LoadError(f"{target!r}: {exc}") from exc
+    except Exception as exc:
+        raise _failed(target, f"calling {attr!r}", exc) from exc
+    if not hasattr(made, "__aenter__"):
+        yield _check(target, made, f"what {attr!r} returned")
+        return
+    async with _entered(target, attr, made) as server:
+        yield server
+
+
+@contextlib.asynccontextmanager
+async def _entered(target: str, attr: str, manager: Any) -> AsyncIterator[Server]:
+    """Enter a lifespan, turning a failure before it yields into ``LoadError``."""
+    try:
+        server = await manager.__aenter__()
+    except Exception as exc:
+        raise _failed(target, f"starting the lifespan {attr!r}", exc) from exc
+    try:
+        checked = _check(target, server, f"what the lifespan {attr!r} yielded")
+    except LoadError:
+        await manager.__aexit__(None, None, None)
+        raise
+    async with contextlib.AsyncExitStack() as stack:
+        stack.push_async_exit(manager)
+        yield checked
+
+
+def load_server(target: str) -> Server:
+    """Load a Server synchronously (a Server or a sync factory), for quick checks.
+
+    Raises:
+        LoadError: if the target is an async factory or a lifespan (use
+            ``open_server`` under Trio), or cannot be loaded.
+    """
+    obj = resolve(target)
+    if isinstance(obj, Server) or not callable(obj):
+        return _check(target, obj, repr(split_target(target)[1]))
+    if inspect.iscoroutinefunction(obj) or inspect.isasyncgenfunction(obj):
+        raise LoadError(f"{target!r}: is async; open it with open_server under Trio")
+    try:
+        made = obj()
+    except (McpError, LoadError) as exc:
+        raise LoadError(f"{target!r}: {exc}") from exc
+    except Exception as exc:
+        raise _failed(target, "calling it", exc) from exc
+    return _check(target, made, "what it returned")

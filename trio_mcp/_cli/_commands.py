@@ -1,0 +1,334 @@
+"""The commands behind ``trio-mcp``: each one an argument builder and a runner.
+
+Runners return the exit status and raise ``CliError`` (or ``McpError``) for
+anything the user must fix; ``main`` turns those into one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import trio
+
+from trio_mcp import DuplicateName, InvalidDeclaration, Server
+
+from ._load import CliError, LoadError, open_server
+
+__all__ = ["COMMANDS", "catalog_entries", "summary"]
+
+Runner = Callable[[argparse.Namespace], int]
+Command = tuple[str, Callable[[argparse.ArgumentParser], None], Runner]
+
+
+def _target(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "target",
+        help="module:attr or path/file.py:attr; attr is a Server, a factory or a "
+        "lifespan (an async context manager function yielding a Server)",
+    )
+
+
+def _allow(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="grant a capability to every caller (repeatable)",
+    )
+
+
+def catalog_entries(server: Server) -> list[tuple[str, str, dict[str, Any]]]:
+    """Return ``(kind, name, wire entry)`` for each catalog entry, in order."""
+    out = []
+    for spec in server.catalog():
+        wire: dict[str, Any] = dict(spec.to_wire())
+        kind = type(spec).__name__.removesuffix("Spec").lower()
+        name = wire.get("name") if kind != "resource" else None
+        name = name or wire.get("uri") or wire.get("uriTemplate")
+        out.append((kind, str(name), wire))
+    return out
+
+
+def summary(server: Server, where: str, allow: Sequence[str]) -> str:
+    """Return the line printed to stderr when a server starts."""
+    kinds = [kind for kind, _, _ in catalog_entries(server)]
+    counts = ", ".join(
+        f"{kinds.count(kind)} {kind}{'' if kinds.count(kind) == 1 else 's'}"
+        for kind in ("tool", "resource", "prompt")
+    )
+    granted = ", ".join(allow) if allow else "nothing"
+    return (
+        f"trio-mcp: serving {server.name} {server.version} over {where}: {counts}; "
+        f"granted: {granted}"
+    )
+
+
+# -- run and serve -------------------------------------------------------------------
+def _run_arguments(parser: argparse.ArgumentParser) -> None:
+    _target(parser)
+    _allow(parser)
+
+
+def _run(args: argparse.Namespace) -> int:
+    async def body() -> None:
+        async with open_server(args.target) as server:
+            print(summary(server, "stdio", args.allow), file=sys.stderr)
+            await server.serve_stdio(allow=tuple(args.allow))
+
+    trio.run(body)
+    return 0
+
+
+def _serve_arguments(parser: argparse.ArgumentParser) -> None:
+    _target(parser)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    parser.add_argument("--path", default="/mcp")
+    _allow(parser)
+    parser.add_argument(
+        "--require-auth",
+        action="store_true",
+        help="refuse requests without an authenticated principal",
+    )
+
+
+async def serve_http(server: Server, args: argparse.Namespace, **options: Any) -> None:
+    """Serve over HTTP and print where once the port is bound."""
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(
+            lambda task_status: server.serve_http(
+                args.host,
+                args.port,
+                args.path,
+                allow=tuple(args.allow),
+                task_status=task_status,
+                **options,
+            )
+        )
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        url = f"http://{host}:{port}{args.path}"
+        print(summary(server, url, args.allow), file=sys.stderr)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    async def body() -> None:
+        async with open_server(args.target) as server:
+            await serve_http(server, args, require_auth=args.require_auth)
+
+    trio.run(body)
+    return 0
+
+
+# -- check ---------------------------------------------------------------------------
+def _check_arguments(parser: argparse.ArgumentParser) -> None:
+    _target(parser)
+    parser.add_argument(
+        "--json", action="store_true", help="print the report as one JSON object"
+    )
+
+
+def _declaration_problems(exc: LoadError) -> list[str] | None:
+    """The declaration problems behind a load failure, or None for other failures."""
+    cause = exc.__cause__
+    if isinstance(cause, InvalidDeclaration):
+        return list(cause.problems)
+    if isinstance(cause, DuplicateName):
+        return [str(cause)]
+    return None
+
+
+async def _check_report(target: str) -> dict[str, Any]:
+    try:
+        async with open_server(target) as server:
+            entries = catalog_entries(server)
+            return {
+                "ok": True,
+                "server": {"name": server.name, "version": server.version},
+                "catalog": [
+                    {"kind": kind, "name": name, "entry": wire}
+                    for kind, name, wire in entries
+                ],
+                "problems": [],
+            }
+    except LoadError as exc:
+        problems = _declaration_problems(exc)
+        if problems is None:
+            raise
+        return {"ok": False, "server": None, "catalog": [], "problems": problems}
+
+
+def _check(args: argparse.Namespace) -> int:
+    report = trio.run(_check_report, args.target)
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    elif report["ok"]:
+        server = report["server"]
+        print(f"{server['name']} {server['version']}: catalog is valid")
+        for item in report["catalog"]:
+            description = item["entry"].get("description", "")
+            print(f"  {item['kind']:8} {item['name']}: {description}")
+    else:
+        count = len(report["problems"])
+        print(f"{args.target}: {count} problem{'' if count == 1 else 's'}:")
+        for problem in report["problems"]:
+            print(f"  - {problem}")
+    return 0 if report["ok"] else 1
+
+
+# -- call ----------------------------------------------------------------------------
+def _call_arguments(parser: argparse.ArgumentParser) -> None:
+    _target(parser)
+    parser.add_argument("tool", help="the tool's wire name")
+    parser.add_argument(
+        "--args",
+        default="{}",
+        metavar="JSON",
+        help="the arguments as a JSON object (default: {})",
+    )
+    _allow(parser)
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds to wait for the reply"
+    )
+
+
+def _call_arguments_value(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"--args is not JSON ({exc}); pass an object such as "
+            '\'{"query": "refund"}\''
+        ) from None
+    if not isinstance(value, dict):
+        raise CliError('--args must be a JSON object, such as \'{"query": "refund"}\'')
+    return value
+
+
+async def _call_tool(args: argparse.Namespace, arguments: dict[str, Any]) -> int:
+    from trio_mcp.testing import McpTestClient, ProtocolError
+
+    async with (
+        open_server(args.target) as server,
+        McpTestClient(server, allow=tuple(args.allow), timeout=args.timeout) as client,
+    ):
+        try:
+            result = await client.call_tool(args.tool, arguments)
+        except ProtocolError as exc:
+            error = {"code": exc.code, "message": exc.message}
+            if exc.data is not None:
+                error["data"] = exc.data
+            print(json.dumps({"error": error}, indent=2))
+            return 1
+    print(json.dumps(result.raw, indent=2, ensure_ascii=False))
+    return 1 if result.is_error else 0
+
+
+def _call(args: argparse.Namespace) -> int:
+    arguments = _call_arguments_value(args.args)
+    return trio.run(_call_tool, args, arguments)
+
+
+# -- the rest lives in its own module --------------------------------------------------
+def _lock_arguments(parser: argparse.ArgumentParser) -> None:
+    _target(parser)
+    parser.add_argument("--file", default="mcp.lock")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="fail if the catalog differs from the lock file, naming what changed",
+    )
+
+
+def _lock(args: argparse.Namespace) -> int:
+    from ._lock import run_lock
+
+    return run_lock(args.target, args.file, check=args.check)
+
+
+def _install_arguments(parser: argparse.ArgumentParser) -> None:
+    from ._hosts import HOSTS
+
+    parser.add_argument("host", choices=sorted(HOSTS), help="the MCP host to configure")
+    _target(parser)
+    parser.add_argument("--name", help="the entry's name (default: the server's name)")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an environment variable for the server (repeatable)",
+    )
+    _allow(parser)
+    parser.add_argument(
+        "--config", help="the host's configuration file (default: its usual place)"
+    )
+
+
+def _install(args: argparse.Namespace) -> int:
+    from ._hosts import install
+
+    return install(args)
+
+
+def _dev_arguments(parser: argparse.ArgumentParser) -> None:
+    _target(parser)
+    _allow(parser)
+
+
+def _dev(args: argparse.Namespace) -> int:
+    from ._dev import run_inspector
+
+    return run_inspector(args.target, args.allow)
+
+
+def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--http", action="store_true", help="serve Streamable HTTP instead of stdio"
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    parser.add_argument("--path", default="/mcp")
+    parser.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="grant a capability; the tools that import code need 'load_code'",
+    )
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from ._toolchain import toolchain_server
+
+    server = toolchain_server()
+
+    async def body() -> None:
+        if args.http:
+            await serve_http(server, args)
+        else:
+            print(summary(server, "stdio", args.allow), file=sys.stderr)
+            await server.serve_stdio(allow=tuple(args.allow))
+
+    trio.run(body)
+    return 0
+
+
+COMMANDS: dict[str, Command] = {
+    "run": ("serve a server over stdio", _run_arguments, _run),
+    "serve": ("serve a server over Streamable HTTP", _serve_arguments, _serve),
+    "check": ("validate declarations and print the catalog", _check_arguments, _check),
+    "call": ("call one tool in-process and print the result", _call_arguments, _call),
+    "lock": ("write mcp.lock, or check it with --check", _lock_arguments, _lock),
+    "install": (
+        "add the server to an MCP host's configuration",
+        _install_arguments,
+        _install,
+    ),
+    "dev": ("open the MCP Inspector on the server", _dev_arguments, _dev),
+    "mcp": ("serve the trio-mcp toolchain as an MCP server", _mcp_arguments, _mcp),
+}
