@@ -39,7 +39,7 @@ _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 @attrs.frozen
 class UriTemplate:
-    """An RFC 6570 level-1 template: literal text and ``{name}`` variables."""
+    """An RFC 6570 template: literal text, ``{name}`` and ``{+name}`` variables."""
 
     template: str
     variables: tuple[str, ...]
@@ -50,17 +50,21 @@ class UriTemplate:
         """Parse ``template``.
 
         Raises:
-            InvalidDeclaration: for an operator (``{+x}``), an empty or repeated name.
+            InvalidDeclaration: for an operator other than ``+``, an empty or
+                repeated name.
         """
         names: list[str] = []
         regex = ["^"]
         pos = 0
         for m in _VAR.finditer(template):
             name = m.group(1)
+            # {+name} (RFC 6570 reserved expansion) may span "/"; {name} may not.
+            reserved = name.startswith("+")
+            name = name.removeprefix("+")
             if not _VAR_NAME.match(name):
                 raise InvalidDeclaration(
                     f"{where}: URI template variable {{{name}}} is not a plain name; "
-                    "only level-1 templates ({name}) are supported"
+                    "use {name} or {+name}"
                 )
             if name in names:
                 raise InvalidDeclaration(
@@ -68,7 +72,7 @@ class UriTemplate:
                 )
             names.append(name)
             regex.append(re.escape(template[pos : m.start()]))
-            regex.append(f"(?P<{name}>[^/?#]+)")
+            regex.append(f"(?P<{name}>[^?#]+)" if reserved else f"(?P<{name}>[^/?#]+)")
             pos = m.end()
         regex.append(re.escape(template[pos:]))
         regex.append("$")
@@ -81,7 +85,10 @@ class UriTemplate:
         m = self.pattern.match(uri)
         if m is None:
             return None
-        return {k: urllib.parse.unquote(v) for k, v in m.groupdict().items()}
+        found = {k: urllib.parse.unquote(v) for k, v in m.groupdict().items()}
+        if any(".." in re.split(r"[/\\]", v) for v in found.values()):
+            return None  # a ".." segment never reaches a handler: -32602, not found
+        return found
 
 
 def _is_contents(annotation: object) -> bool:

@@ -16,7 +16,7 @@ import pytest
 from trio_mcp import Server
 from trio_mcp.testing import McpTestClient, ProtocolError
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "support_desk.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_desk.py"
 ERROR_KEY = "dev.trio-mcp/error"
 
 
