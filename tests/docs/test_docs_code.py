@@ -1,0 +1,153 @@
+"""Every code block of the docs and the README runs, so the docs cannot rot.
+
+The rules, by the block's language (its fence's info string):
+
+* ``python`` without a title: executed in order, one namespace per page (module
+  ``__name__`` is ``"docs"``, so ``if __name__ == "__main__":`` bodies that would
+  serve forever are skipped); then every ``test_*`` function the page defined is
+  called (async ones under ``trio.run``).
+* any block with ``title="NAME"`` (``python``, ``toml``, ``json``): written to a
+  scratch directory as NAME (``examples/`` is copied there first); when the page
+  wrote a ``test_*.py`` file, pytest runs in that directory in a subprocess.
+* ``console``: each ``$ command`` runs in that directory (``trio-mcp`` is this
+  checkout's), and the lines after it are its expected output, where a line
+  ``...`` matches any lines and a ``...`` inside a line any text.
+* ``json`` and ``toml`` without a title: parsed. ``text`` and bare fences are prose
+  (diagrams, shown output). ``bash``: checked with ``bash -n``
+  (set-up and long-running commands are shown, not run).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+import trio
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = sorted([*ROOT.joinpath("docs").rglob("*.md"), ROOT / "README.md"])
+FENCE = re.compile(r"^```(\w+)?([^\n]*)\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
+TITLE = re.compile(r'title="([^"]+)"')
+
+
+class Block(NamedTuple):
+    language: str
+    title: str | None
+    code: str
+    line: int
+
+
+def blocks(page: Path) -> Iterator[Block]:
+    """The fenced blocks of a page, in order."""
+    text = page.read_text(encoding="utf-8")
+    for match in FENCE.finditer(text):
+        title = TITLE.search(match.group(2) or "")
+        yield Block(
+            match.group(1) or "",
+            title.group(1) if title else None,
+            match.group(3),
+            text.count("\n", 0, match.start()) + 1,
+        )
+
+
+def _page_id(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
+def _run_tests_defined(namespace: dict[str, Any]) -> None:
+    for name, value in list(namespace.items()):
+        if not name.startswith("test_") or not callable(value):
+            continue
+        if inspect.signature(value).parameters:
+            continue  # a pytest test shown for its fixtures; run by a titled file
+        if inspect.iscoroutinefunction(value):
+            trio.run(value)
+        else:
+            value()
+
+
+def _matches(expected: str, actual: str) -> bool:
+    parts = []
+    for line in expected.strip("\n").splitlines():
+        if line.strip() == "...":
+            parts.append(r"(?:.*\n)*?")
+        else:
+            parts.append(".*".join(map(re.escape, line.rstrip().split("..."))) + r"[ \t]*\n")
+    return re.fullmatch("".join(parts), actual.strip("\n") + "\n") is not None
+
+
+def _console(code: str, cwd: Path, env: dict[str, str]) -> None:
+    command: str | None = None
+    expected: list[str] = []
+    for line in [*code.splitlines(), "$ "]:
+        if not line.startswith("$ "):
+            expected.append(line)
+            continue
+        if command:
+            argv = shlex.split(command)
+            if argv[0] == "trio-mcp":
+                argv = [sys.executable, "-m", "trio_mcp", *argv[1:]]
+            done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True,
+                                  text=True, timeout=120, check=False)  # fmt: skip
+            output = done.stdout + done.stderr
+            assert _matches("\n".join(expected), output), (
+                f"$ {command}\n--- expected:\n" + "\n".join(expected)
+                + f"\n--- got (exit {done.returncode}):\n{output}"
+            )
+        command, expected = line[2:].strip(), []
+
+
+def _scratch(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRIO_MCP_")}
+    env.update(HOME=str(tmp_path / "home"), NO_COLOR="1", COLUMNS="100",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")  # fmt: skip
+    return tmp_path, env
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_page_id)
+def test_every_code_block_of_the_page_runs(
+    page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Our choice: documentation is tested like code."""
+    cwd, env = _scratch(tmp_path)
+    monkeypatch.chdir(cwd)
+    monkeypatch.syspath_prepend(str(cwd))
+    namespace: dict[str, Any] = {"__name__": "docs"}
+    has_tests = False
+    for block in blocks(page):
+        where = f"{_page_id(page)}:{block.line}"
+        if block.title is not None:
+            target = cwd / block.title
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(block.code)
+            has_tests = has_tests or Path(block.title).name.startswith("test_")
+        if block.language == "python" and block.title is None:
+            exec(compile(block.code, where, "exec"), namespace)
+        elif block.language == "console":
+            _console(block.code, cwd, env)
+        elif block.language == "json":
+            json.loads(block.code)
+        elif block.language == "toml":
+            tomllib.loads(block.code)
+        elif block.language == "bash":
+            subprocess.run(["bash", "-n"], input=block.code, text=True, check=True)
+        elif block.language not in ("python", "text", ""):
+            pytest.fail(f"{where}: no rule runs a {block.language!r} block")
+    _run_tests_defined(namespace)
+    if has_tests:
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                              cwd=cwd, env=env, capture_output=True, text=True,
+                              timeout=300, check=False)  # fmt: skip
+        assert 0 == done.returncode, done.stdout + done.stderr
