@@ -2,8 +2,8 @@
 
 The rules, by the block's language (its fence's info string):
 
-* ``python`` without a title: executed in order, one namespace per page (module
-  ``__name__`` is ``"docs"``, so ``if __name__ == "__main__":`` bodies that would
+* ``python`` without a title: executed in order in one module per page (named
+  ``docs_<page>``, never ``"__main__"``, so ``if __name__ == "__main__":`` bodies that would
   serve forever are skipped); then every ``test_*`` function the page defined is
   called (async ones under ``trio.run``).
 * any block with ``title="NAME"`` (``python``, ``toml``, ``json``): written to a
@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -124,7 +125,9 @@ def test_every_code_block_of_the_page_runs(
     cwd, env = _scratch(tmp_path)
     monkeypatch.chdir(cwd)
     monkeypatch.syspath_prepend(str(cwd))
-    namespace: dict[str, Any] = {"__name__": "docs"}
+    module = types.ModuleType("docs_" + re.sub(r"\W", "_", _page_id(page)))
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    namespace: dict[str, Any] = module.__dict__
     has_tests = False
     for block in blocks(page):
         where = f"{_page_id(page)}:{block.line}"
