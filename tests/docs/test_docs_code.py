@@ -84,7 +84,9 @@ def _matches(expected: str, actual: str) -> bool:
         if line.strip() == "...":
             parts.append(r"(?:.*\n)*?")
         else:
-            parts.append(".*".join(map(re.escape, line.rstrip().split("..."))) + r"[ \t]*\n")
+            parts.append(
+                ".*".join(map(re.escape, line.rstrip().split("..."))) + r"[ \t]*\n"
+            )
     return re.fullmatch("".join(parts), actual.strip("\n") + "\n") is not None
 
 
@@ -103,7 +105,8 @@ def _console(code: str, cwd: Path, env: dict[str, str]) -> None:
                                   text=True, timeout=120, check=False)  # fmt: skip
             output = done.stdout + done.stderr
             assert _matches("\n".join(expected), output), (
-                f"$ {command}\n--- expected:\n" + "\n".join(expected)
+                f"$ {command}\n--- expected:\n"
+                + "\n".join(expected)
                 + f"\n--- got (exit {done.returncode}):\n{output}"
             )
         command, expected = line[2:].strip(), []
