@@ -16,6 +16,11 @@ Rules:
   "expected"; a listed scenario that passes is "stale" and fails the run, so the
   list can only shrink.
 * A suite exit code other than 0 or 1 (crash, timeout) fails the run.
+* ``--only NAME...`` judges just those scenarios (a run of a few ``--scenario``s).
+* ``--without-fixture-tools`` is for a server that is not the conformance fixture
+  (``trio-mcp mcp``): a check the suite reports as "Not testable" because the server
+  does not list one of the fixture's diagnostic tools is counted and shown, not
+  judged. Every other check is judged as usual.
 
 Exit status 0 when the run is acceptable, 1 otherwise.
 """
@@ -124,6 +129,25 @@ def load_results(results_dir: Path) -> dict[str, list[dict[str, Any]]]:
     return by_scenario
 
 
+_NEEDS_FIXTURE = re.compile(r"^Not testable: .*diagnostic tool")
+
+
+def drop_fixture_checks(
+    results: dict[str, list[dict[str, Any]]],
+) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+    """Remove the checks that need the fixture's diagnostic tools; return their ids."""
+    kept: dict[str, list[dict[str, Any]]] = {}
+    dropped: list[str] = []
+    for name, checks in results.items():
+        kept[name] = []
+        for check in checks:
+            if _NEEDS_FIXTURE.match(str(check.get("errorMessage") or "")):
+                dropped.append(f"{name}: {check.get('id', '?')}")
+            else:
+                kept[name].append(check)
+    return kept, dropped
+
+
 def _failures(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [c for c in checks if c.get("status") == "FAILURE"]
 
@@ -228,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requirements", type=Path, required=True)
     parser.add_argument("--expected", type=Path, required=True)
     parser.add_argument("--suite-rc", type=int, default=None)
+    parser.add_argument("--only", nargs="+", default=None, metavar="SCENARIO")
+    parser.add_argument("--without-fixture-tools", action="store_true")
     args = parser.parse_args(argv)
 
     try:
@@ -244,6 +270,20 @@ def main(argv: list[str] | None = None) -> int:
     if not requirements.get("server"):
         print(f"conformance: no server scenarios found in {args.requirements}")
         return 1
+    if args.only:
+        unknown = sorted(set(args.only) - set(requirements["server"]))
+        if unknown:
+            print(f"conformance: --only names unknown scenarios: {', '.join(unknown)}")
+            return 1
+        requirements["server"] = [s for s in requirements["server"] if s in args.only]
+        results = {k: v for k, v in results.items() if k in args.only}
+        expected = [e for e in expected if e in args.only]
+    if args.without_fixture_tools:
+        results, dropped = drop_fixture_checks(results)
+        print(
+            f"  not judged ({len(dropped)} checks need the fixture's diagnostic tools):"
+            f" {', '.join(dropped) or 'none'}"
+        )
     return judge(results, requirements, expected, args.suite_rc)
 
 

@@ -22,11 +22,21 @@ from ._commands import COMMANDS
 from ._load import CliError
 from ._logs import LEVELS, BadLevel, configure_logging, level_from
 
-__all__ = ["main"]
+__all__ = ["main", "parser"]
 
 
-def _common() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
+class _Parser(argparse.ArgumentParser):
+    def command_parser(self, name: str) -> argparse.ArgumentParser | None:
+        """Return the sub-parser of one command, or None."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                found: argparse.ArgumentParser | None = action.choices.get(name)
+                return found
+        return None  # pragma: no cover - the parser always has commands
+
+
+def _common() -> _Parser:
+    common = _Parser(add_help=False)
     common.add_argument(
         "--log-level",
         choices=LEVELS,
@@ -42,21 +52,22 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def parser() -> _Parser:
+    """Return the ``trio-mcp`` argument parser."""
+    top = _Parser(
         prog="trio-mcp", description="Run, check and connect trio_mcp servers."
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     common = _common()
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_text, add_arguments, _) in COMMANDS.items():
         command = sub.add_parser(name, help=help_text, parents=[common])
         add_arguments(command)
-    return parser
+    return top
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    args = _parser().parse_args(argv)
+    args = parser().parse_args(argv)
     run: Callable[[argparse.Namespace], int] = COMMANDS[args.command][2]
     try:
         configure_logging(level_from(args.log_level))

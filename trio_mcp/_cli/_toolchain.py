@@ -14,7 +14,18 @@ import json
 import attrs
 import trio
 
-from trio_mcp import Capability, McpError, Server, ToolError, ToolHints, tool
+from trio_mcp import (
+    Capability,
+    McpError,
+    PromptMessage,
+    ResourceNotFound,
+    Server,
+    ToolError,
+    ToolHints,
+    prompt,
+    resource,
+    tool,
+)
 from trio_mcp import __version__ as version
 
 from ._commands import catalog_entries
@@ -84,12 +95,58 @@ async def check_lock(target: str, lock_file: str = "mcp.lock") -> list[str]:
     return compare(json.loads(await path.read_text()), data)
 
 
+@resource(uri="trio-mcp://help", ttl=3600)
+def help_overview() -> str:
+    """The trio-mcp command line: every command and what it does."""
+    from . import parser
+
+    return parser().format_help()
+
+
+@resource(uri="trio-mcp://help/{command}", ttl=3600)
+def help_command(command: str) -> str:
+    """
+    One trio-mcp command's options.
+
+    Args:
+        command: The command, such as 'install' or 'lock'.
+    """
+    from . import parser
+
+    found = parser().command_parser(command)
+    if found is None:
+        raise ResourceNotFound(f"trio-mcp://help/{command}")
+    return found.format_help()
+
+
+@prompt(title="Write a trio_mcp tool")
+def write_tool(purpose: str) -> list[PromptMessage]:
+    """
+    Ask for a trio_mcp tool that does something, written to pass 'trio-mcp check'.
+
+    Args:
+        purpose: What the tool should do.
+    """
+    return [
+        PromptMessage.user(
+            f"Write a trio_mcp tool that does this: {purpose}. Use '@tool' from "
+            "trio_mcp on a typed function (attrs classes for structured values), "
+            "write a docstring whose first paragraph describes the tool and an "
+            "'Args:' entry for every parameter, raise a ToolError subclass for "
+            "failures the model may act on, and declare caps= for anything that "
+            "changes state. Then check it with the check_server tool."
+        )
+    ]
+
+
 def toolchain_server() -> Server:
     """Return the server behind ``trio-mcp mcp``."""
     return Server(
         "trio-mcp-toolchain",
         version,
         tools=[check_server, check_lock],
+        resources=[help_overview, help_command],
+        prompts=[write_tool],
         instructions=(
             "Checks trio_mcp servers: their declarations, catalog and lock file. "
             "Loading a target runs its code, so the host must grant 'load_code'."
