@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -10,10 +9,11 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 import trio
 from cli_helpers import META, cli, replies, request_line, write_server
 
-from trio_mcp.testing import check_message
+from trio_mcp.testing import McpTestClient, ProtocolError, check_message
 
 CHECK = request_line(7, "tools/call", name="check_server",
                      arguments={"target": "echo_server.py:server"})  # fmt: skip
@@ -56,18 +56,16 @@ def test_check_server_runs_once_the_host_grants_load_code(tmp_path: Path) -> Non
     assert "granted: load_code" in done.stderr
 
 
-def test_the_toolchain_declares_load_code_on_every_tool_that_loads_code(
-    tmp_path: Path,
-) -> None:
-    done = cli(
-        "check", "trio_mcp._cli._toolchain:toolchain_server", "--json", cwd=tmp_path
-    )
+def test_every_toolchain_tool_that_takes_a_target_requires_load_code() -> None:
+    from trio_mcp import ToolSpec
+    from trio_mcp._cli._toolchain import toolchain_server
 
-    assert 0 == done.returncode, done.stderr
-    tools = json.loads(done.stdout)["catalog"]
-    assert {"check_server", "check_lock"} == {t["name"] for t in tools}
-    for item in tools:
-        assert "target" in item["entry"]["inputSchema"]["properties"]
+    tools = [s for s in toolchain_server().catalog() if isinstance(s, ToolSpec)]
+    loaders = [t for t in tools if "target" in t.input_schema["properties"]]
+
+    assert {"check_server", "check_lock"} == {t.name for t in loaders}
+    for spec in loaders:
+        assert ["load_code"] == [cap.name for cap in spec.caps]
 
 
 async def test_mcp_over_http_answers_tools_list_on_the_port_it_prints(
@@ -106,3 +104,19 @@ async def test_mcp_over_http_answers_tools_list_on_the_port_it_prints(
     assert {"check_server", "check_lock"} == {
         t["name"] for t in reply.json()["result"]["tools"]
     }
+
+
+async def test_the_help_resources_describe_each_command() -> None:
+    from trio_mcp._cli._toolchain import toolchain_server
+
+    async with McpTestClient(toolchain_server()) as client:
+        overview = await client.read_resource("trio-mcp://help")
+        install = await client.read_resource("trio-mcp://help/install")
+        with pytest.raises(ProtocolError) as unknown:
+            await client.read_resource("trio-mcp://help/frobnicate")
+        prompt = await client.get_prompt("write_tool", {"purpose": "convert units"})
+
+    assert "install" in overview["contents"][0]["text"]
+    assert "--config" in install["contents"][0]["text"]
+    assert -32602 == unknown.value.code
+    assert "convert units" in prompt["messages"][0]["content"]["text"]
