@@ -182,3 +182,57 @@ def test_run_serves_the_target_over_stdio_until_stdin_closes(tmp_path: Path) -> 
         "trio-mcp: serving echo-server 1.0 over stdio: 2 tools, 0 resources, "
         "0 prompts; granted: nothing"
     ) in done.stderr
+
+
+LIFESPANS = """
+import contextlib
+from echo_server import server
+
+@contextlib.asynccontextmanager
+async def failing():
+    raise ConnectionRefusedError("database is down")
+    yield server
+
+@contextlib.asynccontextmanager
+async def wrong():
+    yield "not a server"
+
+@contextlib.asynccontextmanager
+async def fine():
+    print("opening", flush=True)
+    yield server
+    print("closing", flush=True)
+"""
+
+
+def test_a_lifespan_that_fails_before_yielding_is_one_line(tmp_path: Path) -> None:
+    write_server(tmp_path)
+    (tmp_path / "lifespans.py").write_text(LIFESPANS)
+
+    failing = cli("run", "lifespans.py:failing", cwd=tmp_path)
+    wrong = cli("run", "lifespans.py:wrong", cwd=tmp_path)
+
+    assert 2 == failing.returncode
+    assert (
+        "starting the lifespan 'failing' raised ConnectionRefusedError: database is down"
+        in failing.stderr
+    )
+    assert "Traceback" not in failing.stderr
+    assert 2 == wrong.returncode
+    assert "what the lifespan 'wrong' yielded is str" in wrong.stderr
+
+
+def test_a_lifespan_wraps_serving_and_its_prints_stay_off_stdout(
+    tmp_path: Path,
+) -> None:
+    write_server(tmp_path)
+    (tmp_path / "lifespans.py").write_text(LIFESPANS)
+
+    done = cli(
+        "run", "lifespans.py:fine", cwd=tmp_path, stdin=request_line(1, "tools/list")
+    )
+
+    assert 0 == done.returncode, done.stderr
+    assert [1] == list(replies(done.stdout))
+    assert "opening" in done.stderr
+    assert "closing" in done.stderr

@@ -7,9 +7,11 @@ anything the user must fix; ``main`` turns those into one line on stderr.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import trio
@@ -74,11 +76,36 @@ def _run_arguments(parser: argparse.ArgumentParser) -> None:
     _allow(parser)
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Keep the protocol stream clean while user code runs outside ``serve_stdio``.
+
+    A lifespan or a module may print (or a C library write to fd 1) while it opens
+    or closes; ``serve_stdio`` guards fd 1 only while it serves.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def _run(args: argparse.Namespace) -> int:
     async def body() -> None:
-        async with open_server(args.target) as server:
+        async with contextlib.AsyncExitStack() as stack:
+            with _stdout_to_stderr():
+                server = await stack.enter_async_context(open_server(args.target))
             print(summary(server, "stdio", args.allow), file=sys.stderr)
-            await server.serve_stdio(allow=tuple(args.allow))
+            try:
+                await server.serve_stdio(allow=tuple(args.allow))
+            finally:
+                with _stdout_to_stderr(), trio.CancelScope(shield=True):
+                    await stack.aclose()
 
     trio.run(body)
     return 0
