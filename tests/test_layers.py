@@ -59,6 +59,7 @@ OPTIONAL = {
     "trio_websocket",
     "opentelemetry",
     "jsonschema",
+    "coredis",
 }
 #: The wire layer does no I/O (style.md §1: imports neither trio nor sockets).
 NO_IO = {"socket", "asyncio", "selectors", "trio"}

@@ -52,6 +52,7 @@ from ._declare import prompt as prompt
 from ._declare import resource as resource
 from ._declare import tool as tool
 from ._decode import decode as decode
+from ._dispatch._redis import RedisBroadcast as RedisBroadcast
 from ._decode import encode as encode
 from ._errors import DecodeError as DecodeError
 from ._errors import DuplicateName as DuplicateName
@@ -107,6 +108,7 @@ __all__ = [
     "PromptSpec",
     "ProtectedResource",
     "Receipt",
+    "RedisBroadcast",
     "Refusal",
     "Resource",
     "ResourceLink",

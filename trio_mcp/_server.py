@@ -50,6 +50,9 @@ class Server:
             advertises ``listChanged: true`` for tools, resources and prompts (each
             served even while empty) and announces changes on listen streams. A
             fixed catalog (the default) advertises ``listChanged: false``.
+        broadcast: Where resource updates and catalog changes are published: the
+            default ``Broadcast()`` reaches this process's listen streams;
+            ``RedisBroadcast(url)`` reaches those of every worker and replica.
 
     Raises:
         ValueError: if a state key is shorter than 32 bytes.
@@ -69,6 +72,7 @@ class Server:
         receipts: ReceiptSink | None = None,
         state_key: bytes | str | Sequence[bytes | str] | None = None,
         dynamic: bool = False,
+        broadcast: Broadcast | None = None,
     ) -> None:
         self.name = name
         self.dynamic = dynamic
@@ -83,6 +87,7 @@ class Server:
             receipts=receipts,
             sealer=StateSealer.from_config(state_key),
             dynamic=dynamic,
+            broadcast=broadcast,
         )
         self._apps: weakref.WeakSet[McpAsgiApp] = weakref.WeakSet()
 
@@ -92,8 +97,16 @@ class Server:
 
     @property
     def broadcast(self) -> Broadcast:
-        """The fan-out of changes to listen streams (``statistics()`` for monitoring)."""
+        """The fan-out of changes to listen streams (``statistics()`` for monitoring).
+
+        Assign a ``RedisBroadcast`` before serving to share changes across
+        processes (``trio-mcp serve --broadcast URL`` does).
+        """
         return self.dispatcher.broadcast
+
+    @broadcast.setter
+    def broadcast(self, broadcast: Broadcast) -> None:
+        self.dispatcher.broadcast = broadcast
 
     def replace(
         self,
