@@ -22,6 +22,7 @@ LAYERS = {
     "_units": 0,
     "_version": 0,
     "_json": 0,
+    "_instance": 0,
     "_protocol": 1,
     "_authority": 1,
     "_limits": 1,
