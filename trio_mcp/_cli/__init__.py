@@ -16,7 +16,9 @@ from pathlib import Path
 
 import trio
 
+from .._dispatch._redis import RedisBroadcast
 from .._errors import McpError
+from .._protocol._state import StateKeyRequired, require_shared_key
 from ._load import LoadError, load_server
 from ._lock import compare, lock_data
 
@@ -49,6 +51,20 @@ def _parser() -> argparse.ArgumentParser:
         "--require-auth",
         action="store_true",
         help="refuse requests without an authenticated principal",
+    )
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="Hypercorn Trio worker processes sharing the port (needs a state key "
+        "from TRIO_MCP_STATE_KEY or Server(state_key=...) when N > 1)",
+    )
+    serve.add_argument(
+        "--broadcast",
+        metavar="URL",
+        help="share resource updates and catalog changes through Redis "
+        "(redis://host:port/db); needs the redis extra",
     )
 
     check = sub.add_parser("check", help="validate declarations and print the catalog")
@@ -108,6 +124,50 @@ def _lock(target: str, file: str, check: bool) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    """``trio-mcp serve``: one process in Trio, or Hypercorn's supervisor of N."""
+    if args.workers < 1:
+        print("trio-mcp: --workers must be at least 1", file=sys.stderr)
+        return 2
+    server = load_server(args.target)
+    if args.broadcast is not None:
+        try:
+            server.broadcast = RedisBroadcast(args.broadcast)
+        except ValueError as exc:
+            print(f"trio-mcp: --broadcast: {exc}", file=sys.stderr)
+            return 2
+    if args.workers == 1:
+        trio.run(
+            partial(
+                server.serve_http,
+                host=args.host,
+                port=args.port,
+                path=args.path,
+                allow=tuple(args.allow),
+                require_auth=args.require_auth,
+            )
+        )
+        return 0
+    from .._transports._hypercorn import check_binding, is_loopback
+    from .._transports._workers import WorkerSpec, run_workers
+
+    check_binding(args.host, require_auth=args.require_auth)
+    require_shared_key(server.state_key, processes=args.workers)
+    options = {
+        "path": args.path,
+        "allow": tuple(args.allow),
+        "require_auth": args.require_auth,
+        "check_host": is_loopback(args.host),
+    }
+    spec = WorkerSpec(args.target, options, broadcast_url=args.broadcast)
+    return run_workers(spec, workers=args.workers, bind=_bind_address(args))
+
+
+def _bind_address(args: argparse.Namespace) -> str:
+    host = args.host
+    return f"[{host}]:{args.port}" if ":" in host else f"{host}:{args.port}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     args = _parser().parse_args(argv)
@@ -116,17 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             server = load_server(args.target)
             trio.run(partial(server.serve_stdio, allow=tuple(args.allow)))
         elif args.command == "serve":
-            server = load_server(args.target)
-            trio.run(
-                partial(
-                    server.serve_http,
-                    host=args.host,
-                    port=args.port,
-                    path=args.path,
-                    allow=tuple(args.allow),
-                    require_auth=args.require_auth,
-                )
-            )
+            return _serve(args)
         elif args.command == "check":
             _print_catalog(args.target)
         elif args.command == "lock":
@@ -135,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ._toolchain import toolchain_server
 
             trio.run(toolchain_server().serve_stdio)
-    except (LoadError, McpError) as exc:
+    except (LoadError, McpError, StateKeyRequired) as exc:
         print(f"trio-mcp: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
