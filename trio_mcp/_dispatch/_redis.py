@@ -200,15 +200,11 @@ class RedisBroadcast(Broadcast):
         delay = self.reconnect_delay
         async with trio.open_nursery() as nursery:
             while True:
-                try:
-                    await self._session()
-                except Exception as exc:
-                    if self.connected or self._outage is None:
-                        log.warning(
-                            "lost Redis at %s (%s); reconnecting",
-                            self.url,
-                            _reason(exc),
-                        )
+                failure = await self._attempt()
+                if self.connected or self._outage is None:
+                    log.warning(
+                        "lost Redis at %s (%s); reconnecting", self.url, failure
+                    )
                 if self.connected:
                     delay = self.reconnect_delay
                 self.connected = False
@@ -217,6 +213,22 @@ class RedisBroadcast(Broadcast):
                     nursery.start_soon(self._end_listens_after, self._outage)
                 await trio.sleep(delay)
                 delay = min(delay * 2, self.max_reconnect_delay)
+
+    async def _attempt(self) -> str:
+        """Run one session; return why it ended. Cancellation passes through.
+
+        coredis may raise from its own cleanup while being cancelled (a closed
+        stream), so the group is split: the cancellation propagates, the rest is
+        only the reason.
+        """
+        reason = "the connection ended"
+        try:
+            await self._session()
+        except* trio.Cancelled:
+            raise
+        except* Exception as group:
+            reason = _reason(group)
+        return reason
 
     async def _end_listens_after(self, scope: trio.CancelScope) -> None:
         with scope:
@@ -308,8 +320,8 @@ class RedisBroadcast(Broadcast):
         method, uri = body.get("m"), body.get("u")
         if method == _UPDATED and isinstance(uri, str):
             self._deliver_locally(Change.updated(uri))
-        elif method in _LIST_CHANGED and uri is None:
-            self._deliver_locally(Change(str(method)))
+        elif isinstance(method, str) and method in _LIST_CHANGED and uri is None:
+            self._deliver_locally(Change(method))
         else:
             log.warning("ignored a message on %s that is not a change", self.channel)
 
