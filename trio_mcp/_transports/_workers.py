@@ -197,7 +197,9 @@ async def serve_workers(
     sock = bind_socket(host, port)
     with sock:
         fd = sock.fileno()
-        env = {**os.environ, ENV_WORKER_SPEC: spec.encode()}
+        # The workers import the target as this process can: with its sys.path.
+        path = os.pathsep.join(p for p in sys.path if p)
+        env = {**os.environ, ENV_WORKER_SPEC: spec.encode(), "PYTHONPATH": path}
         command = [sys.executable, "-m", SUPERVISOR, str(workers), f"fd://{fd}"]
         async with trio.open_nursery() as nursery:
             process: trio.Process = await nursery.start(
