@@ -14,9 +14,9 @@ from typing import Any
 import coredis
 import pytest
 import trio
-from conftest import RedisServer
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scale_procs import RedisServer
 
 from trio_mcp import RedisBroadcast
 from trio_mcp._dispatch import Change

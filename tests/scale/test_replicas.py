@@ -8,8 +8,8 @@ ends listens (clients listen again) without failing any tool call.
 from __future__ import annotations
 
 import trio
-from conftest import RedisServer, Replicas
 from scale_http import call, listening
+from scale_procs import RedisServer, Replicas
 
 ALICE = {"action": "accept", "content": {"name": "Alice"}}
 

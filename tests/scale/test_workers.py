@@ -14,8 +14,8 @@ from functools import partial
 import pytest
 import scale_server
 import trio
-from conftest import HERE, RedisServer, Replicas
 from scale_http import call, listening
+from scale_procs import HERE, RedisServer, Replicas
 
 from trio_mcp import Server, Transport, tool
 from trio_mcp._protocol._state import StateKeyRequired
