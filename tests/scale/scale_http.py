@@ -48,7 +48,7 @@ async def call(
         "params": {"_meta": META, "name": name, "arguments": arguments or {}, **params},
     }
     with trio.fail_after(WAIT):
-        async with httpx.AsyncClient() as client:
+        async with httpx.AsyncClient(timeout=WAIT) as client:
             response = await client.post(
                 url, json=body, headers=headers("tools/call", name)
             )
