@@ -94,6 +94,30 @@ def test_two_workers_without_a_state_key_are_refused() -> None:
     assert "state_key" in completed.stderr
 
 
+def test_a_broadcast_url_that_is_not_redis_is_refused_by_the_command_line() -> None:
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trio_mcp",
+            "serve",
+            f"{HERE / 'scale_server.py'}:server",
+            "--port",
+            "0",
+            "--broadcast",
+            "http://127.0.0.1:6379",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert 2 == completed.returncode
+    assert "--broadcast" in completed.stderr
+    assert "redis://" in completed.stderr
+
+
 async def test_serve_http_with_workers_runs_hypercorns_workers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -194,6 +194,7 @@ class RedisBroadcast(Broadcast):
         finally:
             self._running = False
             self.connected = False
+            self._outage = None
 
     async def _keep_connected(self) -> None:
         """Connect, relay until the connection fails, wait, repeat; never raises."""
