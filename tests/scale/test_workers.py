@@ -7,15 +7,25 @@ the tests call until both answered (bounded), then check what they share.
 from __future__ import annotations
 
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 from functools import partial
 
 import pytest
 import scale_server
 import trio
 from scale_http import call, listening
-from scale_procs import HERE, RedisServer, Replicas
+from scale_procs import (
+    HERE,
+    RedisServer,
+    Replicas,
+    free_port,
+    stop,
+    wait_for_port,
+)
 
 from trio_mcp import Server, Transport, tool
 from trio_mcp._protocol._state import StateKeyRequired
@@ -134,6 +144,49 @@ async def test_serve_http_with_workers_runs_hypercorns_workers(
 
     assert 2 == len(seen)
     assert all(int(s.rsplit(":", 1)[1]) != os.getpid() for s in seen)
+
+
+OWNER = """
+import sys
+from functools import partial
+
+import scale_server
+import trio
+
+trio.run(partial(scale_server.server.serve_http, port=int(sys.argv[1]), workers=2))
+"""
+
+
+def port_open(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+def test_workers_stop_when_the_process_that_started_them_is_killed() -> None:
+    """SIGKILL gives serve_http no chance to cancel: the supervisor notices it is
+    orphaned and stops its workers, so nothing keeps serving the port."""
+    port = free_port()
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER, str(port)],
+        env={**os.environ, "TRIO_MCP_STATE_KEY": "k" * 40, "PYTHONPATH": str(HERE)},
+    )
+    try:
+        wait_for_port(port, owner, "serve_http(workers=2)")
+        seen = trio.run(workers_seen, f"http://127.0.0.1:{port}/mcp", 1)
+        os.kill(owner.pid, signal.SIGKILL)
+        owner.wait(timeout=10)
+        deadline = time.monotonic() + STARTUP
+        while port_open(port) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        still_open = port_open(port)
+    finally:
+        stop(owner)
+
+    assert 1 == len(seen)
+    assert still_open is False
 
 
 async def test_serve_http_with_workers_and_no_state_key_is_refused(

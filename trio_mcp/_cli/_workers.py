@@ -8,7 +8,11 @@ trio_mcp._cli._workers WORKERS BIND`` is the supervisor process that
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
+import time
 
 from .._dispatch._redis import RedisBroadcast
 from .._transports._asgi import McpAsgiApp
@@ -37,9 +41,28 @@ def worker_app() -> McpAsgiApp:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run Hypercorn's supervisor: ``WORKERS BIND``, the spec in the environment."""
+    """Run Hypercorn's supervisor: ``WORKERS BIND``, the spec in the environment.
+
+    The process that started it (``serve_http``) may die without cancelling it
+    (SIGKILL): a watcher thread then stops the workers, so none outlives its owner
+    holding the port.
+    """
     workers, bind = (sys.argv[1:] if argv is None else argv)[:2]
+    threading.Thread(
+        target=_stop_when_orphaned, args=(os.getppid(),), daemon=True
+    ).start()
     return run_workers(WorkerSpec.from_environ(), workers=int(workers), bind=bind)
+
+
+def _stop_when_orphaned(parent: int) -> None:
+    """Send ourselves SIGTERM (Hypercorn's graceful stop) once ``parent`` is gone."""
+    while os.getppid() == parent:
+        time.sleep(_ORPHAN_POLL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+#: Seconds between checks that the starting process is still alive.
+_ORPHAN_POLL = 0.5
 
 
 if __name__ == "__main__":
