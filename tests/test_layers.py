@@ -22,6 +22,7 @@ LAYERS = {
     "_units": 0,
     "_version": 0,
     "_json": 0,
+    "_instance": 0,
     "_protocol": 1,
     "_authority": 1,
     "_limits": 1,
@@ -59,6 +60,7 @@ OPTIONAL = {
     "trio_websocket",
     "opentelemetry",
     "jsonschema",
+    "coredis",
 }
 #: The wire layer does no I/O (style.md §1: imports neither trio nor sockets).
 NO_IO = {"socket", "asyncio", "selectors", "trio"}

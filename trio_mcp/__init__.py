@@ -53,6 +53,7 @@ from ._declare import resource as resource
 from ._declare import tool as tool
 from ._decode import decode as decode
 from ._decode import encode as encode
+from ._dispatch._redis import RedisBroadcast as RedisBroadcast
 from ._errors import DecodeError as DecodeError
 from ._errors import DuplicateName as DuplicateName
 from ._errors import InsecureBinding as InsecureBinding
@@ -107,6 +108,7 @@ __all__ = [
     "PromptSpec",
     "ProtectedResource",
     "Receipt",
+    "RedisBroadcast",
     "Refusal",
     "Resource",
     "ResourceLink",

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
+from ._instance import instance_id
 from ._protocol import _wire as wire
 from ._version import __version__
 
@@ -100,7 +101,11 @@ def request_span(
         if isinstance(value, str):
             carrier[key] = value
     parent = TraceContextTextMapPropagator().extract(carrier) if carrier else None
-    attributes: dict[str, str] = {"mcp.method": method, "rpc.system": "jsonrpc"}
+    attributes: dict[str, str] = {
+        "mcp.method": method,
+        "rpc.system": "jsonrpc",
+        "service.instance.id": instance_id(),
+    }
     if request_id is not None:
         attributes["jsonrpc.request.id"] = str(request_id)
     tracer = trace.get_tracer("trio_mcp", __version__)

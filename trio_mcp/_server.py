@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -50,6 +50,9 @@ class Server:
             advertises ``listChanged: true`` for tools, resources and prompts (each
             served even while empty) and announces changes on listen streams. A
             fixed catalog (the default) advertises ``listChanged: false``.
+        broadcast: Where resource updates and catalog changes are published: the
+            default ``Broadcast()`` reaches this process's listen streams;
+            ``RedisBroadcast(url)`` reaches those of every worker and replica.
 
     Raises:
         ValueError: if a state key is shorter than 32 bytes.
@@ -69,6 +72,7 @@ class Server:
         receipts: ReceiptSink | None = None,
         state_key: bytes | str | Sequence[bytes | str] | None = None,
         dynamic: bool = False,
+        broadcast: Broadcast | None = None,
     ) -> None:
         self.name = name
         self.dynamic = dynamic
@@ -83,6 +87,7 @@ class Server:
             receipts=receipts,
             sealer=StateSealer.from_config(state_key),
             dynamic=dynamic,
+            broadcast=broadcast,
         )
         self._apps: weakref.WeakSet[McpAsgiApp] = weakref.WeakSet()
 
@@ -92,8 +97,16 @@ class Server:
 
     @property
     def broadcast(self) -> Broadcast:
-        """The fan-out of changes to listen streams (``statistics()`` for monitoring)."""
+        """The fan-out of changes to listen streams (``statistics()`` for monitoring).
+
+        Assign a ``RedisBroadcast`` before serving to share changes across
+        processes (``trio-mcp serve --broadcast URL`` does).
+        """
         return self.dispatcher.broadcast
+
+    @broadcast.setter
+    def broadcast(self, broadcast: Broadcast) -> None:
+        self.dispatcher.broadcast = broadcast
 
     def replace(
         self,
@@ -420,6 +433,7 @@ class Server:
         keepalive_interval: float | None = None,
         resource_metadata: ProtectedResource | None = None,
         cors_origins: Iterable[str] | None = None,
+        workers: int = 1,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve the catalog over Streamable HTTP on Hypercorn until cancelled.
@@ -449,13 +463,21 @@ class Server:
             keepalive_interval: Seconds of quiet before a listen stream's keep-alive.
             resource_metadata: RFC 9728 metadata to serve (see ``mount``).
             cors_origins: Browser origins allowed cross-origin (see ``mount``).
+            workers: Hypercorn Trio worker processes sharing the port (Hypercorn's
+                own multi-process serving). Above 1, each worker imports this
+                server by its module-level name, a state key must be configured,
+                and only a ``RedisBroadcast`` reaches listens on other workers;
+                cancelling stops the workers gracefully (``shutdown()`` does not).
             task_status: Receives the bound port once the server listens.
 
         Raises:
             McpError.InsecureBinding: if ``host`` is not loopback and ``require_auth``
                 is false (checked before anything is bound).
             McpError.Transport: if Hypercorn is not installed (``pip install
-                "trio-mcp[http]"``) or the address cannot be bound.
+                "trio-mcp[http]"``) or the address cannot be bound, or with
+                ``workers > 1`` if this server is not a module-level name.
+            ValueError: ``StateKeyRequired``, if ``workers > 1`` and no state key
+                is configured (``state_key=`` or ``TRIO_MCP_STATE_KEY``).
         """
         from ._transports._asgi import (
             McpAsgiApp,  # loaded on use: no web stack on import
@@ -467,23 +489,40 @@ class Server:
         )
 
         check_binding(host, require_auth=require_auth)
-        app = McpAsgiApp(
-            self.dispatcher,
-            path=path,
-            allow=allow,
-            require_auth=require_auth,
-            allowed_hosts=allowed_hosts,
-            allowed_origins=allowed_origins,
-            check_host=is_loopback(host) or allowed_hosts is not None,
-            principal=principal,
-            limits=(limits or Limits()).with_overrides(
+        options: dict[str, Any] = {
+            "path": path,
+            "allow": allow,
+            "require_auth": require_auth,
+            "allowed_hosts": allowed_hosts,
+            "allowed_origins": allowed_origins,
+            "check_host": is_loopback(host) or allowed_hosts is not None,
+            "principal": principal,
+            "limits": (limits or Limits()).with_overrides(
                 max_message_bytes=max_message_bytes,
                 max_depth=max_depth,
                 max_concurrent=max_concurrent,
                 keepalive_interval=keepalive_interval,
             ),
-            resource_metadata=resource_metadata,
-            cors_origins=cors_origins,
-        )
+            "resource_metadata": resource_metadata,
+            "cors_origins": cors_origins,
+        }
+        if workers > 1:
+            from ._transports._workers import serve_workers, spec_for
+
+            await serve_workers(
+                spec_for(
+                    self,
+                    options,
+                    state_key=self.state_key,
+                    broadcast=self.broadcast,
+                    workers=workers,
+                ),
+                host=host,
+                port=port,
+                workers=workers,
+                task_status=task_status,
+            )
+            return
+        app = McpAsgiApp(self.dispatcher, **options)
         self._apps.add(app)
         await serve_hypercorn(app, host=host, port=port, task_status=task_status)

@@ -7,6 +7,7 @@ server runs unchanged where it is not installed.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -82,6 +83,19 @@ async def test_a_tool_call_runs_in_one_server_span(spans: InMemorySpanExporter) 
     assert "add" == span.attributes["mcp.tool.name"]
     assert "ok" == span.attributes["mcp.outcome"]
     assert "error.type" not in span.attributes
+
+
+async def test_the_span_names_the_replica_and_worker(
+    spans: InMemorySpanExporter, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 13: spans carry the serving process as ``service.instance.id``."""
+    monkeypatch.setenv("TRIO_MCP_INSTANCE", "replica-a")
+    async with McpTestClient(server()) as client:
+        await client.call_tool("add", {"a": 1, "b": 2})
+
+    (span,) = _request_spans(spans)
+    assert span.attributes is not None
+    assert f"replica-a:{os.getpid()}" == span.attributes["service.instance.id"]
 
 
 async def test_the_span_continues_the_clients_trace(

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
+import socket
 import time
 from typing import TYPE_CHECKING
 
@@ -145,6 +147,29 @@ async def test_an_ok_call_leaves_a_receipt_with_every_field(sink: Sink) -> None:
     assert before <= receipt.started <= time.time()
     assert 0 <= receipt.duration < 5
     assert TRACE_ID == receipt.trace_id
+
+
+async def test_a_receipt_names_the_replica_and_worker_that_served_it(
+    sink: Sink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 13: behind a load balancer, a receipt says which process served it:
+    ``TRIO_MCP_INSTANCE`` (else the host name) and the worker's process id."""
+    monkeypatch.setenv("TRIO_MCP_INSTANCE", "replica-b")
+    async with McpTestClient(make_server(sink)) as client:
+        await client.call_tool("add", {"a": 1, "b": 2})
+
+    assert f"replica-b:{os.getpid()}" == sink.only.instance
+    assert f"replica-b:{os.getpid()}" == sink.only.as_record()["instance"]
+
+
+async def test_without_a_replica_name_the_host_name_stands_in(
+    sink: Sink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRIO_MCP_INSTANCE", raising=False)
+    async with McpTestClient(make_server(sink)) as client:
+        await client.call_tool("add", {"a": 1, "b": 2})
+
+    assert f"{socket.gethostname()}:{os.getpid()}" == sink.only.instance
 
 
 async def test_a_receipt_never_holds_argument_values(sink: Sink) -> None:

@@ -21,6 +21,8 @@ from typing import Literal, TypeAlias
 
 import attrs
 
+from .._instance import instance_id
+
 __all__ = ["Outcome", "Receipt", "ReceiptSink", "receipt_logger"]
 
 Outcome: TypeAlias = Literal[
@@ -54,6 +56,8 @@ class Receipt:
     trace_id: str | None = None
     error_ref: str | None = None
     """The reference shown to the client for an internal error."""
+    instance: str = attrs.field(factory=instance_id)
+    """The process that served the call: ``"<replica>:<pid>"`` (see ``TRIO_MCP_INSTANCE``)."""
 
     def as_record(self) -> dict[str, object]:
         """Return the receipt as a flat dict for structured logging."""

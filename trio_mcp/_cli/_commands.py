@@ -122,6 +122,20 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="refuse requests without an authenticated principal",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="Hypercorn Trio worker processes sharing the port (needs a state key "
+        "from TRIO_MCP_STATE_KEY or Server(state_key=...) when N > 1)",
+    )
+    parser.add_argument(
+        "--broadcast",
+        metavar="URL",
+        help="share resource updates and catalog changes through Redis "
+        "(redis://host:port/db); needs the redis extra",
+    )
 
 
 async def serve_http(server: Server, args: argparse.Namespace, **options: Any) -> None:
@@ -143,12 +157,55 @@ async def serve_http(server: Server, args: argparse.Namespace, **options: Any) -
 
 
 def _serve(args: argparse.Namespace) -> int:
+    """``trio-mcp serve``: one process in Trio, or Hypercorn's supervisor of N."""
+    if args.workers < 1:
+        raise CliError("--workers must be at least 1")
+    if args.workers > 1:
+        return _serve_workers(args)
+
     async def body() -> None:
         async with open_server(args.target) as server:
+            if args.broadcast is not None:
+                server.broadcast = _redis(args.broadcast)
             await serve_http(server, args, require_auth=args.require_auth)
 
     trio.run(body)
     return 0
+
+
+def _redis(url: str) -> Any:
+    from .._dispatch._redis import RedisBroadcast
+
+    try:
+        return RedisBroadcast(url)
+    except ValueError as exc:
+        raise CliError(f"--broadcast: {exc}") from None
+
+
+def _serve_workers(args: argparse.Namespace) -> int:
+    """Hypercorn's own supervisor of ``--workers`` processes, each loading the target."""
+    from .._protocol._state import StateKeyRequired, require_shared_key
+    from .._transports._hypercorn import check_binding, is_loopback
+    from .._transports._workers import WorkerSpec, run_workers
+    from ._load import load_server
+
+    if args.broadcast is not None:
+        _redis(args.broadcast)  # a bad URL fails here, not in every worker
+    check_binding(args.host, require_auth=args.require_auth)
+    server = load_server(args.target)
+    try:
+        require_shared_key(server.state_key, processes=args.workers)
+    except StateKeyRequired as exc:
+        raise CliError(str(exc)) from None
+    options = {
+        "path": args.path,
+        "allow": tuple(args.allow),
+        "require_auth": args.require_auth,
+        "check_host": is_loopback(args.host),
+    }
+    spec = WorkerSpec(args.target, options, broadcast_url=args.broadcast)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    return run_workers(spec, workers=args.workers, bind=f"{host}:{args.port}")
 
 
 # -- check ---------------------------------------------------------------------------

@@ -20,8 +20,8 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Final, Literal
 
 import attrs
@@ -180,6 +180,15 @@ class Broadcast:
         self._coalesced = 0
         self._peak_buffered = 0
         self._peak_pending = 0
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Keep what this broadcast needs running for the block; here, nothing.
+
+        Transports enter it while they serve, so a broadcast that spans processes
+        (``RedisBroadcast``) can hold its connection for exactly that long.
+        """
+        yield
 
     @contextmanager
     def subscribe(self, wants: Iterable[Change]) -> Iterator[Subscription]:

@@ -76,11 +76,12 @@ class Dispatcher(Calls):
         receipts: ReceiptSink | None = None,
         sealer: StateSealer | None = None,
         dynamic: bool = False,
+        broadcast: Broadcast | None = None,
     ) -> None:
         self.catalog = catalog
         self.dynamic = dynamic
         """Whether the catalog may be replaced (then ``listChanged`` is advertised)."""
-        self.broadcast = Broadcast()
+        self.broadcast = broadcast if broadcast is not None else Broadcast()
         """Changes for listen streams: list changes and resource updates."""
         self.sealer = sealer if sealer is not None else StateSealer.from_config()
         """Seals and opens multi round-trip ``requestState``."""

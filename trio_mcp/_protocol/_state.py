@@ -41,8 +41,10 @@ __all__ = [
     "MIN_KEY_BYTES",
     "Binding",
     "InvalidState",
+    "StateKeyRequired",
     "StateSealer",
     "parse_keys",
+    "require_shared_key",
     "salient_digest",
 ]
 
@@ -57,6 +59,33 @@ KeyConfig = bytes | str | Sequence[bytes | str] | None
 
 class InvalidState(ValueError):
     """A ``requestState`` that must not reach the handler; the message says why."""
+
+
+class StateKeyRequired(ValueError):
+    """Several processes would each make their own random state key."""
+
+
+def require_shared_key(
+    config: KeyConfig, *, processes: int, environ: Mapping[str, str] | None = None
+) -> None:
+    """Refuse to serve from several processes when no state key is configured.
+
+    Without ``Server(state_key=...)`` or ``TRIO_MCP_STATE_KEY`` each process makes
+    a random key, so the second round of a multi round-trip request fails whenever
+    it lands on another process than the first.
+
+    Raises:
+        StateKeyRequired: if ``processes > 1`` and no key is configured.
+    """
+    env = (os.environ if environ is None else environ).get(ENV_STATE_KEY, "")
+    if processes > 1 and config is None and not env.strip(" ,"):
+        raise StateKeyRequired(
+            f"{processes} worker processes need one shared requestState key, or a "
+            "multi round-trip request fails when its rounds land on different "
+            f"workers: set {ENV_STATE_KEY} (make one with: python -c "
+            '"import secrets; print(secrets.token_urlsafe(32))") or pass '
+            "Server(state_key=...), the same value on every worker and replica"
+        )
 
 
 @attrs.frozen

@@ -209,14 +209,17 @@ class McpAsgiApp:
         return _normalize_path(path)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                self.close()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+        # The broadcast runs for the app's life (a RedisBroadcast holds its
+        # connection); hosts that skip lifespan enter ``broadcast.running()`` instead.
+        async with self.dispatcher.broadcast.running():
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    self.close()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
 
     # -- binding, metadata and CORS ---------------------------------------------------
     async def _refuse_insecure(self, scope: Scope, send: Send) -> None:

@@ -16,13 +16,23 @@ from __future__ import annotations
 
 import logging
 import socket
+from typing import TYPE_CHECKING
 
 import trio
+
+if TYPE_CHECKING:
+    from hypercorn.config import Config
 
 from .._errors import InsecureBinding, Transport
 from ._asgi import McpAsgiApp, is_loopback
 
-__all__ = ["check_binding", "is_loopback", "serve_hypercorn"]
+__all__ = [
+    "bind_socket",
+    "check_binding",
+    "hypercorn_config",
+    "is_loopback",
+    "serve_hypercorn",
+]
 
 log = logging.getLogger("trio_mcp.http")
 
@@ -42,7 +52,7 @@ def check_binding(host: str, *, require_auth: bool) -> None:
         )
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind_socket(host: str, port: int) -> socket.socket:
     """Bind and listen ourselves, so a failure closes the socket and port 0 is known."""
     try:
         family, kind, proto, _, address = socket.getaddrinfo(
@@ -61,6 +71,15 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.close()
         raise Transport(f"cannot serve HTTP on {host}:{port}") from exc
     return sock
+
+
+def hypercorn_config(config_class: type[Config]) -> Config:
+    """Our Hypercorn settings, one place for in-process and multi-process serving."""
+    config = config_class()
+    config.accesslog = None
+    config.errorlog = log
+    config.graceful_timeout = 1.0
+    return config
 
 
 async def serve_hypercorn(
@@ -83,11 +102,8 @@ async def serve_hypercorn(
         raise Transport(
             'serving HTTP needs Hypercorn; install it with: pip install "trio-mcp[http]"'
         ) from exc
-    config = Config()
-    config.accesslog = None
-    config.errorlog = log
-    config.graceful_timeout = 1.0
-    sock = _bind(host, port)
+    config = hypercorn_config(Config)
+    sock = bind_socket(host, port)
     bound_port: int = sock.getsockname()[1]
     # hypercorn.trio.serve binds from config strings and leaks the socket when the
     # bind fails; its worker_serve takes ready sockets, which we own and close.

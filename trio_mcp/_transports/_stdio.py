@@ -73,7 +73,7 @@ async def serve_stdio(
         with _diverted_stdio() as (in_fd, out_fd):
             reader = trio.lowlevel.FdStream(in_fd)
             writer = trio.lowlevel.FdStream(out_fd)
-            async with reader, writer:
+            async with reader, writer, dispatcher.broadcast.running():
                 await _serve(
                     dispatcher,
                     reader,

@@ -109,7 +109,7 @@ async def serve_websocket(
         max_message_size=2 * limits.max_message_bytes,
     )
     try:
-        async with trio.open_nursery() as nursery:
+        async with dispatcher.broadcast.running(), trio.open_nursery() as nursery:
             try:
                 server = await nursery.start(listen)
             except OSError as exc:

@@ -1,0 +1,89 @@
+"""The server the scale-out tests run as replicas and workers (``trio-mcp serve``).
+
+Its tools say which process answered (``whoami``), publish resource updates
+(``touch``) and ask for input across two rounds (``greet``), so a test can see
+where each request landed. With ``SCALE_REDIS_URL`` set it shares changes through a
+``RedisBroadcast`` with a short outage grace, so outage tests run quickly.
+"""
+
+from __future__ import annotations
+
+import os
+
+import attrs
+
+from trio_mcp import (
+    Elicit,
+    ElicitResult,
+    NeedsInput,
+    RedisBroadcast,
+    Server,
+    ToolContext,
+    resource,
+    tool,
+)
+from trio_mcp._instance import instance_id
+
+
+@attrs.frozen
+class UserName:
+    name: str
+
+
+@tool
+def whoami() -> str:
+    """Return the serving process: ``"<replica>:<pid>"``."""
+    return instance_id()
+
+
+@tool
+def greet() -> str | NeedsInput:
+    """Ask for a name in a first round; greet with it in the second."""
+    ctx = ToolContext.current()
+    answer = ctx.input_responses.get("user_name")
+    if not isinstance(answer, ElicitResult) or not isinstance(answer.content, UserName):
+        return NeedsInput(
+            {"user_name": Elicit("What is your name?", schema=UserName)},
+            state={"asked_by": instance_id()},
+        )
+    assert isinstance(ctx.state, dict)
+    return f"{answer.content.name}: asked by {ctx.state['asked_by']}, answered by {instance_id()}"
+
+
+@tool
+async def touch(uri: str) -> str:
+    """Publish an update of one ticket and say who published it.
+
+    Args:
+        uri: The ticket that changed, ``ticket://<id>``.
+    """
+    await server.notify_updated(uri)
+    return instance_id()
+
+
+@resource(uri="ticket://{ticket_id}", updatable=True)
+def ticket(ticket_id: str) -> str:
+    """One ticket.
+
+    Args:
+        ticket_id: The ticket's id.
+    """
+    return f"ticket {ticket_id}"
+
+
+def _broadcast() -> RedisBroadcast | None:
+    url = os.environ.get("SCALE_REDIS_URL")
+    if not url:
+        return None
+    return RedisBroadcast(
+        url, outage_grace=0.5, reconnect_delay=0.05, max_reconnect_delay=0.25
+    )
+
+
+server = Server(
+    "scale-test",
+    "1.0",
+    tools=[whoami, greet, touch],
+    resources=[ticket],
+    broadcast=_broadcast(),
+)

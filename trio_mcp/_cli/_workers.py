@@ -1,0 +1,69 @@
+"""The two ends of multi-process serving that need the command line's loader.
+
+``worker_app()`` runs in each Hypercorn worker: it loads the target named by
+``TRIO_MCP_WORKER_SPEC`` and returns the ASGI app. ``python -m
+trio_mcp._cli._workers WORKERS BIND`` is the supervisor process that
+``serve_http(workers=N)`` starts.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+from .._dispatch._redis import RedisBroadcast
+from .._transports._asgi import McpAsgiApp
+from .._transports._workers import WorkerSpec, run_workers
+from ._load import load_server
+
+__all__ = ["main", "worker_app"]
+
+
+def worker_app() -> McpAsgiApp:
+    """Build this worker's app from the spec in the environment.
+
+    Raises:
+        McpError.Transport: if the spec is missing.
+        LoadError: if the target cannot be loaded.
+    """
+    spec = WorkerSpec.from_environ()
+    server = load_server(spec.target)
+    url = spec.broadcast_url
+    current = server.broadcast
+    if url is not None and not (
+        isinstance(current, RedisBroadcast) and current.url == url
+    ):
+        server.broadcast = RedisBroadcast(url)
+    return McpAsgiApp(server.dispatcher, **spec.options)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run Hypercorn's supervisor: ``WORKERS BIND``, the spec in the environment.
+
+    The process that started it (``serve_http``) may die without cancelling it
+    (SIGKILL): a watcher thread then stops the workers, so none outlives its owner
+    holding the port.
+    """
+    workers, bind = (sys.argv[1:] if argv is None else argv)[:2]
+    threading.Thread(
+        target=_stop_when_orphaned, args=(os.getppid(),), daemon=True
+    ).start()
+    return run_workers(WorkerSpec.from_environ(), workers=int(workers), bind=bind)
+
+
+def _stop_when_orphaned(parent: int) -> None:
+    """Send ourselves SIGTERM (Hypercorn's graceful stop) once ``parent`` is gone."""
+    while os.getppid() == parent:
+        time.sleep(_ORPHAN_POLL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+#: Seconds between checks that the starting process is still alive.
+_ORPHAN_POLL = 0.5
+
+
+if __name__ == "__main__":
+    sys.exit(main())
