@@ -158,6 +158,7 @@ async def serve_messages(
     slots = trio.CapacityLimiter(limits.max_concurrent)
     load = _Load(limits)
     in_flight: dict[str | int, trio.CancelScope] = {}
+    running: set[trio.CancelScope] = set()
     caller = Caller(principal=principal, allow=allow, closing=trio.Event())
     # One writer task owns ``send``: a request's cancel scope can stop it from
     # handing a message over, never interrupt the write of one already handed over.
@@ -174,6 +175,7 @@ async def serve_messages(
             if not scope.cancel_called:
                 await to_writer.send(encode_message(note))
 
+        running.add(scope)
         try:
             with scope:
                 if request.method in CALL_METHODS:
@@ -189,6 +191,7 @@ async def serve_messages(
             # Whatever still runs for this request (an abandoned worker thread)
             # now sees ``ctx.cancel`` fire.
             scope.cancel()
+            running.discard(scope)
             if in_flight.get(request.id) is scope:
                 del in_flight[request.id]
             load.release(request)
@@ -229,6 +232,10 @@ async def serve_messages(
         deadline = trio.current_time() + limits.grace_period
         if math.isinf(limits.grace_period):
             deadline = math.inf
+        # Each request's own scope gets the deadline, so ``ctx.cancel`` has fired
+        # by the time its handler sees ``Cancelled`` (the nursery's is a backstop).
+        for scope in running:
+            scope.deadline = deadline
         nursery.cancel_scope.deadline = deadline
         writing.cancel_scope.deadline = deadline
 
