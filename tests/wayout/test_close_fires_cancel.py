@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import trio
 from wayout_peer import spawn
 
 
@@ -29,7 +30,7 @@ async def test_stdin_end_fires_ctx_cancel_of_a_running_handler(
         exit_status = await peer.close_stdin_and_wait()
 
     assert exit_status == 0
-    assert (tmp_path / "watcher").read_text() == "seen"
+    assert await trio.Path(tmp_path / "watcher").read_text() == "seen"
     assert peer.find(1) is None  # cut off by the close: no reply is sent
 
 
@@ -48,7 +49,7 @@ async def test_stdin_end_fires_ctx_cancel_of_sync_and_async_handlers_together(
         exit_status = await peer.close_stdin_and_wait()
 
     assert exit_status == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == [
+    assert sorted(p.name for p in await trio.Path(tmp_path).iterdir()) == [
         *(f"async-{n}" for n in range(3)),
         *(f"sync-{n}" for n in range(3)),
     ]

@@ -19,6 +19,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import attrs
 import trio
@@ -209,21 +210,21 @@ def blob_as_str() -> bytes:
     return "not bytes"  # type: ignore[return-value]
 
 
-#: Tool name -> what it breaks (a word of it appears in the log record).
+#: Tool name -> how the log record says what does not fit.
 BAD_TOOLS = {
-    "float_nan": "nan",
-    "float_inf": "inf",
+    "float_nan": "expected a finite number",
+    "float_inf": "expected a finite number",
     "ticket_as_dict": "Ticket",
-    "content_as_str": "str",
-    "int_as_str": "abc",
-    "int_as_float": "1.5",
+    "content_as_str": "content blocks",
+    "int_as_str": "expected an integer",
+    "int_as_float": "expected an integer",
 }
-BAD_PROMPTS = {"prompt_int": "int"}
-BAD_RESOURCES = {"bad://text": "int", "bad://blob": "str"}
+BAD_PROMPTS = {"prompt_int": "a prompt returns"}
+BAD_RESOURCES = {"bad://text": "'-> str' is declared", "bad://blob": "'-> bytes'"}
 
 
-def make_server() -> Server:
-    """The server of these tests, fresh."""
+def make_server(**options: Any) -> Server:
+    """The server of these tests, fresh; ``options`` go to ``Server``."""
     return Server(
         "wayout",
         "1.0",
@@ -243,6 +244,7 @@ def make_server() -> Server:
         ],
         resources=[text_as_int, blob_as_str],
         prompts=[prompt_int],
+        **options,
     )
 
 
