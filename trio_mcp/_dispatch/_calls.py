@@ -81,6 +81,11 @@ log = logging.getLogger("trio_mcp")
 Kind = Literal["tool", "prompt", "resource"]
 AnyReply = ToolReply | PromptReply | ResourceReply
 AnyEntry = Entry
+_REPLY_TYPES: dict[Kind, type[AnyReply]] = {
+    "tool": ToolReply,
+    "prompt": PromptReply,
+    "resource": ResourceReply,
+}
 
 
 @attrs.define(slots=True)
@@ -334,6 +339,13 @@ class Calls:
             InvalidReply: if the reply does not fit what the entry declared.
             Failure: if it asks for input the client cannot give.
         """
+        expected = _REPLY_TYPES[kind]
+        if not isinstance(reply, expected):  # an adopter may return anything
+            raise InvalidReply(
+                entry.declaration,
+                f"dispatch() returned a {type(reply).__name__}, not a "
+                f"{expected.__name__}",
+            )
         if reply.needs is not None:
             body = self.encode_result(inc.id, self._ask(inc, entry, reply.needs, ctx))
             return Ending("ok", reply=Reply(body))
