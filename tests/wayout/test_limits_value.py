@@ -59,9 +59,14 @@ def test_an_out_of_range_limit_is_a_value_error_naming_its_field(
         Limits(**{field: value})  # type: ignore[arg-type]
 
 
-def test_a_duration_of_the_wrong_type_is_a_type_error_naming_its_field() -> None:
+@pytest.mark.parametrize("value", ["5", None, [1]])
+def test_a_duration_of_the_wrong_type_is_a_type_error_naming_its_field(
+    value: object,
+) -> None:
     with pytest.raises(TypeError, match="grace_period"):
-        Limits(grace_period="5")  # type: ignore[arg-type]
+        Limits(grace_period=value)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="keepalive_interval"):
+        Limits(keepalive_interval=value)  # type: ignore[arg-type]
 
 
 def test_limits_take_timedeltas_zero_waiting_and_infinite_grace() -> None:
