@@ -35,10 +35,21 @@ def _at_least_zero(
         raise ValueError(f"Limits.{attribute.name} must be an integer of at least 0")
 
 
-def _duration(value: Seconds) -> float:
-    result = seconds(value, what="a Limits duration")
-    assert result is not None
+def _duration(value: Seconds, name: str) -> float:
+    result = seconds(value, what=f"Limits.{name}")
+    if result is None:
+        raise TypeError(f"Limits.{name} must be seconds or a timedelta, not None")
     return result
+
+
+# One converter per field, so an error names the field (mypy's attrs plugin
+# does not follow ``attrs.Converter(..., takes_field=True)``).
+def _grace_period(value: Seconds) -> float:
+    return _duration(value, "grace_period")
+
+
+def _keepalive_interval(value: Seconds) -> float:
+    return _duration(value, "keepalive_interval")
 
 
 def _positive(
@@ -79,10 +90,10 @@ class Limits:
     max_waiting: int = attrs.field(default=64, validator=_at_least_zero)
     max_listens: int = attrs.field(default=256, validator=_at_least_one)
     grace_period: float = attrs.field(
-        default=5.0, converter=_duration, validator=attrs.validators.ge(0)
+        default=5.0, converter=_grace_period, validator=attrs.validators.ge(0)
     )
     keepalive_interval: float = attrs.field(
-        default=15.0, converter=_duration, validator=_positive
+        default=15.0, converter=_keepalive_interval, validator=_positive
     )
 
     def with_overrides(self, **overrides: object) -> Limits:
