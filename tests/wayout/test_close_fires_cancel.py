@@ -11,11 +11,16 @@ server process exited.
 
 from __future__ import annotations
 
+import json
+from functools import partial
 from pathlib import Path
 
 import pytest
 import trio
-from wayout_peer import spawn
+from trio_websocket import open_websocket_url
+from wayout_peer import META, WAIT, spawn
+
+from trio_mcp import Server, ToolContext, tool
 
 
 @pytest.mark.parametrize("tool", ["sync_watch_cancel", "async_watch_cancel"])
@@ -53,3 +58,41 @@ async def test_stdin_end_fires_ctx_cancel_of_sync_and_async_handlers_together(
         *(f"async-{n}" for n in range(3)),
         *(f"sync-{n}" for n in range(3)),
     ]
+
+
+async def test_a_closed_websocket_fires_ctx_cancel_before_the_handler_sees_it() -> None:
+    """The same on WebSocket: a closed connection cancels its requests at once, and
+    ``ctx.cancel`` has fired when an async handler sees ``Cancelled``."""
+    started = trio.Event()
+    seen: list[bool] = []
+
+    @tool
+    async def wait_here() -> str:
+        """Wait until cancelled; note whether ctx.cancel had fired."""
+        ctx = ToolContext.current()
+        started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            seen.append(ctx.cancel.cancelled)
+        raise AssertionError("unreachable")
+
+    server = Server("ws-close", "1", tools=[wait_here])
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(partial(server.serve_websocket, port=0))
+        url = f"ws://127.0.0.1:{port}/mcp"
+        async with open_websocket_url(url, subprotocols=["mcp"]) as ws:
+            call = {"name": "wait_here", "arguments": {}, "_meta": META}
+            await ws.send_message(
+                json.dumps(
+                    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+                )
+            )
+            with trio.fail_after(WAIT):
+                await started.wait()
+        with trio.fail_after(WAIT):
+            while not seen:  # noqa: ASYNC110 - the handler's finally appends
+                await trio.sleep(0.01)
+        nursery.cancel_scope.cancel()
+
+    assert seen == [True]
