@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+import attrs
 import trio
 
 from .._authority import Grants
@@ -148,13 +149,15 @@ async def serve_connection(
     # TCP flow control pushes back on the client.
     send_channel, receive_channel = trio.open_memory_channel[str | bytes | Oversized](0)
 
-    async def read_frames(cancel_scope: trio.CancelScope) -> None:
+    async def read_frames() -> None:
         async with send_channel:
             while True:
                 try:
                     message = await ws.get_message()
                 except ConnectionClosed:
-                    cancel_scope.cancel()
+                    # The end of input: with no grace period (nothing more can be
+                    # sent), each request's own scope is cancelled at once, so its
+                    # ``ctx.cancel`` has fired when the handler sees ``Cancelled``.
                     return
                 if _size(message, max_message_bytes) > max_message_bytes:
                     await send_channel.send(Oversized(max_message_bytes))
@@ -163,9 +166,13 @@ async def serve_connection(
 
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(read_frames, nursery.cancel_scope)
+            nursery.start_soon(read_frames)
             await serve_messages(
-                dispatcher, receive_channel, send, allow=allow, limits=limits
+                dispatcher,
+                receive_channel,
+                send,
+                allow=allow,
+                limits=attrs.evolve(limits, grace_period=0),
             )
     finally:
         reason = ws.closed
