@@ -31,11 +31,18 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+# Checked when built, so a block the revision's schema refuses never reaches the
+# wire: the handler that builds one fails at that line (api.md "The way out").
+_str = attrs.validators.instance_of(str)
+_optional_str = attrs.validators.optional(_str)
+_bytes = attrs.validators.instance_of(bytes)
+
+
 @attrs.frozen
 class TextContent:
     """A text block."""
 
-    text: str
+    text: str = attrs.field(validator=_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``TextContent``."""
@@ -46,8 +53,8 @@ class TextContent:
 class ImageContent:
     """An image block; ``data`` is the raw image bytes."""
 
-    data: bytes
-    mime_type: str
+    data: bytes = attrs.field(validator=_bytes)
+    mime_type: str = attrs.field(validator=_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``ImageContent``."""
@@ -58,8 +65,8 @@ class ImageContent:
 class AudioContent:
     """An audio block; ``data`` is the raw audio bytes."""
 
-    data: bytes
-    mime_type: str
+    data: bytes = attrs.field(validator=_bytes)
+    mime_type: str = attrs.field(validator=_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``AudioContent``."""
@@ -70,10 +77,10 @@ class AudioContent:
 class ResourceLink:
     """A link to a resource the client may read."""
 
-    uri: str
-    name: str
-    description: str | None = None
-    mime_type: str | None = None
+    uri: str = attrs.field(validator=_str)
+    name: str = attrs.field(validator=_str)
+    description: str | None = attrs.field(default=None, validator=_optional_str)
+    mime_type: str | None = attrs.field(default=None, validator=_optional_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``ResourceLink``."""
@@ -89,9 +96,9 @@ class ResourceLink:
 class TextResourceContents:
     """The text of a resource."""
 
-    uri: str
-    text: str
-    mime_type: str | None = None
+    uri: str = attrs.field(validator=_str)
+    text: str = attrs.field(validator=_str)
+    mime_type: str | None = attrs.field(default=None, validator=_optional_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``TextResourceContents``."""
@@ -105,9 +112,9 @@ class TextResourceContents:
 class BlobResourceContents:
     """The bytes of a resource."""
 
-    uri: str
-    blob: bytes
-    mime_type: str | None = None
+    uri: str = attrs.field(validator=_str)
+    blob: bytes = attrs.field(validator=_bytes)
+    mime_type: str | None = attrs.field(default=None, validator=_optional_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``BlobResourceContents``."""
@@ -124,7 +131,11 @@ ResourceContents: TypeAlias = TextResourceContents | BlobResourceContents
 class EmbeddedResource:
     """A resource's contents embedded in a result."""
 
-    resource: ResourceContents
+    resource: ResourceContents = attrs.field(
+        validator=attrs.validators.instance_of(
+            (TextResourceContents, BlobResourceContents)
+        )
+    )
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``EmbeddedResource``."""
@@ -147,8 +158,12 @@ CONTENT_TYPES = (
 class PromptMessage:
     """One message of a prompt: a role and one content block."""
 
-    role: Literal["user", "assistant"]
-    content: Content
+    role: Literal["user", "assistant"] = attrs.field(
+        validator=attrs.validators.in_(("user", "assistant"))
+    )
+    content: Content = attrs.field(
+        validator=attrs.validators.instance_of(CONTENT_TYPES)
+    )
 
     @classmethod
     def user(cls, content: str | Content) -> PromptMessage:
