@@ -12,6 +12,7 @@ with strictly increasing values; logs only at or above the request's ``logLevel`
 from __future__ import annotations
 
 import contextvars
+import math
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -117,6 +118,19 @@ class CancelToken:
             scope.cancel()
 
 
+def _check_number(value: object, name: str) -> None:
+    """A progress value must be a finite JSON number (``bool`` is not one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"progress {name} must be a number, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"progress {name} must be finite, got {value!r}")
+
+
+def _check_optional_str(value: object, name: str) -> None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, got {type(value).__name__}")
+
+
 async def _no_emit(message: JsonObject) -> None:
     """Emit nothing: used outside a call."""
 
@@ -161,7 +175,16 @@ class ToolContext:
         """Report progress, if the client asked for it; otherwise do nothing.
 
         Values that do not increase are dropped (the protocol requires increase).
+
+        Raises:
+            TypeError: if ``done`` or ``total`` is not a number or ``message``
+                not a str; ValueError: if a number is NaN or infinite (checked
+                whether or not the client asked, so tests find it).
         """
+        _check_number(done, "done")
+        if total is not None:
+            _check_number(total, "total")
+        _check_optional_str(message, "message")
         await trio.lowlevel.checkpoint()
         if self.progress_token is None or not self._in_flight:
             return
@@ -182,7 +205,9 @@ class ToolContext:
 
         Raises:
             ValueError: if ``level`` is not one of the protocol's levels.
+            TypeError: if ``logger`` is given and not a str.
         """
+        _check_optional_str(logger, "logger")
         rank = wire.LOG_LEVEL_RANK.get(level)
         if rank is None:
             raise ValueError(
