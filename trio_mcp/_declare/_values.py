@@ -51,6 +51,14 @@ __all__ = [
 RequestId: TypeAlias = str | int | None
 
 
+# Each spec checks its fields when built, so no listing can break the revision's
+# schema, whoever wrote the spec (api.md "Calls as values").
+_str = attrs.validators.instance_of(str)
+_opt_str = attrs.validators.optional(_str)
+_opt_bool = attrs.validators.optional(attrs.validators.instance_of(bool))
+_object = attrs.validators.instance_of(dict)
+
+
 def _timeout(value: Seconds | None) -> float | None:
     return seconds(value, what="timeout")
 
@@ -83,10 +91,17 @@ def _caps(value: Iterable[Capability]) -> tuple[Capability, ...]:
 class Icon:
     """An icon a client may show for the server or an entry (the revision's ``Icon``)."""
 
-    src: str
-    mime_type: str | None = None
-    sizes: tuple[str, ...] = attrs.field(default=(), converter=_strings)
-    theme: str | None = None
+    src: str = attrs.field(validator=_str)
+    mime_type: str | None = attrs.field(default=None, validator=_opt_str)
+    sizes: tuple[str, ...] = attrs.field(
+        default=(),
+        converter=_strings,
+        validator=attrs.validators.deep_iterable(_str),
+    )
+    theme: str | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(attrs.validators.in_(("light", "dark"))),
+    )
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``Icon``."""
@@ -113,11 +128,11 @@ class ToolHints:
     (not read-only, destructive, not idempotent, open world) apply to the rest.
     """
 
-    read_only: bool | None = None
-    destructive: bool | None = None
-    idempotent: bool | None = None
-    open_world: bool | None = None
-    title: str | None = None
+    read_only: bool | None = attrs.field(default=None, validator=_opt_bool)
+    destructive: bool | None = attrs.field(default=None, validator=_opt_bool)
+    idempotent: bool | None = attrs.field(default=None, validator=_opt_bool)
+    open_world: bool | None = attrs.field(default=None, validator=_opt_bool)
+    title: str | None = attrs.field(default=None, validator=_opt_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``ToolAnnotations`` with the hints that were set."""
@@ -140,12 +155,17 @@ class ToolSpec:
     ``timeout`` (seconds) becomes each call's deadline.
     """
 
-    name: str
-    description: str | None
-    input_schema: JsonObject
-    output_schema: JsonObject | None = None
-    title: str | None = None
-    annotations: ToolHints | None = None
+    name: str = attrs.field(validator=_str)
+    description: str | None = attrs.field(validator=_opt_str)
+    input_schema: JsonObject = attrs.field(validator=_object)
+    output_schema: JsonObject | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_object)
+    )
+    title: str | None = attrs.field(default=None, validator=_opt_str)
+    annotations: ToolHints | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(attrs.validators.instance_of(ToolHints)),
+    )
     icons: tuple[Icon, ...] = attrs.field(default=(), converter=_icons)
     caps: tuple[Capability, ...] = attrs.field(default=(), converter=_caps)
     timeout: float | None = attrs.field(default=None, converter=_timeout)
@@ -281,11 +301,11 @@ class Tool(Protocol):
 class ResourceSpec:
     """A resource's catalog entry: a static URI, or an RFC 6570 template with ``{var}``."""
 
-    uri: str
-    name: str
-    description: str | None = None
-    mime_type: str | None = None
-    title: str | None = None
+    uri: str = attrs.field(validator=_str)
+    name: str = attrs.field(validator=_str)
+    description: str | None = attrs.field(default=None, validator=_opt_str)
+    mime_type: str | None = attrs.field(default=None, validator=_opt_str)
+    title: str | None = attrs.field(default=None, validator=_opt_str)
     icons: tuple[Icon, ...] = attrs.field(default=(), converter=_icons)
     caps: tuple[Capability, ...] = attrs.field(default=(), converter=_caps)
     timeout: float | None = attrs.field(default=None, converter=_timeout)
@@ -364,9 +384,11 @@ class Resource(Protocol):
 class PromptArgument:
     """One argument of a prompt (prompt arguments are strings)."""
 
-    name: str
-    description: str | None = None
-    required: bool = False
+    name: str = attrs.field(validator=_str)
+    description: str | None = attrs.field(default=None, validator=_opt_str)
+    required: bool = attrs.field(
+        default=False, validator=attrs.validators.instance_of(bool)
+    )
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``PromptArgument``."""
@@ -385,12 +407,16 @@ def _arguments(value: Iterable[PromptArgument]) -> tuple[PromptArgument, ...]:
 class PromptSpec:
     """A prompt's catalog entry."""
 
-    name: str
-    description: str | None
+    name: str = attrs.field(validator=_str)
+    description: str | None = attrs.field(validator=_opt_str)
     arguments: tuple[PromptArgument, ...] = attrs.field(
-        default=(), converter=_arguments
+        default=(),
+        converter=_arguments,
+        validator=attrs.validators.deep_iterable(
+            attrs.validators.instance_of(PromptArgument)
+        ),
     )
-    title: str | None = None
+    title: str | None = attrs.field(default=None, validator=_opt_str)
     icons: tuple[Icon, ...] = attrs.field(default=(), converter=_icons)
     caps: tuple[Capability, ...] = attrs.field(default=(), converter=_caps)
     timeout: float | None = attrs.field(default=None, converter=_timeout)
