@@ -142,15 +142,31 @@ def _check_tool_spec(spec: ToolSpec, where: str) -> list[str]:
         )
     if not spec.description:
         found.append(f"{where}: has no description; say what the tool does")
+    if spec.input_schema.get("type") != "object":
+        found.append(
+            f"{where}: the input schema must be a JSON Schema object with "
+            "'type': 'object' (arguments are an object)"
+        )
+    # The output schema may be any JSON Schema 2020-12, as a decorated ``-> int``'s is.
     for label, schema in (("input", spec.input_schema), ("output", spec.output_schema)):
-        if schema is not None and (
-            not isinstance(schema, dict) or schema.get("type") != "object"
-        ):
+        problem = None if schema is None else _schema_problem(schema)
+        if problem is not None:
             found.append(
-                f"{where}: the {label} schema must be a JSON Schema object with "
-                "'type': 'object'"
+                f"{where}: the {label} schema is not a valid JSON Schema 2020-12: "
+                f"{problem}"
             )
     return found
+
+
+def _schema_problem(schema: JsonObject) -> str | None:
+    """What makes ``schema`` invalid against the 2020-12 metaschema, if anything."""
+    import jsonschema
+
+    try:
+        jsonschema.Draft202012Validator.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        return str(exc.message)
+    return None
 
 
 def _tool_entry(adopter: Tool, spec: ToolSpec) -> tuple[ToolEntry, list[str]]:
