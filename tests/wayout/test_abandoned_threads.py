@@ -15,7 +15,7 @@ import threading
 
 import trio
 
-from trio_mcp import Receipt, Server, tool
+from trio_mcp import Receipt, Server, ToolContext, tool
 from trio_mcp.testing import McpTestClient
 
 STUCK = 40
@@ -67,3 +67,33 @@ async def test_forty_abandoned_sync_handlers_do_not_starve_a_new_sync_call() -> 
     assert doubled.structured == 42
     assert other_thread_user == "free"
     assert [r.outcome for r in receipts] == ["timeout"] * STUCK + ["ok"]
+
+
+def test_an_abandoned_handler_sees_ctx_cancel_after_the_run_has_ended() -> None:
+    """A sync handler abandoned by a call that ended, still running after ``trio.run``
+    returned, reads ``ctx.cancel.cancelled`` as true: nothing can wait for it now.
+    Before, the token answered false forever once the run was gone."""
+    go_on = threading.Event()
+    seen: list[bool] = []
+    done = threading.Event()
+
+    @tool(timeout=0.05)
+    def outlives_the_run() -> str:
+        """Wait for the test, then report what ctx.cancel says."""
+        go_on.wait(timeout=60)
+        seen.append(ToolContext.current().cancel.cancelled)
+        done.set()
+        return "late"
+
+    async def main() -> None:
+        async with McpTestClient(
+            Server("late", "1", tools=[outlives_the_run])
+        ) as client:
+            timed_out = await client.call_tool("outlives_the_run", {})
+            assert timed_out.is_error
+
+    trio.run(main)
+    go_on.set()
+
+    assert done.wait(timeout=LIVENESS)
+    assert seen == [True]
