@@ -97,13 +97,16 @@ class CancelToken:
     def cancelled(self) -> bool:
         """Whether cancellation was requested, or the deadline passed.
 
-        Works from a sync handler's worker thread too, so a long loop can poll it.
+        Works from a sync handler's worker thread too, so a long loop can poll it;
+        an abandoned thread still running after ``trio.run`` returned reads true.
         """
         try:
             trio.lowlevel.current_task()
         except RuntimeError:
             try:
                 return trio.from_thread.run_sync(self._check)
+            except trio.RunFinishedError:  # the run is over, so is every call in it
+                return True
             except RuntimeError:  # not a Trio worker thread: nothing to ask
                 return False
         return self._check()
