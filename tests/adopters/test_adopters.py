@@ -19,8 +19,10 @@ import trio
 
 from trio_mcp import (
     Capability,
+    DecodeError,
     DuplicateName,
     InvalidDeclaration,
+    Problem,
     PromptArgument,
     PromptGet,
     PromptMessage,
@@ -415,3 +417,45 @@ def test_an_adopter_named_like_a_decorated_tool_is_a_duplicate() -> None:
     assert "'ping'" in str(caught.value)
     assert "test_adopters:HandTool" in str(caught.value)
     assert "test_adopters:ping" in str(caught.value)
+
+
+async def test_an_adopter_raising_decode_error_lists_every_problem() -> None:
+    async def strict(call: ToolCall) -> ToolReply:
+        raise DecodeError(
+            [Problem("city", "expected a string"), Problem("days", "unknown key")]
+        )
+
+    receipts: list[Receipt] = []
+    forecast = HandTool(weather().the_spec, strict)
+    async with McpTestClient(served(forecast, receipts=receipts)) as client:
+        result = await client.call_tool("weather", {"city": 1, "days": 2})
+
+    assert result.is_error
+    assert result.text.splitlines()[1:] == [
+        "- city: expected a string",
+        "- days: unknown key",
+    ]
+    assert result.meta["dev.trio-mcp/error"]["kind"] == "invalid_arguments"
+    assert receipts[0].outcome == "invalid"
+
+
+async def test_an_adopter_may_ask_ctx_require_and_be_refused() -> None:
+    async def require(call: ToolCall) -> ToolReply:
+        ToolContext.current().require(forecast_cap)
+        return ToolReply.ok({"city": "x", "celsius": 0})
+
+    receipts: list[Receipt] = []
+    # Declared, not granted: refused before dispatch runs.
+    forecast = HandTool(weather(caps=[forecast_cap]).the_spec, require)
+    async with McpTestClient(served(forecast, receipts=receipts)) as client:
+        result = await client.call_tool("weather", {"city": "x"})
+    # Not even declared in the spec: require() refuses whatever the host grants.
+    undeclared = HandTool(weather().the_spec, require)
+    async with McpTestClient(
+        served(undeclared, receipts=receipts), allow=[forecast_cap]
+    ) as client:
+        not_declared = await client.call_tool("weather", {"city": "x"})
+
+    assert result.is_error
+    assert not_declared.is_error
+    assert [r.outcome for r in receipts] == ["refused", "refused"]
