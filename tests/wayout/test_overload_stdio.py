@@ -10,7 +10,7 @@ call beyond ``max_concurrent + max_waiting`` is answered at once with -32000.
 
 from __future__ import annotations
 
-from wayout_peer import Peer, error_code, spawn
+from wayout_peer import Peer, cancel_message, error_code, request_message, spawn
 
 SERVER_BUSY = -32000
 ACK = "notifications/subscriptions/acknowledged"
@@ -97,3 +97,63 @@ async def test_beyond_max_waiting_a_call_is_refused_at_once_then_served_again() 
     assert discovered["result"]["supportedVersions"] == ["2026-07-28"]
     assert [r["result"]["structuredContent"] for r in served] == [5, 6, 7]
     assert [peer.find(n) for n in range(1, 4)] == [None] * 3
+
+
+async def test_one_listen_past_max_listens_is_refused_until_one_ends() -> None:
+    params = {"notifications": {"toolsListChanged": True}}
+    async with spawn("--max-listens", "2") as peer:
+        for listen in ("a", "b", "c"):
+            await peer.request(listen, "subscriptions/listen", params)
+        refused = await peer.reply("c")
+        await peer.wait_for(lambda: sorted(acks(peer)) == ["a", "b"])  # type: ignore[type-var]
+        await peer.cancel("a")
+        await peer.request("d", "subscriptions/listen", params)
+        await peer.wait_for(lambda: "d" in acks(peer))
+        # Calls are not listens: they are served while the listens are open.
+        await peer.call(1, "add", a=1, b=1)
+        added = await peer.reply(1)
+
+    assert error_code(refused) == SERVER_BUSY
+    assert "2 listen streams are open" in refused["error"]["message"]
+    assert added["result"]["structuredContent"] == 2
+
+
+async def test_a_cancelled_call_frees_its_place_for_the_very_next_message() -> None:
+    """A client that cancels a call and sends another in the same write is served:
+    the place is counted free when the cancellation is read, not when the cancelled
+    task has unwound (before, this raced and often got -32000)."""
+    async with spawn("--max-concurrent", "1", "--max-waiting", "0") as peer:
+        for round_ in range(10):
+            label = f"call-{round_}"
+            await peer.call(label, "wait_until_cancelled", label=label)
+            await peer.probe(f"started {label}")
+            await peer.send_together(
+                cancel_message(label),
+                request_message(
+                    round_,
+                    "tools/call",
+                    {"name": "add", "arguments": {"a": round_, "b": 0}},
+                ),
+            )
+            replaced = await peer.reply(round_)
+            assert error_code(replaced) is None, replaced
+            assert replaced["result"]["structuredContent"] == round_
+
+
+async def test_a_cancelled_listen_frees_its_place_for_the_very_next_message() -> None:
+    params = {"notifications": {"toolsListChanged": True}}
+    async with spawn("--max-listens", "1") as peer:
+        await peer.request("listen-0", "subscriptions/listen", params)
+        await peer.wait_for(lambda: acks(peer) == ["listen-0"])
+        for round_ in range(1, 11):
+            listen = f"listen-{round_}"
+            await peer.send_together(
+                cancel_message(f"listen-{round_ - 1}"),
+                request_message(listen, "subscriptions/listen", params),
+            )
+            await peer.wait_for(
+                lambda listen=listen: (  # type: ignore[misc]
+                    listen in acks(peer) or peer.find(listen) is not None
+                )
+            )
+            assert peer.find(listen) is None  # acknowledged, not refused

@@ -75,14 +75,21 @@ class Peer:
         assert self.process.stdin is not None
         await self.process.stdin.send_all(json.dumps(message).encode() + b"\n")
 
+    async def send_together(self, *messages: dict[str, Any]) -> None:
+        """Write several messages in one write, so the server reads them together."""
+        for message in messages:
+            if "id" in message and "method" in message:
+                self.methods[message["id"]] = message["method"]
+        assert self.process.stdin is not None
+        await self.process.stdin.send_all(
+            b"".join(json.dumps(m).encode() + b"\n" for m in messages)
+        )
+
     async def request(
         self, request_id: Any, method: str, params: dict[str, Any] | None = None
     ) -> None:
         """Send a request (``_meta`` added) without waiting for its reply."""
-        params = {**(params or {}), "_meta": META}
-        await self.send(
-            {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        )
+        await self.send(request_message(request_id, method, params))
 
     async def call(self, request_id: Any, name: str, **arguments: Any) -> None:
         """Send a ``tools/call`` without waiting for its reply."""
@@ -91,13 +98,7 @@ class Peer:
         )
 
     async def cancel(self, request_id: Any) -> None:
-        await self.send(
-            {
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {"requestId": request_id, "reason": "test"},
-            }
-        )
+        await self.send(cancel_message(request_id))
 
     async def wait_for(self, predicate: Callable[[], bool]) -> None:
         with trio.fail_after(WAIT):
@@ -159,3 +160,20 @@ def error_code(reply: dict[str, Any]) -> int | None:
     """The JSON-RPC error code of a reply, or None for a result."""
     error = reply.get("error")
     return None if error is None else int(error["code"])
+
+
+def request_message(
+    request_id: Any, method: str, params: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A request with ``_meta`` added."""
+    params = {**(params or {}), "_meta": META}
+    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+
+
+def cancel_message(request_id: Any) -> dict[str, Any]:
+    """The ``notifications/cancelled`` for ``request_id``."""
+    return {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": request_id, "reason": "test"},
+    }

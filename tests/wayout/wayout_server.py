@@ -4,7 +4,7 @@ The tests of "the way out" (api.md) serve it in-process (``make_server``) and ru
 as a real stdio subprocess:
 
     python tests/wayout/wayout_server.py [--max-concurrent N] [--max-waiting N]
-        [--grace SECONDS] [--marker-dir DIR]
+        [--max-listens N] [--grace SECONDS] [--marker-dir DIR] [--linger SECONDS]
 
 Each misbehaving handler breaks its declaration in one way (``BAD_TOOLS``,
 ``BAD_PROMPTS``, ``BAD_RESOURCES`` name them with what they break); the others echo,
@@ -252,6 +252,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--max-concurrent", type=int, default=16)
     parser.add_argument("--max-waiting", type=int, default=64)
+    parser.add_argument("--max-listens", type=int, default=256)
     parser.add_argument("--grace", type=float, default=5.0)
     parser.add_argument("--marker-dir", type=Path)
     parser.add_argument("--linger", type=float, default=0.0)
@@ -261,6 +262,7 @@ def main() -> None:
     limits = Limits(
         max_concurrent=args.max_concurrent,
         max_waiting=args.max_waiting,
+        max_listens=args.max_listens,
         grace_period=args.grace,
     )
     trio.run(_serve, limits, args.linger)
