@@ -158,7 +158,8 @@ async def serve_messages(
     slots = trio.CapacityLimiter(limits.max_concurrent)
     load = _Load(limits)
     in_flight: dict[str | int, trio.CancelScope] = {}
-    running: set[trio.CancelScope] = set()
+    running: dict[trio.CancelScope, Request] = {}
+    """Requests still counted in ``load``, by their scope."""
     caller = Caller(principal=principal, allow=allow, closing=trio.Event())
     # One writer task owns ``send``: a request's cancel scope can stop it from
     # handing a message over, never interrupt the write of one already handed over.
@@ -175,7 +176,7 @@ async def serve_messages(
             if not scope.cancel_called:
                 await to_writer.send(encode_message(note))
 
-        running.add(scope)
+        running[scope] = request
         try:
             with scope:
                 if request.method in CALL_METHODS:
@@ -191,10 +192,10 @@ async def serve_messages(
             # Whatever still runs for this request (an abandoned worker thread)
             # now sees ``ctx.cancel`` fire.
             scope.cancel()
-            running.discard(scope)
             if in_flight.get(request.id) is scope:
                 del in_flight[request.id]
-            load.release(request)
+            if running.pop(scope, None) is not None:  # not counted out already
+                load.release(request)
 
     async def answer_now(request: Request) -> None:
         reply = await dispatcher.handle(request, caller, _drop)
@@ -212,7 +213,11 @@ async def serve_messages(
                 if isinstance(message, Fault):
                     await to_writer.send(encode_message(message.to_message()))
                 elif isinstance(message, Notification):
-                    _notify(message, in_flight)
+                    cancelled = _notify(message, in_flight)
+                    if cancelled in running:
+                        # Counted out at once, not when its task has unwound: a
+                        # client may cancel and send another in the same breath.
+                        load.release(running.pop(cancelled))
                 elif _is_quick(message):
                     await answer_now(message)
                 elif (refused := load.admit(message)) is not None:
@@ -259,15 +264,20 @@ def _is_quick(request: Request) -> bool:
 
 def _notify(
     message: Notification, in_flight: dict[str | int, trio.CancelScope]
-) -> None:
-    """Act on a client notification; only cancellation means anything here."""
+) -> trio.CancelScope | None:
+    """Act on a client notification; only cancellation means anything here.
+
+    Returns the scope it cancelled. Its id is forgotten at once, so the client
+    may reuse it for a new request.
+    """
     if message.method != "notifications/cancelled" or not isinstance(
         message.params, dict
     ):
-        return
+        return None
     request_id = message.params.get("requestId")
     if not isinstance(request_id, str | int):
-        return
-    scope = in_flight.get(request_id)
+        return None
+    scope = in_flight.pop(request_id, None)
     if scope is not None:
         scope.cancel()
+    return scope
