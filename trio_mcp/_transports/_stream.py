@@ -15,7 +15,8 @@ Invariants:
   waiting for a call slot. ``subscriptions/listen`` streams take no call or waiting
   slot (at most ``max_listens`` are open). When the input ends they receive their
   result (graceful shutdown) before the grace period starts running out.
-- A cancelled request gets no reply and nothing more is sent for it. When a request
+- A cancelled request gets no reply and nothing more is sent for it; its place
+  (call or listen) is free as soon as the cancellation is read. When a request
   ends without finishing (cancelled, the grace period ran out, the stream failed),
   its cancel scope is cancelled, so ``ctx.cancel`` fires for a worker thread still
   running its handler.
