@@ -199,7 +199,7 @@ class McpTestClient:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool | None:
-        await self._send_in.aclose()
+        self._send_in.close()  # not a checkpoint: the nursery may be cancelled already
         if exc is not None:
             # The test failed: stop serving now instead of waiting out the grace period.
             self._nursery.cancel_scope.cancel()
