@@ -66,6 +66,7 @@ from ._errors import Refusal as Refusal
 from ._errors import ResourceNotFound as ResourceNotFound
 from ._errors import ToolError as ToolError
 from ._errors import Transport as Transport
+from ._http_options import HttpOptions as HttpOptions
 from ._limits import Limits as Limits
 from ._schema import Field as Field
 from ._schema import described as described
@@ -89,6 +90,7 @@ __all__ = [
     "FunctionPrompt",
     "FunctionResource",
     "FunctionTool",
+    "HttpOptions",
     "Icon",
     "ImageContent",
     "InsecureBinding",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 import trio
 
@@ -18,14 +18,14 @@ from ._authority import Grants, ReceiptSink
 from ._declare import Prompt, Resource, Tool
 from ._dispatch import Broadcast, Catalog, Change, Dispatcher
 from ._errors import McpError
+from ._http_options import HttpOptions, http_limits
 from ._limits import Limits
 from ._protocol._state import StateSealer
 from ._transports._stream import Oversized, serve_messages
 
 if TYPE_CHECKING:
-    from ._authority import ProtectedResource
     from ._declare import PromptSpec, ResourceSpec, ToolSpec
-    from ._transports._asgi import McpAsgiApp, PrincipalResolver
+    from ._transports._asgi import McpAsgiApp
 
 __all__ = ["Server"]
 
@@ -334,86 +334,31 @@ class Server:
             task_status=task_status,
         )
 
-    def mount(
-        self,
-        path: str = "/mcp",
-        *,
-        allow: Grants = (),
-        require_auth: bool = False,
-        allowed_hosts: Iterable[str] | None = None,
-        allowed_origins: Iterable[str] | None = None,
-        principal: PrincipalResolver | None = None,
-        limits: Limits | None = None,
-        max_message_bytes: int | None = None,
-        max_depth: int | None = None,
-        max_concurrent: int | None = None,
-        keepalive_interval: float | None = None,
-        resource_metadata: ProtectedResource | None = None,
-        cors_origins: Iterable[str] | None = None,
-    ) -> McpAsgiApp:
+    def mount(self, path: str = "/mcp", **options: Unpack[HttpOptions]) -> McpAsgiApp:
         """Return an ASGI 3 app serving the catalog over Streamable HTTP at ``path``.
 
         The app needs no web framework: run it on Hypercorn's Trio worker or mount it
         in an ASGI router (``Mount("/api", app=server.mount())`` serves ``/api/mcp``);
         ``path`` and ``/healthz`` are relative to where it is mounted. Authentication
-        stays with the host application: the principal is ``scope["user"]`` (when
-        authenticated), else ``scope["auth"]``, unless ``principal`` is given.
-        Without ``require_auth=True`` the app serves only requests that arrive on a
-        loopback address (``scope["server"]``); others get 500 naming
-        ``McpError.InsecureBinding``, logged once.
+        stays with the host application (see ``principal``).
 
         Args:
             path: The MCP endpoint; it accepts POST only (GET and DELETE get 405).
-            allow: Capabilities granted to callers, or a function of the principal.
-            require_auth: Answer 401 to any request without a principal.
-            allowed_hosts: ``Host`` values accepted besides ``localhost``,
-                ``127.0.0.1`` and ``[::1]`` (any port); ``"name"`` matches any port,
-                ``"name:port"`` one port, ``"*"`` turns the check off. The check
-                defends loopback servers against DNS rebinding.
-            allowed_origins: ``Origin`` values accepted besides loopback and the
-                allowed hosts (``"https://app.example"``; ``"*"`` accepts any).
-                A request without ``Origin`` is not browser-initiated and passes.
-            principal: A function of the ASGI scope (sync or async) returning the
-                authenticated principal, or None.
-            limits: Every bound at once (``Limits``); the keywords below override
-                its fields.
-            max_message_bytes: Largest request body; a larger one gets 413.
-            max_depth: Deepest nesting of arrays and objects accepted.
-            max_concurrent: Most handlers running at once across all requests;
-                more requests wait for a slot (listen streams take none).
-            keepalive_interval: Seconds of quiet after which a listen stream gets a
-                ``:`` comment, so proxies keep it open.
-            resource_metadata: RFC 9728 metadata for a host that checks OAuth
-                bearer tokens: served at ``/.well-known/oauth-protected-resource``
-                followed by ``path``, and named by the ``WWW-Authenticate`` of a 401.
-            cors_origins: Browser origins allowed to call the endpoint cross-origin
-                (``"https://app.example"``; ``"*"`` allows any): preflight is
-                answered, the MCP request headers allowed, the response headers
-                exposed. Off by default; these origins also pass the ``Origin`` check.
+            **options: The ``HttpOptions`` (``allow``, ``require_auth``,
+                ``allowed_hosts``, ``allowed_origins``, ``principal``, ``limits``
+                and its separate keywords, ``resource_metadata``, ``cors_origins``),
+                described once there and shared with ``serve_http``.
         """
-        from ._transports._asgi import (
-            McpAsgiApp,  # loaded on use: no web stack on import
-        )
-
-        app = McpAsgiApp(
-            self.dispatcher,
-            path=path,
-            allow=allow,
-            require_auth=require_auth,
-            allowed_hosts=allowed_hosts,
-            allowed_origins=allowed_origins,
-            principal=principal,
-            limits=(limits or Limits()).with_overrides(
-                max_message_bytes=max_message_bytes,
-                max_depth=max_depth,
-                max_concurrent=max_concurrent,
-                keepalive_interval=keepalive_interval,
-            ),
-            resource_metadata=resource_metadata,
-            cors_origins=cors_origins,
-        )
+        app = self._http_app(path, options, check_host=True)
         self._apps.add(app)
         return app
+
+    def _http_app(
+        self, path: str, options: HttpOptions, *, check_host: bool
+    ) -> McpAsgiApp:
+        from ._transports._asgi import McpAsgiApp  # loaded on use: no web stack
+
+        return McpAsgiApp(self.dispatcher, **_app_options(path, options, check_host))
 
     async def serve_http(
         self,
@@ -421,20 +366,9 @@ class Server:
         port: int = 8000,
         path: str = "/mcp",
         *,
-        allow: Grants = (),
-        require_auth: bool = False,
-        allowed_hosts: Iterable[str] | None = None,
-        allowed_origins: Iterable[str] | None = None,
-        principal: PrincipalResolver | None = None,
-        limits: Limits | None = None,
-        max_message_bytes: int | None = None,
-        max_depth: int | None = None,
-        max_concurrent: int | None = None,
-        keepalive_interval: float | None = None,
-        resource_metadata: ProtectedResource | None = None,
-        cors_origins: Iterable[str] | None = None,
         workers: int = 1,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+        **options: Unpack[HttpOptions],
     ) -> None:
         """Serve the catalog over Streamable HTTP on Hypercorn until cancelled.
 
@@ -450,25 +384,13 @@ class Server:
             host: Address to listen on.
             port: TCP port; 0 picks a free one.
             path: The MCP endpoint.
-            allow: Capabilities granted to callers, or a function of the principal.
-            require_auth: Answer 401 to any request without a principal.
-            allowed_hosts: Extra ``Host`` values accepted (see ``mount``).
-            allowed_origins: Extra ``Origin`` values accepted (see ``mount``).
-            principal: A function of the ASGI scope returning the principal.
-            limits: Every bound at once (``Limits``); the keywords below override
-                its fields.
-            max_message_bytes: Largest request body; a larger one gets 413.
-            max_depth: Deepest nesting of arrays and objects accepted.
-            max_concurrent: Most handlers running at once across all requests.
-            keepalive_interval: Seconds of quiet before a listen stream's keep-alive.
-            resource_metadata: RFC 9728 metadata to serve (see ``mount``).
-            cors_origins: Browser origins allowed cross-origin (see ``mount``).
             workers: Hypercorn Trio worker processes sharing the port (Hypercorn's
                 own multi-process serving). Above 1, each worker imports this
                 server by its module-level name, a state key must be configured,
                 and only a ``RedisBroadcast`` reaches listens on other workers;
                 cancelling stops the workers gracefully (``shutdown()`` does not).
             task_status: Receives the bound port once the server listens.
+            **options: The ``HttpOptions``, as for ``mount``.
 
         Raises:
             McpError.InsecureBinding: if ``host`` is not loopback and ``require_auth``
@@ -479,40 +401,18 @@ class Server:
             ValueError: ``StateKeyRequired``, if ``workers > 1`` and no state key
                 is configured (``state_key=`` or ``TRIO_MCP_STATE_KEY``).
         """
-        from ._transports._asgi import (
-            McpAsgiApp,  # loaded on use: no web stack on import
-        )
-        from ._transports._hypercorn import (
-            check_binding,
-            is_loopback,
-            serve_hypercorn,
-        )
+        from ._transports._hypercorn import check_binding, is_loopback, serve_hypercorn
 
+        require_auth = options.get("require_auth", False)
         check_binding(host, require_auth=require_auth)
-        options: dict[str, Any] = {
-            "path": path,
-            "allow": allow,
-            "require_auth": require_auth,
-            "allowed_hosts": allowed_hosts,
-            "allowed_origins": allowed_origins,
-            "check_host": is_loopback(host) or allowed_hosts is not None,
-            "principal": principal,
-            "limits": (limits or Limits()).with_overrides(
-                max_message_bytes=max_message_bytes,
-                max_depth=max_depth,
-                max_concurrent=max_concurrent,
-                keepalive_interval=keepalive_interval,
-            ),
-            "resource_metadata": resource_metadata,
-            "cors_origins": cors_origins,
-        }
+        check_host = is_loopback(host) or options.get("allowed_hosts") is not None
         if workers > 1:
             from ._transports._workers import serve_workers, spec_for
 
             await serve_workers(
                 spec_for(
                     self,
-                    options,
+                    _app_options(path, options, check_host),
                     state_key=self.state_key,
                     broadcast=self.broadcast,
                     workers=workers,
@@ -523,6 +423,28 @@ class Server:
                 task_status=task_status,
             )
             return
-        app = McpAsgiApp(self.dispatcher, **options)
+        app = self._http_app(path, options, check_host=check_host)
         self._apps.add(app)
         await serve_hypercorn(app, host=host, port=port, task_status=task_status)
+
+
+def _app_options(path: str, options: HttpOptions, check_host: bool) -> dict[str, Any]:
+    """The keyword arguments of ``McpAsgiApp`` for ``mount``/``serve_http`` options."""
+    unknown = set(options) - set(HttpOptions.__annotations__)
+    if unknown:
+        raise TypeError(
+            f"unexpected HTTP option(s): {', '.join(sorted(unknown))}; "
+            f"see trio_mcp.HttpOptions for the accepted ones"
+        )
+    return {
+        "path": path,
+        "allow": options.get("allow", ()),
+        "require_auth": options.get("require_auth", False),
+        "allowed_hosts": options.get("allowed_hosts"),
+        "allowed_origins": options.get("allowed_origins"),
+        "check_host": check_host,
+        "principal": options.get("principal"),
+        "limits": http_limits(options),
+        "resource_metadata": options.get("resource_metadata"),
+        "cors_origins": options.get("cors_origins"),
+    }

@@ -45,6 +45,7 @@ import trio
 
 from .._authority import Grants, ProtectedResource
 from .._dispatch import LISTEN_METHOD, Caller, Dispatcher
+from .._http_options import PrincipalResolver
 from .._json import JsonObject, encode_message
 from .._limits import Limits
 from .._protocol import _wire as wire
@@ -71,8 +72,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-#: Resolves the principal from the ASGI scope (sync or async); None means anonymous.
-PrincipalResolver = Callable[[Scope], object]
 
 #: Host names a loopback server accepts (with any port): DNS-rebinding protection.
 LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})

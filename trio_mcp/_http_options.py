@@ -1,0 +1,78 @@
+"""``HttpOptions``: the options ``Server.mount`` and ``Server.serve_http`` share.
+
+One keyword list and one description, so the two methods cannot drift apart; both
+take them as ``**options``, type-checked against this ``TypedDict``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, MutableMapping
+from typing import Any, TypedDict
+
+from ._authority import Grants
+from ._authority._protected import ProtectedResource
+from ._limits import Limits
+
+__all__ = ["HttpOptions", "PrincipalResolver", "http_limits"]
+
+#: Resolves the principal from the ASGI scope (sync or async); None means anonymous.
+#: (An ASGI scope is a dict whose value types vary by key: the ASGI specification,
+#: not us, forces this Any.)
+PrincipalResolver = Callable[[MutableMapping[str, Any]], object]
+
+
+class HttpOptions(TypedDict, total=False):
+    """The keyword options of ``Server.mount`` and ``Server.serve_http``.
+
+    Attributes:
+        allow: Capabilities granted to callers, or a function of the principal.
+        require_auth: Answer 401 to any request without a principal. Without it the
+            app serves only requests that arrive on a loopback address
+            (``scope["server"]``); others get 500 naming ``McpError.InsecureBinding``.
+        allowed_hosts: ``Host`` values accepted besides ``localhost``, ``127.0.0.1``
+            and ``[::1]`` (any port); ``"name"`` matches any port, ``"name:port"``
+            one port, ``"*"`` turns the check off. It defends loopback servers
+            against DNS rebinding.
+        allowed_origins: ``Origin`` values accepted besides loopback and the allowed
+            hosts (``"https://app.example"``; ``"*"`` accepts any). A request
+            without ``Origin`` is not browser-initiated and passes.
+        principal: A function of the ASGI scope (sync or async) returning the
+            authenticated principal, or None; by default ``scope["user"]`` (when
+            authenticated), else ``scope["auth"]``.
+        limits: Every bound at once (``Limits``); the keywords below override it.
+        max_message_bytes: Largest request body; a larger one gets 413.
+        max_depth: Deepest nesting of arrays and objects accepted.
+        max_concurrent: Most calls running at once across all requests; more wait
+            for a slot (discovery, lists and listen streams take none).
+        keepalive_interval: Seconds of quiet after which a listen stream gets a
+            ``:`` comment, so proxies keep it open.
+        resource_metadata: RFC 9728 metadata for a host that checks OAuth bearer
+            tokens: served at ``/.well-known/oauth-protected-resource`` followed by
+            the path, and named by the ``WWW-Authenticate`` of a 401.
+        cors_origins: Browser origins allowed to call the endpoint cross-origin
+            (``"*"`` allows any): preflight is answered, the MCP request headers
+            allowed, the response headers exposed. Off by default.
+    """
+
+    allow: Grants
+    require_auth: bool
+    allowed_hosts: Iterable[str] | None
+    allowed_origins: Iterable[str] | None
+    principal: PrincipalResolver | None
+    limits: Limits | None
+    max_message_bytes: int | None
+    max_depth: int | None
+    max_concurrent: int | None
+    keepalive_interval: float | None
+    resource_metadata: ProtectedResource | None
+    cors_origins: Iterable[str] | None
+
+
+def http_limits(options: HttpOptions) -> Limits:
+    """The ``Limits`` the options describe: ``limits`` with the separate keywords applied."""
+    return (options.get("limits") or Limits()).with_overrides(
+        max_message_bytes=options.get("max_message_bytes"),
+        max_depth=options.get("max_depth"),
+        max_concurrent=options.get("max_concurrent"),
+        keepalive_interval=options.get("keepalive_interval"),
+    )
