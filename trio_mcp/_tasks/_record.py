@@ -89,8 +89,14 @@ class TaskRecord:
 
     @property
     def expires(self) -> float:
-        """When the task may be forgotten (``time.time()``): creation plus its TTL."""
-        return self.created + self.ttl_ms / 1000
+        """When a finished task may be forgotten (``time.time()``).
+
+        Its TTL from creation must have passed, and it must have been finished for
+        the TTL again (at most a minute), so a task that ran to its TTL stays
+        readable as ``failed`` for a while.
+        """
+        ttl = self.ttl_ms / 1000
+        return max(self.created + ttl, self.updated + min(ttl, 60.0))
 
     def set_status(self, status: Status, message: str | None = None) -> None:
         """Move to ``status`` (terminal statuses are final)."""
