@@ -157,6 +157,13 @@ async def maybe_task(slow: bool) -> Text:
     return [TextContent(f"slow={slow}")]
 
 
+@tool(task="optional", task_start="handler")
+async def early_crash() -> Text:
+    """Fail before the task exists."""
+    await trio.lowlevel.checkpoint()
+    raise RuntimeError("too early")
+
+
 TOOLS = [
     plain,
     sleepy,
@@ -168,6 +175,7 @@ TOOLS = [
     two_questions,
     name_then_task,
     maybe_task,
+    early_crash,
 ]
 
 

@@ -403,6 +403,17 @@ async def test_a_handler_started_task_may_answer_at_once_instead() -> None:
     assert "task" == slow["resultType"]
 
 
+async def test_a_failure_before_the_task_exists_is_the_requests_own_error() -> None:
+    """task_start="handler": a handler that fails before task_started() ends the
+    tools/call itself with -32603 (no task is created)."""
+    async with client(make_server()) as c:
+        with pytest.raises(ProtocolError) as caught:
+            await call(c, "early_crash")
+
+    assert -32603 == caught.value.code
+    assert "reference" in caught.value.data
+
+
 # -- notifications/tasks -----------------------------------------------------------------
 async def test_a_listen_stream_follows_the_tasks_it_names() -> None:
     """SEP-2663 "Task Status Notifications": listen with taskIds; the ack lists the
