@@ -113,7 +113,7 @@ class Dispatcher(Calls):
             methods["prompts/get"] = self._prompts_get
         if "completions" in self.capabilities:
             methods["completion/complete"] = self._complete
-        if wire.TASKS_EXTENSION in self.capabilities.get("extensions", {}):  # type: ignore[operator]
+        if self.catalog.has_task_tools:
             methods.update(self.tasks.methods())
         return methods
 
@@ -133,7 +133,7 @@ class Dispatcher(Calls):
             caps["prompts"] = {"listChanged": dynamic}
         if self.catalog.prompts or self.catalog.templates:
             caps["completions"] = {}
-        if any(t.spec.task is not None for t in self.catalog.tools.values()):
+        if self.catalog.has_task_tools:
             caps["extensions"] = {wire.TASKS_EXTENSION: {}}
         return caps
 
@@ -326,7 +326,7 @@ class Dispatcher(Calls):
             )
         except BadFilter as exc:
             raise Failure.invalid(str(exc)) from None
-        if "tasks/get" in self.methods:
+        if self.catalog.has_task_tools:
             task_ids = self.tasks.listen_filter(inc.params.get("notifications"), inc)
             if task_ids:
                 honoured["taskIds"] = list(task_ids)

@@ -270,24 +270,23 @@ class TaskRunner:
             if record.cancel_requested:
                 record.set_status("cancelled", "cancelled by tasks/cancel")
             else:
-                record.error = {
-                    "code": wire.INTERNAL_ERROR,
-                    "message": f"the task ran past its ttlMs ({record.ttl_ms}) and "
-                    "was cancelled",
-                }
-                record.set_status("failed", record.error["message"])  # type: ignore[arg-type]
+                message = (
+                    f"the task ran past its ttlMs ({record.ttl_ms}) and was cancelled"
+                )
+                record.error = {"code": wire.INTERNAL_ERROR, "message": message}
+                record.set_status("failed", message)
         elif failure is not None:
             record.error = _error_object(failure)
             record.set_status("failed", failure.message)
         else:
             assert reply is not None
-            message = reply.message
-            result = message.get("result")
+            reply_message = reply.message
+            result = reply_message.get("result")
             if isinstance(result, dict):
                 record.result = _inlined(result)
                 record.set_status("completed")
             else:
-                error = message.get("error")
+                error = reply_message.get("error")
                 record.error = error if isinstance(error, dict) else None
                 record.set_status("failed")
         self.publish(record)
