@@ -13,7 +13,16 @@ import pytest
 import trio
 from tasks_server import TASKS, WITH_TASKS, gate, make_server, seen
 
-from trio_mcp import Receipt, Server, tool
+from trio_mcp import (
+    Receipt,
+    Server,
+    TextContent,
+    ToolCall,
+    ToolContext,
+    ToolReply,
+    ToolSpec,
+    tool,
+)
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 WAIT = 10.0
@@ -160,6 +169,51 @@ async def test_the_removed_v1_methods_stay_removed(method: str) -> None:
             await c.request(method, {"taskId": "x"})
 
     assert -32601 == caught.value.code
+
+
+class HandWritten:
+    """A Tool adopter (not a decorated function) that opts in through its spec."""
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(
+            name="hand_written",
+            description="Answer from a task.",
+            input_schema={"type": "object"},
+            task="required",
+        )
+
+    async def dispatch(self, call: ToolCall) -> ToolReply:
+        await trio.lowlevel.checkpoint()
+        task_id = ToolContext.current().task_id
+        return ToolReply.ok(content=TextContent(f"in task {task_id is not None}"))
+
+
+async def test_a_hand_written_tool_opts_in_through_its_spec() -> None:
+    """api.md: ToolSpec(task=...) gives an adopter what @tool(task=...) gives."""
+    server = Server("h", "1", tools=[HandWritten()])
+    async with client(server) as c, client(server, {}) as plain:
+        created = await call(c, "hand_written")
+        done = await until(c, created["taskId"], "completed")
+        with pytest.raises(ProtocolError) as refused:
+            await call(plain, "hand_written")
+
+    assert "in task True" == done["result"]["content"][0]["text"]
+    assert -32021 == refused.value.code
+
+
+def test_a_task_declaration_is_checked_when_declared() -> None:
+    """Our rule: a bad task= or task_start= fails at declaration, naming it."""
+    from trio_mcp import InvalidDeclaration
+
+    with pytest.raises(InvalidDeclaration, match="task= takes"):
+
+        @tool(task="always")  # type: ignore[call-overload]
+        def bad() -> str:
+            """Bad."""
+            return ""
+
+    with pytest.raises(ValueError, match="task"):
+        ToolSpec(name="x", description=None, input_schema={}, task="yes")  # type: ignore[arg-type]
 
 
 # -- how tasks end ------------------------------------------------------------------------
