@@ -208,6 +208,14 @@ class Broadcast:
             self._subscriptions.discard(subscription)
             subscription.end()
 
+    def publish_local(self, change: Change) -> int:
+        """Offer ``change`` to this process's subscriptions only; return how many.
+
+        For what exists in one process alone (a task's status, tasks extension): a
+        broadcast spanning processes (``RedisBroadcast``) does not send it on.
+        """
+        return Broadcast.publish(self, change)
+
     def publish(self, change: Change) -> int:
         """Offer ``change`` to every subscription that wants it; return how many.
 

@@ -84,7 +84,7 @@ class Dispatcher(Calls):
         """Whether the catalog may be replaced (then ``listChanged`` is advertised)."""
         self.broadcast = broadcast if broadcast is not None else Broadcast()
         """Changes for listen streams: list changes and resource updates."""
-        self.tasks = TaskRunner(self.broadcast)
+        self.tasks = TaskRunner(lambda change: self.broadcast.publish_local(change))
         """Tool calls running as tasks (the tasks extension), and their nursery."""
         self.sealer = sealer if sealer is not None else StateSealer.from_config()
         """Seals and opens multi round-trip ``requestState``."""

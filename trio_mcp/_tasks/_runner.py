@@ -34,7 +34,7 @@ import trio
 
 from .._context import ToolContext, client_supports, principal_id
 from .._declare import NeedsInput, ToolCall, ToolReply, qualified
-from .._dispatch._broadcast import Broadcast, Change
+from .._dispatch._broadcast import Change
 from .._dispatch._request import Failure, Incoming, Reply
 from .._errors import InvalidReply, MissingClientCapability
 from .._json import JsonObject, JsonValue
@@ -84,7 +84,7 @@ class TaskRunner:
     """The tasks of one dispatcher: their records, and the nursery they run in.
 
     Args:
-        broadcast: Where status changes are published for listen streams.
+        publish: Offers a task's change to this process's listen streams.
         ttl_ms: Each task's ``ttlMs``: its deadline, and how long it stays readable.
         poll_ms: The ``pollIntervalMs`` suggested to clients.
         max_tasks: Most tasks kept at once.
@@ -92,13 +92,13 @@ class TaskRunner:
 
     def __init__(
         self,
-        broadcast: Broadcast,
+        publish: Callable[[Change], object],
         *,
         ttl_ms: int = DEFAULT_TTL_MS,
         poll_ms: int = POLL_INTERVAL_MS,
         max_tasks: int = MAX_TASKS,
     ) -> None:
-        self.broadcast = broadcast
+        self._publish = publish
         self.ttl_ms = ttl_ms
         self.poll_ms = poll_ms
         self.max_tasks = max_tasks
@@ -384,7 +384,7 @@ class TaskRunner:
 
     def publish(self, record: TaskRecord) -> None:
         """Tell listen streams following the task that its status changed."""
-        self.broadcast.publish(Change.task(record.task_id))
+        self._publish(Change.task(record.task_id))
 
     def _alive(self, task_id: str) -> TaskRecord | None:
         """The task ``task_id``, unless it is unknown or finished and past its TTL."""
