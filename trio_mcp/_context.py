@@ -254,7 +254,7 @@ class ToolContext:
         self.task_id = await start()
         self._in_flight = False
 
-    def bind_task_start(self, start: Callable[[], Awaitable[str]] | None) -> None:
+    def _bind_task_start(self, start: Callable[[], Awaitable[str]] | None) -> None:
         """Let ``task_started()`` call ``start`` (the task runner's business)."""
         self._task_start = start
 

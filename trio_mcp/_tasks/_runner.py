@@ -205,7 +205,7 @@ class TaskRunner:
 
         async def run() -> ToolReply:
             ctx = ToolContext.current()
-            ctx.bind_task_start(start)
+            ctx._bind_task_start(start)
             if entry.spec.task_start == "call":
                 await ctx.task_started()
             while True:
