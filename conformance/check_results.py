@@ -4,12 +4,14 @@ Used by scripts/conformance; standard library only (it runs before anything else
 known to work, and the YAML involved is simple enough for a tiny parser).
 
     python conformance/check_results.py --results DIR --requirements YAML \
-        --expected conformance/expected-failures.yml [--suite-rc N]
+        --expected conformance/expected-failures.yml [--suite-rc N] [--score-all]
 
 Rules:
 * A scenario is *scored* unless the requirement file lists it under ``not_scored``
-  for the server leg.  Every scenario in the requirement file's ``server`` list must
-  have produced results.
+  for the server leg.  With ``--score-all`` those are scored too (the extension
+  and pending scenarios the set runs: this project passes them all and keeps it
+  so).  Every scenario in the requirement file's ``server`` list must have
+  produced results.
 * A scored scenario fails if any of its checks has status ``FAILURE``.  WARNING,
   SKIPPED and INFO do not fail it (SHOULD-level checks only warn).
 * A failing scenario listed under ``server:`` in the expected-failures file is
@@ -165,6 +167,8 @@ def judge(
     requirements: dict[str, list[Any]],
     expected: list[str],
     suite_rc: int | None,
+    *,
+    score_all: bool = False,
 ) -> int:
     required = [s for s in requirements.get("server", []) if isinstance(s, str)]
     not_scored = {
@@ -174,6 +178,8 @@ def judge(
         and entry.get("leg") == "server"
         and "scenario" in entry
     }
+    if score_all:
+        not_scored = set()
     problems: list[str] = []
 
     for name in expected:
@@ -254,6 +260,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite-rc", type=int, default=None)
     parser.add_argument("--only", nargs="+", default=None, metavar="SCENARIO")
     parser.add_argument("--without-fixture-tools", action="store_true")
+    parser.add_argument(
+        "--score-all",
+        action="store_true",
+        help="also score the scenarios the requirement file lists as not scored",
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -284,7 +295,9 @@ def main(argv: list[str] | None = None) -> int:
             f"  not judged ({len(dropped)} checks need the fixture's diagnostic tools):"
             f" {', '.join(dropped) or 'none'}"
         )
-    return judge(results, requirements, expected, args.suite_rc)
+    return judge(
+        results, requirements, expected, args.suite_rc, score_all=args.score_all
+    )
 
 
 if __name__ == "__main__":

@@ -541,6 +541,107 @@ class VerbatimSchemaTool:
 HEADER_TOOLS: list[Tool] = [test_x_mcp_header, VerbatimSchemaTool()]
 
 
+# -- the tasks extension (SEP-2663): the tasks-* scenarios' fixtures -----------------
+@tool
+def greet(name: str) -> list[Content]:
+    """Greet someone; a plain tool, never a task.
+
+    Args:
+        name: Who to greet.
+    """
+    return [TextContent(f"Hello, {name}!")]
+
+
+@tool(task="optional")
+async def slow_compute(seconds: float, label: str = "") -> list[Content]:
+    """Wait some seconds, then report; runs as a task for clients that can poll.
+
+    Args:
+        seconds: How long to work; cancelling the task stops the wait.
+        label: Echoed back in the result.
+    """
+    await trio.sleep(seconds)
+    return [TextContent(f"{label or 'slow_compute'}: done after {seconds:g} s")]
+
+
+@tool(task="required")
+async def failing_job() -> list[Content]:
+    """Work briefly, then fail with a tool error the model can read; only as a task."""
+    await trio.sleep(0.2)
+    raise ToolError("the job failed on purpose")
+
+
+@tool(task="optional")
+async def protocol_error_job() -> list[Content]:
+    """Fail with an internal error (a protocol-level failure of the task)."""
+    await trio.lowlevel.checkpoint()
+    raise RuntimeError("protocol_error_job fails on purpose")
+
+
+@attrs.frozen
+class DeleteConfirmation:
+    confirm: bool
+
+
+@attrs.frozen
+class NamedConfirmation:
+    name: str
+    confirm: bool
+
+
+@tool(task="optional")
+async def confirm_delete(filename: str) -> list[Content] | NeedsInput:
+    """Ask the user to confirm, then pretend to delete the file.
+
+    Args:
+        filename: The file to delete.
+    """
+    answer = _answer("confirm")
+    if answer is None or not isinstance(answer.content, DeleteConfirmation):
+        return NeedsInput(
+            {"confirm": Elicit(f"Delete {filename}?", schema=DeleteConfirmation)}
+        )
+    done = "Deleted" if answer.content.confirm else "Kept"
+    return [TextContent(f"{done} {filename}")]
+
+
+@tool(task="optional")
+async def multi_input() -> list[Content] | NeedsInput:
+    """Ask two questions at once, then report both answers."""
+    first, second = _answer("first"), _answer("second")
+    if first is None or second is None:
+        ask = Elicit("Your name, and confirm", schema=NamedConfirmation)
+        return NeedsInput({"first": ask, "second": ask})
+    names = [
+        a.content.name
+        for a in (first, second)
+        if isinstance(a.content, NamedConfirmation)
+    ]
+    return [TextContent(f"Received: {', '.join(names)}")]
+
+
+@tool(task="required", task_start="handler")
+async def test_tool_with_task() -> list[Content] | NeedsInput:
+    """Ask the user's name by multi round-trip, then greet them from a task."""
+    answer = _answer("user_name")
+    if answer is None or not isinstance(answer.content, UserName):
+        return NeedsInput({"user_name": ASK_NAME})
+    await ToolContext.current().task_started()
+    await trio.sleep(0.1)
+    return [TextContent(f"Hello, {answer.content.name}, from a task!")]
+
+
+TASK_TOOLS: list[Tool] = [
+    greet,
+    slow_compute,
+    failing_job,
+    protocol_error_job,
+    confirm_delete,
+    multi_input,
+    test_tool_with_task,
+]
+
+
 def _tools() -> list[Tool]:
     extra = [test_dynamic_tool] if _extra["tool"] else []
     return [
@@ -549,6 +650,7 @@ def _tools() -> list[Tool]:
         *MRTR_TOOLS,
         *LISTEN_TOOLS,
         *HEADER_TOOLS,
+        *TASK_TOOLS,
         *extra,
     ]
 

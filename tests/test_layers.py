@@ -33,6 +33,7 @@ LAYERS = {
     "_otel": 3,
     "_declare": 4,
     "_dispatch": 5,
+    "_tasks": 5,  # the tasks extension: beside the dispatcher, which routes to it
     "_transports": 6,
     "_server": 7,
     "testing": 8,

@@ -157,9 +157,12 @@ class ToolContext:
     granted: frozenset[str] = frozenset()
     progress_token: str | int | None = None
     log_level: str | None = None
+    task_id: str | None = None
+    """The task this call runs as (tasks extension), once it is one; else None."""
     _emit: Emit = _no_emit
     _last_progress: float | None = None
     _in_flight: bool = True
+    _task_start: Callable[[], Awaitable[str]] | None = None
 
     @staticmethod
     def current() -> ToolContext:
@@ -261,6 +264,27 @@ class ToolContext:
         needs = _needs_of(need)
         if not client_supports(self.client_capabilities, needs):
             raise MissingClientCapability(dict(needs))
+
+    async def task_started(self) -> None:
+        """Turn this call into a task now, if it may become one; else do nothing.
+
+        For a tool declared ``@tool(task=..., task_start="handler")`` whose client
+        declared the tasks extension: the client receives its ``CreateTaskResult``
+        and the rest of the handler runs as the task (``task_id`` is set), with no
+        progress or log notifications. Before this, the handler may answer at once
+        or ask for input by multi round-trip. Elsewhere (a plain call, a client
+        without the extension, a task already started) it only checkpoints.
+        """
+        start, self._task_start = self._task_start, None
+        if start is None:
+            await trio.lowlevel.checkpoint()
+            return
+        self.task_id = await start()
+        self._in_flight = False
+
+    def _bind_task_start(self, start: Callable[[], Awaitable[str]] | None) -> None:
+        """Let ``task_started()`` call ``start`` (the task runner's business)."""
+        self._task_start = start
 
     def finish(self) -> None:
         """Mark the call complete: nothing more may be sent for it."""

@@ -8,9 +8,18 @@ and stop when it is cancelled. Transports are imported only when used, so
 
 from __future__ import annotations
 
+import functools
 import weakref
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Unpack
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Sequence,
+)
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
 import trio
 
@@ -28,6 +37,23 @@ if TYPE_CHECKING:
     from ._transports._asgi import McpAsgiApp
 
 __all__ = ["Server"]
+
+_Serve = TypeVar("_Serve", bound=Callable[..., Coroutine[Any, Any, None]])
+
+
+def _runs_tasks(serve: _Serve) -> _Serve:
+    """Serve with the server's task nursery open (the tasks extension).
+
+    Tool calls that become tasks outlive their request, so they need a nursery
+    that lives as long as the serving does: each serve method opens it.
+    """
+
+    @functools.wraps(serve)
+    async def serving(self: Server, *args: Any, **kwargs: Any) -> None:
+        async with self.task_nursery():
+            await serve(self, *args, **kwargs)
+
+    return cast("_Serve", serving)
 
 
 class Server:
@@ -168,6 +194,22 @@ class Server:
         self.dispatcher.publish(Change.updated(uri))
         await trio.lowlevel.checkpoint()
 
+    @asynccontextmanager
+    async def task_nursery(self) -> AsyncIterator[None]:
+        """Own the nursery that tool calls running as tasks live in, for the block.
+
+        The serve methods and a mounted app's ASGI lifespan enter it themselves;
+        a host that serves ``mount()`` without lifespan (a router that does not
+        pass it on) wraps its serving in ``async with server.task_nursery():``.
+        Without it, a task tool answers synchronously. Re-entrant; leaving the
+        outermost block cancels the tasks still running. Task state lives in this
+        process's memory only.
+
+        .. versionadded:: 0.2
+        """
+        async with self.dispatcher.tasks.open():
+            yield
+
     def shutdown(self) -> None:
         """End this server's HTTP serving gracefully.
 
@@ -181,6 +223,7 @@ class Server:
         for app in list(self._apps):
             app.close()
 
+    @_runs_tasks
     async def serve_messages(
         self,
         incoming: trio.abc.ReceiveChannel[str | bytes | Oversized],
@@ -220,6 +263,7 @@ class Server:
             ),
         )
 
+    @_runs_tasks
     async def serve_stdio(
         self,
         *,
@@ -272,6 +316,7 @@ class Server:
             task_status=task_status,
         )
 
+    @_runs_tasks
     async def serve_websocket(
         self,
         host: str = "127.0.0.1",
@@ -360,6 +405,7 @@ class Server:
 
         return McpAsgiApp(self.dispatcher, **_app_options(path, options, check_host))
 
+    @_runs_tasks
     async def serve_http(
         self,
         host: str = "127.0.0.1",

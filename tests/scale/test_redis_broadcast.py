@@ -18,8 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scale_procs import RedisServer
 
-from trio_mcp import RedisBroadcast
+from trio_mcp import RedisBroadcast, Server, tool
 from trio_mcp._dispatch import Change
+from trio_mcp.testing import McpTestClient
 
 WAIT = 10.0
 U1 = Change.updated("ticket://1")
@@ -275,3 +276,38 @@ def test_whatever_arrives_on_the_channel_only_wanted_changes_come_out(
         body = None
     if isinstance(body, dict) and body.get("o") == x.origin:
         assert [] == got
+
+
+async def test_task_changes_stay_in_their_process(redis_server: RedisServer) -> None:
+    """Tasks extension: a task lives in one process, so its status changes reach
+    this process's listen streams and never the channel (the first message there
+    is the list change published after the task ended)."""
+    gate = trio.Event()
+
+    @tool(task="optional")
+    async def gated() -> str:
+        """Finish once the test opens the gate."""
+        await gate.wait()
+        return "done"
+
+    x = fast(redis_server.url)
+    server = Server("s", "1", tools=[gated], broadcast=x)
+    caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    async with (
+        running(x),
+        channel_reader(redis_server.url) as channel,
+        McpTestClient(server, caps) as client,
+    ):
+        task_id = (await client.request("tools/call", {"name": "gated"}))["taskId"]
+        async with client.listen(notifications={"taskIds": [task_id]}) as sub:
+            gate.set()
+            with trio.fail_after(WAIT):
+                note = await sub.next()
+                while note["params"]["status"] != "completed":
+                    note = await sub.next()
+        x.publish(TOOLS)
+        with trio.fail_after(WAIT):
+            first = await channel.receive()
+
+    assert "notifications/tasks" == note["method"]
+    assert "notifications/tools/list_changed" == first["m"]

@@ -22,7 +22,15 @@ from ._docstring import describe
 from ._needs_input import NeedsInput
 from ._replies import MISSING, ReplyShape, tool_reply_shape
 from ._signature import Plan, plan_arguments, stale_args
-from ._values import Icon, ToolCall, ToolHints, ToolReply, ToolSpec
+from ._values import (
+    Icon,
+    TaskStart,
+    TaskSupport,
+    ToolCall,
+    ToolHints,
+    ToolReply,
+    ToolSpec,
+)
 
 __all__ = ["FunctionTool", "error_reply", "message_chain", "qualified", "tool"]
 
@@ -50,7 +58,21 @@ class FunctionTool(Declaration[P, R]):
         caps: Sequence[Capability] = (),
         errors: Sequence[type[BaseException]] | type[BaseException] = (ToolError,),
         timeout: Seconds | None = None,
+        task: TaskSupport | None = None,
+        task_start: TaskStart = "call",
     ) -> None:
+        if task not in (None, "optional", "required"):
+            raise InvalidDeclaration(
+                f"{fn.__module__}:{fn.__qualname__}: task= takes 'optional' or "
+                f"'required', got {task!r}"
+            )
+        if task_start not in ("call", "handler"):
+            raise InvalidDeclaration(
+                f"{fn.__module__}:{fn.__qualname__}: task_start= takes 'call' or "
+                f"'handler', got {task_start!r}"
+            )
+        self.task: TaskSupport | None = task
+        self.task_start: TaskStart = task_start
         errors = (errors,) if isinstance(errors, type) else tuple(errors)
         for err in errors:
             if not (isinstance(err, type) and issubclass(err, Exception)):
@@ -115,6 +137,8 @@ class FunctionTool(Declaration[P, R]):
             icons=self.icons,
             caps=self.caps,
             timeout=self.timeout,
+            task=self.task,
+            task_start=self.task_start,
         )
 
     def decode_arguments(self, arguments: JsonValue) -> dict[str, object]:
@@ -201,6 +225,8 @@ def tool(
     caps: Sequence[Capability] = (),
     errors: Sequence[type[BaseException]] | type[BaseException] = (ToolError,),
     timeout: Seconds | None = None,
+    task: TaskSupport | None = None,
+    task_start: TaskStart = "call",
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(fn: Any = None, /, **options: Any) -> Any:
     """Declare a function, async function or method as an MCP tool.
@@ -214,7 +240,15 @@ def tool(fn: Any = None, /, **options: Any) -> Any:
         icons: ``Icon`` values a client may show.
         caps: Capabilities each call requires, and the ceiling of ``ctx.require``.
         errors: Exceptions whose message the model may read (``isError`` results).
-        timeout: Seconds or a timedelta; the call's deadline.
+        timeout: Seconds or a timedelta; the call's deadline (a task's too).
+        task: ``"optional"`` or ``"required"`` lets a call run as a task (the
+            tasks extension): a client that declares the extension gets a
+            ``CreateTaskResult`` and polls ``tasks/get``; a client that does not
+            gets the plain result (``"optional"``) or -32021 (``"required"``).
+        task_start: ``"call"`` (the default) creates the task as the call starts;
+            ``"handler"`` runs the handler first, so it may ask for input by multi
+            round-trip or answer at once, and creates the task when it awaits
+            ``ToolContext.current().task_started()``.
 
     Raises:
         InvalidDeclaration: at once, for an unannotated or unsupported parameter or

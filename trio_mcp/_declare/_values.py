@@ -14,7 +14,7 @@ hand-written tool gets exactly the guarantees of a decorated function.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol, TypeAlias, runtime_checkable
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 import attrs
 
@@ -49,6 +49,12 @@ __all__ = [
 ]
 
 RequestId: TypeAlias = str | int | None
+
+#: Whether a tool's calls may run as tasks (the tasks extension, SEP-2663).
+TaskSupport: TypeAlias = Literal["optional", "required"]
+#: When a task's ``CreateTaskResult`` is sent: as the call starts, or when the
+#: handler calls ``ToolContext.task_started()``.
+TaskStart: TypeAlias = Literal["call", "handler"]
 
 
 # Each spec checks its fields when built, so no listing can break the revision's
@@ -169,6 +175,14 @@ class ToolSpec:
     icons: tuple[Icon, ...] = attrs.field(default=(), converter=_icons)
     caps: tuple[Capability, ...] = attrs.field(default=(), converter=_caps)
     timeout: float | None = attrs.field(default=None, converter=_timeout)
+    task: TaskSupport | None = attrs.field(
+        default=None, validator=attrs.validators.in_((None, "optional", "required"))
+    )
+    """``"optional"`` or ``"required"``: calls may (or must) run as tasks."""
+    task_start: TaskStart = attrs.field(
+        default="call", validator=attrs.validators.in_(("call", "handler"))
+    )
+    """``"handler"``: the task exists once the handler calls ``task_started()``."""
 
     @property
     def hints(self) -> ToolHints | None:

@@ -51,6 +51,8 @@ class Change:
     """The notification's method, e.g. ``notifications/resources/updated``."""
     uri: str | None = None
     """The updated resource's URI; None for a list change."""
+    task_id: str | None = None
+    """The task whose status changed (``notifications/tasks``); None otherwise."""
 
     @classmethod
     def list_changed(cls, kind: ListKind) -> Change:
@@ -61,6 +63,11 @@ class Change:
     def updated(cls, uri: str) -> Change:
         """Return the change announcing that the resource at ``uri`` changed."""
         return cls("notifications/resources/updated", uri)
+
+    @classmethod
+    def task(cls, task_id: str) -> Change:
+        """Return the change announcing that the task ``task_id`` changed status."""
+        return cls("notifications/tasks", task_id=task_id)
 
 
 @attrs.frozen
@@ -200,6 +207,14 @@ class Broadcast:
         finally:
             self._subscriptions.discard(subscription)
             subscription.end()
+
+    def publish_local(self, change: Change) -> int:
+        """Offer ``change`` to this process's subscriptions only; return how many.
+
+        For what exists in one process alone (a task's status, tasks extension): a
+        broadcast spanning processes (``RedisBroadcast``) does not send it on.
+        """
+        return Broadcast.publish(self, change)
 
     def publish(self, change: Change) -> int:
         """Offer ``change`` to every subscription that wants it; return how many.

@@ -24,7 +24,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 import trio
@@ -74,6 +74,9 @@ from ._catalog import Catalog, Entry, ToolEntry
 from ._request import Failure, Incoming, Reply
 from ._rounds import BadRound, ask, open_round, pre_answered
 
+if TYPE_CHECKING:
+    from .._tasks import TaskRunner
+
 __all__ = ["Calls", "Kind"]
 
 log = logging.getLogger("trio_mcp")
@@ -114,6 +117,7 @@ class Calls:
     sealer: StateSealer
     receipts: ReceiptSink | None
     server_info: JsonObject
+    tasks: TaskRunner
 
     def encode_result(self, request_id: str | int, result: JsonObject) -> bytes:
         """The response carrying ``result``, with ``resultType`` and serverInfo, encoded.
@@ -144,6 +148,8 @@ class Calls:
             if fault is not None:
                 raise Failure.of(fault)
         call = ToolCall(name, arguments or {}, inc.id, inc.caller.principal)
+        if entry.spec.task is not None:
+            return await self.tasks.call_tool(self, inc, entry, call)
         return await self.invoke(
             inc, entry, "tool", name, lambda: entry.adopter.dispatch(call)
         )

@@ -308,6 +308,8 @@ class Catalog:
         self.static_resources = [e for e in resource_entries if not e.spec.is_template]
         self.templates = [e for e in resource_entries if e.spec.is_template]
         self.wire_tools: list[JsonObject] = [e.spec.to_wire() for e in tool_entries]
+        self.has_task_tools = any(e.spec.task is not None for e in tool_entries)
+        """Whether a tool may run as a task (the tasks extension is served)."""
         self.wire_prompts: list[JsonObject] = [e.spec.to_wire() for e in prompt_entries]
         self.wire_resources: list[JsonObject] = [
             e.spec.to_wire() for e in self.static_resources

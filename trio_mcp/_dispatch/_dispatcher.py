@@ -25,6 +25,7 @@ from .._protocol import _wire as wire
 from .._protocol._headers import check_routing_headers, check_version_header
 from .._protocol._jsonrpc import Fault, Request
 from .._protocol._state import StateSealer
+from .._tasks import TaskRunner
 from ._broadcast import Broadcast, Change, ListKind
 from ._calls import Calls
 from ._catalog import Catalog
@@ -83,6 +84,8 @@ class Dispatcher(Calls):
         """Whether the catalog may be replaced (then ``listChanged`` is advertised)."""
         self.broadcast = broadcast if broadcast is not None else Broadcast()
         """Changes for listen streams: list changes and resource updates."""
+        self.tasks = TaskRunner(lambda change: self.broadcast.publish_local(change))
+        """Tool calls running as tasks (the tasks extension), and their nursery."""
         self.sealer = sealer if sealer is not None else StateSealer.from_config()
         """Seals and opens multi round-trip ``requestState``."""
         self.server_info: JsonObject = {"name": name, "version": version}
@@ -110,6 +113,8 @@ class Dispatcher(Calls):
             methods["prompts/get"] = self._prompts_get
         if "completions" in self.capabilities:
             methods["completion/complete"] = self._complete
+        if self.catalog.has_task_tools:
+            methods.update(self.tasks.methods())
         return methods
 
     def _capabilities(self) -> JsonObject:
@@ -128,6 +133,8 @@ class Dispatcher(Calls):
             caps["prompts"] = {"listChanged": dynamic}
         if self.catalog.prompts or self.catalog.templates:
             caps["completions"] = {}
+        if self.catalog.has_task_tools:
+            caps["extensions"] = {wire.TASKS_EXTENSION: {}}
         return caps
 
     # -- changes: a new catalog, updated resources --------------------------------
@@ -319,8 +326,19 @@ class Dispatcher(Calls):
             )
         except BadFilter as exc:
             raise Failure.invalid(str(exc)) from None
+        if self.catalog.has_task_tools:
+            task_ids = self.tasks.listen_filter(inc.params.get("notifications"), inc)
+            if task_ids:
+                honoured["taskIds"] = list(task_ids)
+                wants.extend(Change.task(t) for t in task_ids)
         return await stream(
-            inc.id, honoured, wants, self.broadcast, inc.emit, inc.caller.closing
+            inc.id,
+            honoured,
+            wants,
+            self.broadcast,
+            inc.emit,
+            inc.caller.closing,
+            self.tasks.view,
         )
 
 

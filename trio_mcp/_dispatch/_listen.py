@@ -17,6 +17,8 @@ subscriptions by exact URI: ``notify_updated("ticket://42")`` reaches listeners 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import trio
 
 from .._context import Emit
@@ -101,10 +103,13 @@ async def stream(
     broadcast: Broadcast,
     emit: Emit,
     closing: trio.Event | None,
+    task_view: Callable[[str], JsonObject | None] | None = None,
 ) -> JsonObject:
     """Acknowledge, then emit each wanted change; return the result once ``closing``.
 
     Subscribes before acknowledging, so no change after the acknowledgement is lost.
+    A task's change is sent as ``task_view`` renders the task when it is sent (the
+    task as ``tasks/get`` would show it then); a task that is gone is skipped.
     """
     with broadcast.subscribe(wants) as subscription:
         await emit(
@@ -120,6 +125,11 @@ async def stream(
                 params: JsonObject = {"_meta": _tag(subscription_id)}
                 if change.uri is not None:
                     params["uri"] = change.uri
+                if change.task_id is not None:
+                    view = None if task_view is None else task_view(change.task_id)
+                    if view is None:
+                        continue
+                    params.update(view)
                 await emit(wire.notification_message(change.method, params))
             nursery.cancel_scope.cancel()
     return {"_meta": _tag(subscription_id)}

@@ -27,7 +27,15 @@ __all__ = [
     "param_headers",
 ]
 
-_NAME_SOURCES = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAME_SOURCES = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # The tasks extension (SEP-2663) routes by task: Mcp-Name carries the taskId.
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 def decode_header_value(raw: str) -> str | None:

@@ -37,6 +37,8 @@ MISSING_CLIENT_CAPABILITY: Final = -32021
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
 
 #: Methods of earlier revisions that a modern-only server answers with -32601.
+#: ``tasks/get`` and ``tasks/cancel`` live on in the tasks extension (SEP-2663),
+#: served when a tool may run as a task; ``tasks/list`` and ``tasks/result`` do not.
 REMOVED_METHODS: Final = frozenset(
     {
         "initialize",
@@ -44,12 +46,17 @@ REMOVED_METHODS: Final = frozenset(
         "logging/setLevel",
         "resources/subscribe",
         "resources/unsubscribe",
-        "tasks/get",
         "tasks/list",
         "tasks/result",
-        "tasks/cancel",
     }
 )
+
+# The tasks extension (SEP-2663)
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+TASKS_GET: Final = "tasks/get"
+TASKS_UPDATE: Final = "tasks/update"
+TASKS_CANCEL: Final = "tasks/cancel"
+TASKS_NOTIFICATION: Final = "notifications/tasks"
 
 LOG_LEVELS: Final = (
     "debug",

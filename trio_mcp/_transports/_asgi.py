@@ -208,9 +208,11 @@ class McpAsgiApp:
         return _normalize_path(path)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        # The broadcast runs for the app's life (a RedisBroadcast holds its
-        # connection); hosts that skip lifespan enter ``broadcast.running()`` instead.
-        async with self.dispatcher.broadcast.running():
+        # The lifespan runs for the app's life: the broadcast (a RedisBroadcast holds
+        # its connection) and the nursery tasks live in (tasks extension; cancelled
+        # at shutdown). Hosts that skip lifespan enter ``broadcast.running()`` and
+        # ``server.task_nursery()`` instead.
+        async with self.dispatcher.broadcast.running(), self.dispatcher.tasks.open():
             while True:
                 message = await receive()
                 if message["type"] == "lifespan.startup":

@@ -2,7 +2,9 @@
 
 The schema ships with the package (``schema-2026-07-28.json``, from the
 specification's tag ``2026-07-28``); jsonschema is a test dependency, imported here
-only when a check runs.
+only when a check runs. The tasks extension (SEP-2663) is not in that schema: its
+results are checked against the shapes below, written from the extension's text
+(``CreateTaskResult``, ``DetailedTask``, the empty acknowledgements).
 """
 
 from __future__ import annotations
@@ -28,6 +30,85 @@ _RESULTS = {
 }
 
 
+_STATUSES = ["working", "input_required", "completed", "failed", "cancelled"]
+_TASK: dict[str, Any] = {
+    "type": "object",
+    "required": ["taskId", "status", "createdAt", "lastUpdatedAt", "ttlMs"],
+    "properties": {
+        "taskId": {"type": "string", "minLength": 1},
+        "status": {"enum": _STATUSES},
+        "statusMessage": {"type": "string"},
+        "createdAt": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T"},
+        "lastUpdatedAt": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}T"},
+        "ttlMs": {"type": ["integer", "null"], "minimum": 1},
+        "pollIntervalMs": {"type": "integer", "minimum": 1},
+    },
+    "not": {
+        "anyOf": [{"required": [k]} for k in ("ttl", "pollInterval", "requestState")]
+    },
+}
+_NO_PAYLOAD = {
+    "not": {"anyOf": [{"required": [k]} for k in ("result", "error", "inputRequests")]}
+}
+#: ``DetailedTask``: the Task fields plus what its status carries.
+_DETAILED: dict[str, Any] = {
+    "allOf": [_TASK],
+    "properties": {
+        "inputRequests": {"$ref": "#/$defs/InputRequests"},
+        "result": {
+            "type": "object",
+            "required": ["content"],
+            "properties": {
+                "content": {"type": "array", "items": {"$ref": "#/$defs/ContentBlock"}},
+                "isError": {"type": "boolean"},
+            },
+            "not": {"required": ["resultType"]},
+        },
+        "error": {"$ref": "#/$defs/Error"},
+    },
+    "oneOf": [
+        {"properties": {"status": {"enum": ["working", "cancelled"]}}, **_NO_PAYLOAD},
+        {
+            "properties": {"status": {"const": "input_required"}},
+            "required": ["inputRequests"],
+        },
+        {"properties": {"status": {"const": "completed"}}, "required": ["result"]},
+        {"properties": {"status": {"const": "failed"}}, "required": ["error"]},
+    ],
+}
+#: The extension's results and notification, by name.
+_EXTENSION: dict[str, dict[str, Any]] = {
+    "CreateTaskResult": {
+        "allOf": [{"$ref": "#/$defs/Result"}, _TASK],
+        "properties": {"resultType": {"const": "task"}, "status": {"const": "working"}},
+        **_NO_PAYLOAD,
+    },
+    "GetTaskResult": {
+        "allOf": [{"$ref": "#/$defs/Result"}, _DETAILED],
+        "properties": {"resultType": {"const": "complete"}},
+    },
+    "TaskAck": {
+        "type": "object",
+        "required": ["resultType"],
+        "properties": {
+            "resultType": {"const": "complete"},
+            "_meta": {"type": "object"},
+        },
+        "additionalProperties": False,
+    },
+    "TaskNotification": {
+        "allOf": [{"$ref": "#/$defs/JSONRPCNotification"}],
+        "properties": {"method": {"const": "notifications/tasks"}, "params": _DETAILED},
+        "required": ["params"],
+    },
+}
+_EXTENSION_RESULTS = {
+    "tasks/get": "GetTaskResult",
+    "tasks/update": "TaskAck",
+    "tasks/cancel": "TaskAck",
+}
+
+
 class SchemaViolation(AssertionError):
     """A message the server emitted does not validate against the official schema."""
 
@@ -49,6 +130,8 @@ def _validator(definition: str) -> Any:
         "$defs": root["$defs"],
         "$ref": f"#/$defs/{definition}",
     }
+    if definition in _EXTENSION:
+        schema = {"$defs": root["$defs"], **_EXTENSION[definition]}
     return jsonschema.Draft202012Validator(schema)
 
 
@@ -65,7 +148,9 @@ def check_message(message: dict[str, Any], method: str | None) -> None:
     Raises:
         SchemaViolation: naming every schema error found.
     """
-    if "method" in message:
+    if message.get("method") == "notifications/tasks":
+        problems = _errors("TaskNotification", message)
+    elif "method" in message:
         problems = _errors("ServerNotification", message)
         if not problems:
             problems = _errors("JSONRPCNotification", message)
@@ -74,13 +159,17 @@ def check_message(message: dict[str, Any], method: str | None) -> None:
     else:
         problems = _errors("JSONRPCResultResponse", message)
         result = message.get("result")
-        if not problems and method in _RESULTS:
+        if not problems and method in _EXTENSION_RESULTS:
+            problems = _errors(_EXTENSION_RESULTS[method], result)
+        elif not problems and method in _RESULTS:
             options = _RESULTS[method]
             if (
                 isinstance(result, dict)
                 and result.get("resultType") == "input_required"
             ):
                 options = ("InputRequiredResult",)
+            elif isinstance(result, dict) and result.get("resultType") == "task":
+                options = ("CreateTaskResult",)
             elif len(options) > 1:
                 options = options[:1]
             for definition in options:

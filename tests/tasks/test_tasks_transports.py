@@ -1,0 +1,255 @@
+"""The tasks extension over real transports: Hypercorn on 127.0.0.1, a stdio subprocess.
+
+Over HTTP the task methods are routed by ``Mcp-Name`` (the taskId), and a task
+outlives the POST that created it; a mounted app gets its task nursery from the ASGI
+lifespan. Over stdio the server is ``tasks_server.py`` in a child process. Every
+message is validated as the test client validates it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import httpx
+import trio
+from tasks_server import TASKS, WITH_TASKS, make_server
+
+from trio_mcp import Server
+from trio_mcp.testing import check_message
+
+WAIT = 10.0
+SERVER = Path(__file__).with_name("tasks_server.py")
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": WITH_TASKS,
+}
+ACCEPT = {"action": "accept", "content": {"ok": True}}
+
+
+def body(request_id: Any, method: str, **params: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": method,
+        "params": {"_meta": META, **params},
+    }
+
+
+class Http:
+    """Posts JSON-RPC requests with the routing headers, checking each reply."""
+
+    def __init__(self, client: httpx.AsyncClient, url: str) -> None:
+        self.client = client
+        self.url = url
+        self.ids = 0
+
+    async def post(
+        self, method: str, routed: str | None = None, **params: Any
+    ) -> httpx.Response:
+        self.ids += 1
+        headers = {
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": method,
+        }
+        if routed is not None:
+            headers["mcp-name"] = routed
+        with trio.fail_after(WAIT):
+            response = await self.client.post(
+                self.url, json=body(self.ids, method, **params), headers=headers
+            )
+        check_message(response.json(), method)
+        return response
+
+    async def result(self, method: str, routed: str, **params: Any) -> dict[str, Any]:
+        response = await self.post(method, routed, **params)
+        assert 200 == response.status_code, response.text
+        result: dict[str, Any] = response.json()["result"]
+        return result
+
+    async def call(self, tool: str, **arguments: Any) -> dict[str, Any]:
+        return await self.result("tools/call", tool, name=tool, arguments=arguments)
+
+    async def until(self, task_id: str, *statuses: str) -> dict[str, Any]:
+        with trio.fail_after(WAIT):
+            while True:
+                task = await self.result("tasks/get", task_id, taskId=task_id)
+                if task["status"] in statuses:
+                    return task
+                await trio.sleep(0.01)
+
+
+@asynccontextmanager
+async def serving(server: Server) -> AsyncIterator[Http]:
+    async with trio.open_nursery() as nursery, httpx.AsyncClient() as client:
+        port = await nursery.start(partial(server.serve_http, port=0))
+        yield Http(client, f"http://127.0.0.1:{port}/mcp")
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_task_over_http_is_routed_by_its_id_and_outlives_its_post() -> None:
+    """SEP-2663 "Streamable HTTP: Routing Headers": tasks/* carry Mcp-Name = taskId;
+    the CreateTaskResult answers the POST at once and the task runs on."""
+    async with serving(make_server()) as http:
+        created = await http.call("sleepy", seconds=0.2)
+        task_id = created["taskId"]
+        working = await http.result("tasks/get", task_id, taskId=task_id)
+        done = await http.until(task_id, "completed")
+
+    assert "task" == created["resultType"]
+    assert "working" == working["status"]
+    assert "slept 0.2" == done["result"]["content"][0]["text"]
+
+
+async def test_task_methods_over_http_need_the_matching_mcp_name() -> None:
+    """SEP-2243 with SEP-2663: a missing or different Mcp-Name is 400 with -32020."""
+    async with serving(make_server()) as http:
+        task_id = (await http.call("sleepy", seconds=60))["taskId"]
+        missing = await http.post("tasks/get", taskId=task_id)
+        wrong = await http.post("tasks/cancel", "another-task", taskId=task_id)
+        ack = await http.result("tasks/cancel", task_id, taskId=task_id)
+        cancelled = await http.until(task_id, "cancelled")
+
+    assert (400, -32020) == (missing.status_code, missing.json()["error"]["code"])
+    assert (400, -32020) == (wrong.status_code, wrong.json()["error"]["code"])
+    assert {"resultType"} == set(ack) - {"_meta"}
+    assert "cancelled" == cancelled["status"]
+
+
+async def test_input_inside_a_task_over_http() -> None:
+    """SEP-2663 "Task Update Requests" across separate POSTs: input_required,
+    tasks/update per key, then completed."""
+    async with serving(make_server()) as http:
+        task_id = (await http.call("two_questions"))["taskId"]
+        asked = await http.until(task_id, "input_required")
+        for key in asked["inputRequests"]:
+            await http.result(
+                "tasks/update", task_id, taskId=task_id, inputResponses={key: ACCEPT}
+            )
+        again = await http.until(task_id, "input_required")
+        (key,) = again["inputRequests"]
+        await http.result(
+            "tasks/update", task_id, taskId=task_id, inputResponses={key: ACCEPT}
+        )
+        done = await http.until(task_id, "completed")
+
+    assert {"first", "second"} == set(asked["inputRequests"])
+    assert "sure: True" == done["result"]["content"][0]["text"]
+
+
+async def test_a_mounted_app_runs_tasks_in_its_lifespan() -> None:
+    """api.md: mount() gets its task nursery from the ASGI lifespan, which Hypercorn
+    runs for the life of the server."""
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    server = make_server()
+    app = server.mount()
+    config = Config()
+    config.bind = ["127.0.0.1:0"]
+    async with trio.open_nursery() as nursery, httpx.AsyncClient() as client:
+        binds = await nursery.start(partial(serve, app, config))  # type: ignore[arg-type]
+        http = Http(client, f"{binds[0]}/mcp")
+        created = await http.call("sleepy", seconds=0.05)
+        done = await http.until(created["taskId"], "completed")
+        nursery.cancel_scope.cancel()
+
+    assert "task" == created["resultType"]
+    assert "completed" == done["status"]
+
+
+# -- stdio --------------------------------------------------------------------------------
+class Peer:
+    """The client side of ``tasks_server.py`` over its stdin and stdout."""
+
+    def __init__(self, process: trio.Process) -> None:
+        self.process = process
+        self.replies: dict[int, dict[str, Any]] = {}
+        self.methods: dict[int, str] = {}
+        self.ids = 0
+        self._changed = trio.Event()
+
+    async def read_stdout(self) -> None:
+        assert self.process.stdout is not None
+        buffer = b""
+        async for chunk in self.process.stdout:
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            for line in lines:
+                message = json.loads(line)
+                check_message(message, self.methods.get(message.get("id", -1)))
+                if "id" in message and "method" not in message:
+                    self.replies[message["id"]] = message
+            self._changed.set()
+            self._changed = trio.Event()
+
+    async def request(self, method: str, **params: Any) -> dict[str, Any]:
+        self.ids += 1
+        rid = self.ids
+        self.methods[rid] = method
+        assert self.process.stdin is not None
+        await self.process.stdin.send_all(
+            json.dumps(body(rid, method, **params)).encode() + b"\n"
+        )
+        with trio.fail_after(WAIT):
+            while rid not in self.replies:
+                await self._changed.wait()
+        reply = self.replies.pop(rid)
+        assert "result" in reply, reply
+        result: dict[str, Any] = reply["result"]
+        return result
+
+    async def until(self, task_id: str, status: str) -> dict[str, Any]:
+        with trio.fail_after(WAIT):
+            while (task := await self.request("tasks/get", taskId=task_id))[  # noqa: ASYNC110 - polling is the protocol
+                "status"
+            ] != status:
+                await trio.sleep(0.01)
+        return task
+
+
+@asynccontextmanager
+async def spawn() -> AsyncIterator[Peer]:
+    process = await trio.lowlevel.open_process(
+        [sys.executable, str(SERVER)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    peer = Peer(process)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(peer.read_stdout)
+            yield peer
+            nursery.cancel_scope.cancel()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            with trio.CancelScope(shield=True):
+                await process.wait()
+
+
+async def test_a_task_over_stdio_runs_while_other_requests_are_answered() -> None:
+    """serve_stdio owns a task nursery: the task runs on while the same pipe
+    answers other requests, and discovery advertises the extension."""
+    async with spawn() as peer:
+        discovered = await peer.request("server/discover")
+        created = await peer.request(
+            "tools/call", name="sleepy", arguments={"seconds": 0.2}
+        )
+        echoed = await peer.request(
+            "tools/call", name="plain", arguments={"text": "hi"}
+        )
+        done = await peer.until(created["taskId"], "completed")
+
+    assert {TASKS: {}} == discovered["capabilities"]["extensions"]
+    assert "task" == created["resultType"]
+    assert "hi" == echoed["content"][0]["text"]
+    assert "slept 0.2" == done["result"]["content"][0]["text"]

@@ -1,0 +1,438 @@
+"""The tasks extension (SEP-2663) on Trio: tool calls that outlive their request.
+
+A tool declared ``@tool(task="optional")`` (or ``"required"``) answers a client
+that declares ``io.modelcontextprotocol/tasks`` with a ``CreateTaskResult``; the
+call goes on in a nursery the server owns while serving (``TaskRunner.open``, which
+every serve method and the ASGI lifespan enter), under the task's own cancel scope
+and deadline. The request starts it with ``nursery.start``: the handler runs inside
+the request until the task exists (at once, or when a ``task_start="handler"`` tool
+awaits ``ToolContext.task_started()``), so anything that ends the call before that
+(an answer, a multi round-trip question, an error) is the request's own reply.
+
+Inside the task the call is the same ``Calls.invoke`` as any call (grants,
+deadline, reply guard, redaction, one receipt); only its question-and-answer loop
+differs: a ``NeedsInput`` puts the task in ``input_required``, ``tasks/update``
+delivers the answers, and the handler runs again with them, as a multi round-trip
+retry would. ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` reach a task by its
+unguessable id, only for the principal that created it. Status changes go to listen
+streams that asked for the task's id (``notifications/tasks``).
+
+State is in memory, per process: tasks die with the process, and a second replica
+does not know the first one's tasks (route by ``Mcp-Name``, which carries the id).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import trio
+
+from .._context import ToolContext, client_supports, principal_id
+from .._declare import NeedsInput, ToolCall, ToolReply, qualified
+from .._dispatch._broadcast import Change
+from .._dispatch._request import Failure, Incoming, Reply
+from .._errors import InvalidReply, MissingClientCapability
+from .._json import JsonObject, JsonValue
+from .._protocol import _wire as wire
+from ._record import BadResponses, TaskRecord, new_task_id
+
+if TYPE_CHECKING:
+    from .._dispatch._calls import Calls
+    from .._dispatch._catalog import ToolEntry
+
+__all__ = ["DEFAULT_TTL_MS", "POLL_INTERVAL_MS", "TaskRunner", "declares_tasks"]
+
+log = logging.getLogger("trio_mcp")
+
+#: How long a task may run and be read (``ttlMs``): one hour from its creation.
+DEFAULT_TTL_MS = 3_600_000
+#: The polling interval suggested to clients (``pollIntervalMs``).
+POLL_INTERVAL_MS = 500
+#: Most tasks kept at once; beyond it, calls run synchronously (the server decides).
+MAX_TASKS = 10_000
+
+_REQUIRED: JsonObject = {"extensions": {wire.TASKS_EXTENSION: {}}}
+
+Handler = Callable[[Incoming], Awaitable[JsonObject]]
+
+
+def declares_tasks(meta: JsonObject) -> bool:
+    """Whether the request's ``clientCapabilities`` declare the tasks extension."""
+    caps = meta.get(wire.META_CLIENT_CAPABILITIES)
+    extensions = caps.get("extensions") if isinstance(caps, dict) else None
+    return isinstance(extensions, dict) and isinstance(
+        extensions.get(wire.TASKS_EXTENSION), dict
+    )
+
+
+def _missing_extension(what: str) -> Failure:
+    return Failure.missing_capability(
+        MissingClientCapability(
+            _REQUIRED,
+            f"{what} needs the tasks extension: declare "
+            f"extensions['{wire.TASKS_EXTENSION}'] in _meta clientCapabilities",
+        )
+    )
+
+
+class TaskRunner:
+    """The tasks of one dispatcher: their records, and the nursery they run in.
+
+    Args:
+        publish: Offers a task's change to this process's listen streams.
+        ttl_ms: Each task's ``ttlMs``: its deadline, and how long it stays readable.
+        poll_ms: The ``pollIntervalMs`` suggested to clients.
+        max_tasks: Most tasks kept at once.
+    """
+
+    def __init__(
+        self,
+        publish: Callable[[Change], object],
+        *,
+        ttl_ms: int = DEFAULT_TTL_MS,
+        poll_ms: int = POLL_INTERVAL_MS,
+        max_tasks: int = MAX_TASKS,
+    ) -> None:
+        self._publish = publish
+        self.ttl_ms = ttl_ms
+        self.poll_ms = poll_ms
+        self.max_tasks = max_tasks
+        self._records: dict[str, TaskRecord] = {}
+        self._nursery: trio.Nursery | None = None
+        self._warned = False
+
+    # -- the nursery ------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        """Whether a nursery is open, so calls can become tasks."""
+        return self._nursery is not None
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[None]:
+        """Run tasks in a nursery for the duration of the block.
+
+        Re-entrant: an inner block (a second transport of the same server) uses the
+        outer block's nursery. Leaving the outermost block cancels the tasks still
+        running; they end ``cancelled``. An exception from the block is raised as
+        itself, not wrapped in an exception group.
+        """
+        if self._nursery is not None:
+            yield
+            return
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                try:
+                    yield
+                finally:
+                    self._nursery = None
+                    nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            if len(group.exceptions) == 1:
+                only = group.exceptions[0]
+                raise only from only.__cause__  # keeps its cause, drops the group
+            raise
+
+    # -- tools/call ---------------------------------------------------------------------
+    async def call_tool(
+        self, calls: Calls, inc: Incoming, entry: ToolEntry, call: ToolCall
+    ) -> Reply:
+        """Answer a ``tools/call`` of a tool that may run as a task.
+
+        Raises:
+            Failure: -32021 for a ``task="required"`` tool and a client without the
+                extension; any failure of the call before its task exists.
+        """
+        declared = declares_tasks(inc.meta)
+        if not declared and entry.spec.task == "required":
+            raise _missing_extension(f"tool '{entry.name}' runs only as a task; it")
+        nursery = self._nursery
+        if not declared or nursery is None or not self._room():
+            if declared and nursery is None and not self._warned:
+                self._warned = True
+                log.warning(
+                    "tool %r was called as a task but no task nursery is open, so it "
+                    "runs synchronously; serve with serve_http/serve_stdio, or wrap a "
+                    "mounted app's serving in `async with server.task_nursery():`",
+                    entry.name,
+                )
+            return await calls.invoke(
+                inc, entry, "tool", call.name, lambda: entry.adopter.dispatch(call)
+            )
+        reply: Reply = await nursery.start(self._task, calls, inc, entry, call)
+        return reply
+
+    def _room(self) -> bool:
+        if len(self._records) >= self.max_tasks:
+            self._purge()
+        return len(self._records) < self.max_tasks
+
+    async def _task(
+        self,
+        calls: Calls,
+        inc: Incoming,
+        entry: ToolEntry,
+        call: ToolCall,
+        task_status: trio.TaskStatus[Reply] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """One call as a task; reports the request's reply through ``task_status``."""
+        record = TaskRecord(
+            new_task_id(),
+            principal_id(inc.caller.principal),
+            self.ttl_ms,
+            self.poll_ms,
+        )
+        started = False
+
+        async def start() -> str:
+            nonlocal started
+            started = True
+            record.scope.deadline = trio.current_time() + self.ttl_ms / 1000
+            self._records[record.task_id] = record
+            created: JsonObject = {"resultType": "task", **record.base()}
+            task_status.started(Reply(calls.encode_result(inc.id, created)))
+            return record.task_id
+
+        async def emit(message: JsonObject) -> None:
+            # Progress and logs reach the request only while it waits for the task.
+            if not started:
+                await inc.emit(message)
+
+        async def run() -> ToolReply:
+            ctx = ToolContext.current()
+            ctx._bind_task_start(start)
+            if entry.spec.task_start == "call":
+                await ctx.task_started()
+            while True:
+                reply = await entry.adopter.dispatch(call)
+                if reply.needs is None or not started:
+                    return reply
+                ctx.input_responses = await self._ask(record, entry, reply.needs, ctx)
+                ctx.state = reply.needs.state
+
+        task_inc = Incoming(inc.request, inc.caller, emit, record.scope)
+        task_inc.params, task_inc.meta = inc.params, inc.meta
+        reply: Reply | None = None
+        failure: Failure | None = None
+        try:
+            with record.scope:
+                try:
+                    reply = await calls.invoke(task_inc, entry, "tool", call.name, run)
+                except Failure as exc:
+                    if not started:
+                        raise
+                    failure = exc
+                except Exception as exc:
+                    if not started:
+                        raise
+                    failure = _internal(entry, exc)
+            if not started:
+                assert reply is not None
+                task_status.started(reply)
+                return
+            self._settle(record, reply, failure)
+        finally:
+            if started and not record.terminal:
+                record.set_status("cancelled", "the server stopped serving")
+                self.publish(record)
+
+    async def _ask(
+        self, record: TaskRecord, entry: ToolEntry, needs: NeedsInput, ctx: ToolContext
+    ) -> dict[str, object]:
+        """Surface ``needs`` on the task and wait until every request is answered.
+
+        Raises:
+            MissingClientCapability: if the client cannot answer a request.
+            InvalidReply: if ``needs`` asks for nothing.
+        """
+        if not needs.requests:
+            raise InvalidReply(
+                entry.declaration, "NeedsInput inside a task must ask for something"
+            )
+        for request in needs.requests.values():
+            if not client_supports(ctx.client_capabilities, request.client_capability):
+                raise MissingClientCapability(dict(request.client_capability))
+        record.ask(needs.requests)
+        self.publish(record)
+        await record.answered.wait()
+        return dict(record.answers)
+
+    def _settle(
+        self, record: TaskRecord, reply: Reply | None, failure: Failure | None
+    ) -> None:
+        """Record how the task ended and announce it."""
+        if record.scope.cancelled_caught:
+            if record.cancel_requested:
+                record.set_status("cancelled", "cancelled by tasks/cancel")
+            else:
+                message = (
+                    f"the task ran past its ttlMs ({record.ttl_ms}) and was cancelled"
+                )
+                record.error = {"code": wire.INTERNAL_ERROR, "message": message}
+                record.set_status("failed", message)
+        elif failure is not None:
+            record.error = _error_object(failure)
+            record.set_status("failed", failure.message)
+        else:
+            assert reply is not None
+            reply_message = reply.message
+            result = reply_message.get("result")
+            if isinstance(result, dict):
+                record.result = _inlined(result)
+                record.set_status("completed")
+            else:
+                error = reply_message.get("error")
+                record.error = error if isinstance(error, dict) else None
+                record.set_status("failed")
+        self.publish(record)
+
+    # -- tasks/get, tasks/update, tasks/cancel --------------------------------------------
+    def methods(self) -> dict[str, Handler]:
+        """The extension's methods, for the dispatcher's table."""
+        return {
+            wire.TASKS_GET: self._get,
+            wire.TASKS_UPDATE: self._update,
+            wire.TASKS_CANCEL: self._cancel,
+        }
+
+    def _find(self, inc: Incoming) -> TaskRecord:
+        """The task a request names, if its client declared the extension and owns it.
+
+        Raises:
+            Failure: -32021 without the extension; -32602 for an unknown task.
+        """
+        method = inc.request.method
+        if not declares_tasks(inc.meta):
+            raise _missing_extension(method)
+        task_id = inc.params.get("taskId")
+        if not isinstance(task_id, str):
+            raise Failure.invalid(f"{method} needs params.taskId (a string)")
+        record = self._alive(task_id)
+        if record is None or record.owner != principal_id(inc.caller.principal):
+            raise Failure.invalid(
+                f"unknown task '{task_id}': it never existed, expired, or belongs to "
+                "another caller",
+                {"taskId": task_id},
+            )
+        return record
+
+    async def _get(self, inc: Incoming) -> JsonObject:
+        return self._find(inc).view()
+
+    async def _update(self, inc: Incoming) -> JsonObject:
+        record = self._find(inc)
+        responses = inc.params.get("inputResponses")
+        if not isinstance(responses, dict):
+            raise Failure.invalid(
+                "tasks/update needs params.inputResponses, an object of responses by "
+                "the keys of the task's inputRequests"
+            )
+        try:
+            taken = record.answer(responses)
+        except BadResponses as exc:
+            raise Failure.invalid(
+                str(exc),
+                {
+                    "problems": [
+                        {"path": p.path, "message": p.message} for p in exc.problems
+                    ]
+                },
+            ) from None
+        if taken:
+            self.publish(record)
+        return {}
+
+    async def _cancel(self, inc: Incoming) -> JsonObject:
+        record = self._find(inc)
+        if not record.terminal:
+            record.cancel_requested = True
+            record.scope.cancel()
+        return {}
+
+    # -- listen streams -------------------------------------------------------------------
+    def listen_filter(self, requested: JsonValue, inc: Incoming) -> list[str]:
+        """The task ids of a listen request's filter that this caller may follow.
+
+        Raises:
+            Failure: -32602 for a malformed ``taskIds``; -32021 if the client asks
+                for task notifications without declaring the extension.
+        """
+        ids = requested.get("taskIds") if isinstance(requested, dict) else None
+        if ids is None:
+            return []
+        if not isinstance(ids, list) or not all(isinstance(t, str) for t in ids):
+            raise Failure.invalid("params.notifications.taskIds must be a list of ids")
+        if not declares_tasks(inc.meta):
+            raise _missing_extension("subscriptions/listen with taskIds")
+        owner = principal_id(inc.caller.principal)
+        kept: list[str] = []
+        for task_id in dict.fromkeys(ids):
+            record = self._alive(task_id) if isinstance(task_id, str) else None
+            if record is not None and record.owner == owner:
+                kept.append(record.task_id)
+        return kept
+
+    def view(self, task_id: str) -> JsonObject | None:
+        """The task as ``tasks/get`` would show it now, or None once it is gone."""
+        record = self._records.get(task_id)
+        return None if record is None else record.view()
+
+    def publish(self, record: TaskRecord) -> None:
+        """Tell listen streams following the task that its status changed."""
+        self._publish(Change.task(record.task_id))
+
+    def _alive(self, task_id: str) -> TaskRecord | None:
+        """The task ``task_id``, unless it is unknown or finished and past its TTL."""
+        record = self._records.get(task_id)
+        if record is not None and record.terminal and record.expires <= time.time():
+            del self._records[task_id]
+            return None
+        return record
+
+    def _purge(self) -> None:
+        """Forget every finished task whose TTL has passed."""
+        now = time.time()
+        expired = [
+            task_id
+            for task_id, record in self._records.items()
+            if record.terminal and record.expires <= now
+        ]
+        for task_id in expired:
+            del self._records[task_id]
+
+
+def _error_object(failure: Failure) -> JsonObject:
+    error: JsonObject = {"code": failure.code, "message": failure.message}
+    if failure.data is not None:
+        error["data"] = failure.data
+    return error
+
+
+def _inlined(result: JsonObject) -> JsonObject:
+    """A ``CallToolResult`` as a completed task inlines it: no ``resultType``, no serverInfo."""
+    out = {k: v for k, v in result.items() if k != "resultType"}
+    meta = out.get("_meta")
+    if isinstance(meta, dict):
+        meta = {k: v for k, v in meta.items() if k != wire.META_SERVER_INFO}
+        if meta:
+            out["_meta"] = meta
+        else:
+            del out["_meta"]
+    return out
+
+
+def _internal(entry: ToolEntry, exc: Exception) -> Failure:
+    """-32603 for a failure of ours around a task's call, logged with a reference."""
+    reference = secrets.token_hex(6)
+    log.error(
+        "task of tool %r failed outside its call; error reference %s",
+        entry.name,
+        reference,
+        exc_info=exc,
+    )
+    return Failure.internal(reference, qualified(type(exc)))
