@@ -37,7 +37,8 @@ import attrs
 import trio
 
 from .._authority import Grants
-from .._dispatch import LISTEN_METHOD, Caller, Dispatcher
+from .._context import Emit
+from .._dispatch import LISTEN_METHOD, Caller, Dispatcher, Reply
 from .._json import JsonObject, encode_message
 from .._limits import Limits
 from .._protocol import _wire as wire
@@ -156,94 +157,120 @@ async def serve_messages(
     When ``incoming`` ends, requests still running get ``limits.grace_period``
     seconds to finish and are then cancelled.
     """
-    slots = trio.CapacityLimiter(limits.max_concurrent)
-    load = _Load(limits)
-    in_flight: dict[str | int, trio.CancelScope] = {}
-    running: dict[trio.CancelScope, Request] = {}
-    """Requests still counted in ``load``, by their scope."""
     caller = Caller(principal=principal, allow=allow, closing=trio.Event())
+    loop = _Loop(dispatcher, caller, limits)
     # One writer task owns ``send``: a request's cancel scope can stop it from
     # handing a message over, never interrupt the write of one already handed over.
-    to_writer, from_requests = trio.open_memory_channel[bytes](0)
+    async with (
+        trio.open_nursery() as writing,
+        loop.to_writer,
+        trio.open_nursery() as nursery,
+    ):
+        writing.start_soon(loop.write_all, send)
+        async with incoming:
+            async for raw in incoming:
+                await loop.take(raw, nursery)
+        deadline = loop.input_ended()
+        nursery.cancel_scope.deadline = deadline
+        # The writer gets the same deadline: a client that stops reading cannot
+        # keep us past the grace period (the stream ends then anyway).
+        writing.cancel_scope.deadline = deadline
 
-    async def writer() -> None:
+
+class _Loop:
+    """The state of one message loop: what is admitted, running and cancellable."""
+
+    def __init__(self, dispatcher: Dispatcher, caller: Caller, limits: Limits) -> None:
+        self.dispatcher = dispatcher
+        self.caller = caller
+        self.limits = limits
+        self.slots = trio.CapacityLimiter(limits.max_concurrent)
+        self.load = _Load(limits)
+        self.in_flight: dict[str | int, trio.CancelScope] = {}
+        """Cancel scopes by request id, for ``notifications/cancelled``."""
+        self.running: dict[trio.CancelScope, Request] = {}
+        """Requests still counted in ``load``, by their scope."""
+        self.to_writer, self.from_requests = trio.open_memory_channel[bytes](0)
+
+    async def write_all(self, send: Send) -> None:
+        """The writer task: each message handed over is written whole."""
         # Not closed on failure: senders then wait to be cancelled rather than
         # raise BrokenResourceError beside the transport's own error.
-        async for data in from_requests:
+        async for data in self.from_requests:
             await send(data)
 
-    async def run_request(request: Request, scope: trio.CancelScope) -> None:
+    async def take(self, raw: str | bytes | Oversized, nursery: trio.Nursery) -> None:
+        """Act on one incoming message; never waits for a call slot."""
+        message = _read(raw, self.limits.max_depth)
+        if isinstance(message, Fault):
+            await self.to_writer.send(encode_message(message.to_message()))
+        elif isinstance(message, Notification):
+            self.cancel(message)
+        elif _is_quick(message):
+            reply = await self.dispatcher.handle(message, self.caller, _drop)
+            await self.to_writer.send(reply.body)
+        elif (refused := self.load.admit(message)) is not None:
+            await self.to_writer.send(encode_message(refused.to_message()))
+        else:
+            scope = trio.CancelScope()
+            # Ids must be unique among outstanding requests; a duplicate is
+            # answered but cannot be cancelled separately.
+            self.in_flight.setdefault(message.id, scope)
+            nursery.start_soon(self.run, message, scope)
+
+    def cancel(self, message: Notification) -> None:
+        """Honour a ``notifications/cancelled``; other notifications mean nothing."""
+        cancelled = _notify(message, self.in_flight)
+        if cancelled in self.running:
+            # Counted out at once, not when its task has unwound: a client may
+            # cancel and send another request in the same breath.
+            self.load.release(self.running.pop(cancelled))
+
+    async def run(self, request: Request, scope: trio.CancelScope) -> None:
+        """One admitted request in its own task and cancel scope."""
+
         async def emit(note: JsonObject) -> None:
             if not scope.cancel_called:
-                await to_writer.send(encode_message(note))
+                await self.to_writer.send(encode_message(note))
 
-        running[scope] = request
+        self.running[scope] = request
         try:
             with scope:
-                if request.method in CALL_METHODS:
-                    async with slots:
-                        reply = await dispatcher.handle(
-                            request, caller, emit, scope=scope
-                        )
-                else:
-                    reply = await dispatcher.handle(request, caller, emit, scope=scope)
+                reply = await self._handle(request, emit, scope)
                 if not scope.cancel_called:
-                    await to_writer.send(reply.body)
+                    await self.to_writer.send(reply.body)
         finally:
             # Whatever still runs for this request (an abandoned worker thread)
             # now sees ``ctx.cancel`` fire.
             scope.cancel()
-            if in_flight.get(request.id) is scope:
-                del in_flight[request.id]
-            if running.pop(scope, None) is not None:  # not counted out already
-                load.release(request)
+            if self.in_flight.get(request.id) is scope:
+                del self.in_flight[request.id]
+            if self.running.pop(scope, None) is not None:  # not counted out yet
+                self.load.release(request)
 
-    async def answer_now(request: Request) -> None:
-        reply = await dispatcher.handle(request, caller, _drop)
-        await to_writer.send(reply.body)
+    async def _handle(
+        self, request: Request, emit: Emit, scope: trio.CancelScope
+    ) -> Reply:
+        handle = self.dispatcher.handle
+        if request.method not in CALL_METHODS:
+            return await handle(request, self.caller, emit, scope=scope)
+        async with self.slots:
+            return await handle(request, self.caller, emit, scope=scope)
 
-    async with (
-        trio.open_nursery() as writing,
-        to_writer,
-        trio.open_nursery() as nursery,
-    ):
-        writing.start_soon(writer)
-        async with incoming:
-            async for raw in incoming:
-                message = _read(raw, limits.max_depth)
-                if isinstance(message, Fault):
-                    await to_writer.send(encode_message(message.to_message()))
-                elif isinstance(message, Notification):
-                    cancelled = _notify(message, in_flight)
-                    if cancelled in running:
-                        # Counted out at once, not when its task has unwound: a
-                        # client may cancel and send another in the same breath.
-                        load.release(running.pop(cancelled))
-                elif _is_quick(message):
-                    await answer_now(message)
-                elif (refused := load.admit(message)) is not None:
-                    await to_writer.send(encode_message(refused.to_message()))
-                else:
-                    scope = trio.CancelScope()
-                    # Ids must be unique among outstanding requests; a duplicate
-                    # is answered but cannot be cancelled separately.
-                    in_flight.setdefault(message.id, scope)
-                    nursery.start_soon(run_request, message, scope)
-        # Input ended: listen streams end with their result; let what runs finish,
-        # within the grace period.
-        assert caller.closing is not None
-        caller.closing.set()
-        # The writer gets the same deadline: a client that stops reading cannot
-        # keep us past the grace period (the stream ends then anyway).
-        deadline = trio.current_time() + limits.grace_period
-        if math.isinf(limits.grace_period):
-            deadline = math.inf
-        # Each request's own scope gets the deadline, so ``ctx.cancel`` has fired
-        # by the time its handler sees ``Cancelled`` (the nursery's is a backstop).
-        for scope in running:
+    def input_ended(self) -> float:
+        """Start the graceful end; return the deadline of what still runs.
+
+        Listen streams end with their result. Each request's own scope gets the
+        deadline, so ``ctx.cancel`` has fired by the time its handler sees
+        ``Cancelled`` (the nursery's deadline is a backstop).
+        """
+        assert self.caller.closing is not None
+        self.caller.closing.set()
+        grace = self.limits.grace_period
+        deadline = math.inf if math.isinf(grace) else trio.current_time() + grace
+        for scope in self.running:
             scope.deadline = deadline
-        nursery.cancel_scope.deadline = deadline
-        writing.cancel_scope.deadline = deadline
+        return deadline
 
 
 async def _drop(note: JsonObject) -> None:
