@@ -355,25 +355,12 @@ class Calls:
         if reply.needs is not None:
             body = self.encode_result(inc.id, self._ask(inc, entry, reply.needs, ctx))
             return Ending("ok", reply=Reply(body))
-        spec = entry.spec
-        if isinstance(entry, ToolEntry) and isinstance(reply, ToolReply):
-            result = _tool_result(entry, reply)
-            outcome: Outcome = "error" if reply.is_error else "ok"
-        elif kind == "prompt" and isinstance(reply, PromptReply):
-            result, outcome = _prompt_result(reply), "ok"
-        elif kind == "resource" and isinstance(reply, ResourceReply):
-            assert isinstance(spec, ResourceSpec)
-            result, outcome = _resource_result(spec, reply), "ok"
-        else:
-            raise InvalidReply(
-                entry.declaration,
-                f"dispatch() returned a {type(reply).__name__}, not a "
-                f"{kind.capitalize()}Reply",
-            )
+        result = _result(entry, reply)
         # Encoded here, inside the call: the way out cannot fail after the receipt.
         body = self.encode_result(inc.id, redact_json(result))  # type: ignore[arg-type]
-        error_type = reply.error_type if isinstance(reply, ToolReply) else None
-        return Ending(outcome, reply=Reply(body), error_type=error_type)
+        if isinstance(reply, ToolReply) and reply.is_error:
+            return Ending("error", reply=Reply(body), error_type=reply.error_type)
+        return Ending("ok", reply=Reply(body))
 
     def _ask(
         self, inc: Incoming, entry: AnyEntry, needs: NeedsInput, ctx: ToolContext
@@ -418,6 +405,17 @@ class Calls:
 
 
 # -- shaping replies ---------------------------------------------------------------------
+def _result(entry: AnyEntry, reply: AnyReply) -> JsonObject:
+    """The protocol result (without ``resultType``) for a reply of the entry's kind."""
+    if isinstance(entry, ToolEntry) and isinstance(reply, ToolReply):
+        return _tool_result(entry, reply)
+    if isinstance(reply, PromptReply):
+        return _prompt_result(reply)
+    assert isinstance(reply, ResourceReply)
+    assert isinstance(entry.spec, ResourceSpec)
+    return _resource_result(entry.spec, reply)
+
+
 def _tool_result(entry: ToolEntry, reply: ToolReply) -> JsonObject:
     """A ``CallToolResult`` (without ``resultType``) for a checked tool reply."""
     spec = entry.spec
