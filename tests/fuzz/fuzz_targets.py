@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
+import re
 import subprocess
 import sys
 import traceback
@@ -54,6 +55,34 @@ from fuzz_wire import (
 from hypothesis import given
 
 SERVER_SCRIPT = Path(__file__).with_name("fuzz_server.py")
+
+
+_REMOTE_ERROR = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Exit|Interrupt))\b: ")
+_remote_classes: dict[str, type[Exception]] = {}
+
+
+def remote_cause(stderr: str) -> Exception:
+    """An exception standing for the last one the server's traceback names.
+
+    Raised ``from`` it, ``ServerDied`` differs per cause, so Hypothesis reports one
+    minimal example for each distinct way the server dies.
+    """
+    lines = [line for line in stderr.splitlines() if _REMOTE_ERROR.search(line)]
+    match = _REMOTE_ERROR.search(lines[-1]) if lines else None
+    name = match.group(1) if match else "UnknownExit"
+    if name not in _remote_classes:
+        _remote_classes[name] = type(name, (Exception,), {"__module__": "server"})
+    return _remote_classes[name](lines[-1].strip(" |") if lines else "no traceback")
+
+
+def caused(failure: WireInvariantFailed, cause: BaseException) -> WireInvariantFailed:
+    """Chain ``cause`` to ``failure`` as both cause and context.
+
+    Hypothesis tells failures apart by their context chain, so a server dying of
+    NaN and one dying of a lone surrogate are reported as two bugs.
+    """
+    failure.__cause__ = failure.__context__ = cause
+    return failure
 
 
 class ConnectionLost(WireInvariantFailed):
@@ -215,9 +244,12 @@ class SubprocessTarget(Target):
             return
         with trio.move_on_after(5):
             await self.stderr_done.wait()
-        raise ServerDied(
-            f"the {self.name} server exited with status {process.returncode}; "
-            f"its stderr ends:\n{self.tail()}"
+        raise caused(
+            ServerDied(
+                f"the {self.name} server exited with status {process.returncode}; "
+                f"its stderr ends:\n{self.tail()}"
+            ),
+            remote_cause(self.tail()),
         )
 
     def check_memory(self) -> None:
@@ -343,10 +375,13 @@ class HttpTarget(SubprocessTarget):
                         self.take(line[len(b"data: ") :])
         else:
             self.fail(
-                MalformedOutput(
-                    f"HTTP {response.status_code} {kind or 'without content-type'}: "
-                    f"{response.content[:300]!r} for {frame[:200]!r}\n"
-                    f"server stderr ends:\n{self.tail()}"
+                caused(
+                    MalformedOutput(
+                        f"HTTP {response.status_code} {kind or 'without content-type'}: "
+                        f"{response.content[:300]!r} for {frame[:200]!r}\n"
+                        f"server stderr ends:\n{self.tail()}"
+                    ),
+                    remote_cause(self.tail()),
                 )
             )
 
@@ -409,9 +444,14 @@ class WebSocketTarget(SubprocessTarget):
                 self.take(data)
         except trio_websocket.ConnectionClosed as exc:
             if self.ws is ws:
-                self.fail(
-                    ConnectionLost(f"the server closed the connection: {exc.reason}")
-                )
+                self.fail(self.lost(f"the server closed the connection ({exc.reason})"))
+
+    def lost(self, what: str) -> WireInvariantFailed:
+        """A ``ConnectionLost`` carrying the server's stderr and its last error."""
+        return caused(
+            ConnectionLost(f"{what}; the server's stderr ends:\n{self.tail()}"),
+            remote_cause(self.tail()),
+        )
 
     async def _stop(self) -> None:
         ws = self.ws
@@ -419,6 +459,9 @@ class WebSocketTarget(SubprocessTarget):
         if ws is not None:
             with trio.move_on_after(5):
                 await ws.aclose()
+            # trio-websocket 0.12 leaves the TCP stream open when the peer closed
+            # first or went away; close it, or the socket lingers until collected.
+            await ws._stream.aclose()
         await super()._stop()
 
     async def send(self, frames: list[bytes], sentinel: bytes) -> None:
@@ -431,9 +474,7 @@ class WebSocketTarget(SubprocessTarget):
                     await self.ws.send_message(frame)
         except trio_websocket.ConnectionClosed:
             await self.check_alive()
-            raise ConnectionLost(
-                f"the server closed the connection:\n{self.tail()}"
-            ) from None
+            raise self.lost("the server closed the connection while we sent") from None
 
 
 class InProcessTarget(Target):
@@ -464,7 +505,7 @@ class InProcessTarget(Target):
                 await make_server().serve_messages(receive, self._emit)
             except Exception as exc:
                 detail = "".join(traceback.format_exception(exc))[-STDERR_TAIL:]
-                self.fail(ServerDied(f"serve_messages raised:\n{detail}"))
+                self.fail(caused(ServerDied(f"serve_messages raised:\n{detail}"), exc))
                 return
         if not scope.cancel_called:
             self.fail(ServerDied("serve_messages returned while its input was open"))
