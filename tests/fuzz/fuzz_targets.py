@@ -26,7 +26,7 @@ import re
 import subprocess
 import sys
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +49,13 @@ from fuzz_wire import (
     WireInvariantFailed,
     build_batch,
     fuzz_settings,
+    id_key,
     run_rounds,
     strict_json,
 )
 from hypothesis import given
+
+from trio_mcp import Server
 
 SERVER_SCRIPT = Path(__file__).with_name("fuzz_server.py")
 
@@ -102,17 +105,26 @@ class Target:
         self.ledger = Ledger(self.limit, self.blank_lines)
         self.failure: WireInvariantFailed | None = None
         self.started = False
+        self.replies: dict[tuple[str, str | int], dict[str, Any]] = {}
         self._changed: trio.Event | None = None
 
     # -- called from the Hypothesis thread ------------------------------------------
-    def exchange(self, items: list[Item]) -> None:
-        """Send ``items`` and check every invariant; raise the first broken one."""
-        batch = build_batch(items)
+    def exchange(self, items: list[Item], *, variants: bool = True) -> Batch:
+        """Send ``items`` and check every invariant; raise the first broken one.
+
+        Returns the batch sent; ``replies`` then holds the answer to each id.
+        """
+        batch = build_batch(items, variants=variants)
         try:
             self.loop.run(self._exchange, batch)
         except WireInvariantFailed:
             self.loop.run(self._stop)
             raise
+        return batch
+
+    def reply(self, request_id: str) -> dict[str, Any]:
+        """The response to ``request_id`` (sent by the last ``exchange``)."""
+        return self.replies[("s", request_id)]
 
     def close(self) -> None:
         """Stop the server and the connection."""
@@ -128,9 +140,13 @@ class Target:
     def take(self, data: bytes) -> None:
         """Check one emitted message; keep the first failure."""
         try:
-            self.ledger.incoming(data)
+            message = self.ledger.incoming(data)
         except WireInvariantFailed as exc:
             self.failure = self.failure or exc
+        else:
+            key = id_key(message.get("id"))
+            if key is not None and "method" not in message:
+                self.replies[key] = message
         self.note()
 
     def fail(self, exc: WireInvariantFailed) -> None:
@@ -142,6 +158,7 @@ class Target:
         if not self.started:
             await self._start()
             self.started = True
+        self.replies.clear()
         frames = self.frames(batch)
         keys = []
         for frame in [*frames, batch.sentinel]:
@@ -483,8 +500,11 @@ class InProcessTarget(Target):
     name = "in-process"
     limit = None  # framing (and so the size limit) belongs to real transports
 
-    def __init__(self, loop: LoopThread) -> None:
+    def __init__(
+        self, loop: LoopThread, server: Callable[[], Server] = make_server
+    ) -> None:
         super().__init__(loop)
+        self.make_server = server
         self.channel: trio.MemorySendChannel[str | bytes] | None = None
         self.scope: trio.CancelScope | None = None
         self.rss = RssWatch()
@@ -502,7 +522,7 @@ class InProcessTarget(Target):
     ) -> None:
         with scope:
             try:
-                await make_server().serve_messages(receive, self._emit)
+                await self.make_server().serve_messages(receive, self._emit)
             except Exception as exc:
                 detail = "".join(traceback.format_exception(exc))[-STDERR_TAIL:]
                 self.fail(caused(ServerDied(f"serve_messages raised:\n{detail}"), exc))
@@ -571,10 +591,10 @@ def fuzz(target: Target) -> None:
 
 
 @contextlib.contextmanager
-def serving(kind: type[Target]) -> Iterator[Target]:
+def serving(kind: type[Target], *args: Any) -> Iterator[Target]:
     """A target of ``kind`` in its own loop thread, stopped at the end."""
     loop = LoopThread()
-    target = kind(loop)
+    target = kind(loop, *args)
     try:
         yield target
     finally:

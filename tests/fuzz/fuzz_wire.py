@@ -264,6 +264,7 @@ class Batch:
     """A drawn batch as bytes, with the sentinel request that must end it."""
 
     frames: list[bytes]
+    ids: list[str]
     sentinel: bytes
     sentinel_key: tuple[str, str | int]
 
@@ -271,15 +272,19 @@ class Batch:
 _batch_numbers = iter(range(1, 1 << 62))
 
 
-def build_batch(items: list[Item]) -> Batch:
-    """Encode ``items``; valid requests get ids unique across the whole run."""
+def build_batch(items: list[Item], *, variants: bool = True) -> Batch:
+    """Encode ``items``; valid requests get ids unique across the whole run.
+
+    With ``variants`` each valid request is followed by its variants
+    (``with_variants``). ``ids[i]`` is the id given to the i-th message.
+    """
     number = next(_batch_numbers)
-    expanded = [variant for item in items for variant in with_variants(item)]
+    if variants:
+        items = [variant for item in items for variant in with_variants(item)]
+    ids = [f"b{number}-{i}" for i in range(len(items))]
     frames = [
-        encode_item(item, f"b{number}-{i}")
-        if isinstance(item, Call | Mutated)
-        else encode_item(item, "")
-        for i, item in enumerate(expanded)
+        encode_item(item, rid) if isinstance(item, Call | Mutated) else item.data
+        for rid, item in zip(ids, items, strict=True)
     ]
     sentinel_id = f"b{number}-end"
     sentinel = json.dumps(
@@ -295,7 +300,7 @@ def build_batch(items: list[Item]) -> Batch:
             },
         }
     ).encode()
-    return Batch(frames, sentinel, ("s", sentinel_id))
+    return Batch(frames, ids, sentinel, ("s", sentinel_id))
 
 
 # -- a Trio loop that outlives the examples ----------------------------------------------
@@ -394,6 +399,10 @@ settings.register_profile("long", settings.get_profile("ci"), max_examples=1000)
 MIN_INPUTS = 10_000
 
 
-def fuzz_settings() -> settings:
-    """The profile named by ``TRIO_MCP_FUZZ_PROFILE`` (default ``ci``)."""
-    return settings.get_profile(os.environ.get("TRIO_MCP_FUZZ_PROFILE", "ci"))
+def fuzz_settings(share: float = 1.0) -> settings:
+    """The profile named by ``TRIO_MCP_FUZZ_PROFILE`` (default ``ci``).
+
+    ``share`` scales its ``max_examples``, for tests that are many (one per type).
+    """
+    profile = settings.get_profile(os.environ.get("TRIO_MCP_FUZZ_PROFILE", "ci"))
+    return settings(profile, max_examples=max(1, int(profile.max_examples * share)))
