@@ -44,6 +44,7 @@ from fuzz_wire import (
     Ledger,
     LoopThread,
     MalformedOutput,
+    MemoryGrowth,
     RssWatch,
     ServerDied,
     WireInvariantFailed,
@@ -117,8 +118,8 @@ class Target:
         batch = build_batch(items, variants=variants)
         try:
             self.loop.run(self._exchange, batch)
-        except WireInvariantFailed:
-            self.loop.run(self._stop)
+        except WireInvariantFailed as exc:
+            self.loop.run(self._recover, exc)
             raise
         return batch
 
@@ -181,6 +182,25 @@ class Target:
     def frames(self, batch: Batch) -> list[bytes]:
         """The messages as the server will see them."""
         return batch.frames
+
+    async def _recover(self, failure: WireInvariantFailed) -> None:
+        """Make the next example meet a healthy server, as cheaply as possible.
+
+        A server that still serves keeps running (shrinking then costs no process
+        starts); what the failed batch still owes may arrive later, at most once.
+        """
+        if (
+            isinstance(failure, ServerDied | ConnectionLost | MemoryGrowth)
+            or not await self.serving()
+        ):
+            await self._stop()
+        else:
+            self.failure = None
+            self.ledger.forgive()
+
+    async def serving(self) -> bool:
+        """Whether the server is still there to serve the next batch."""
+        return self.started
 
     async def _start(self) -> None:
         raise NotImplementedError
@@ -253,6 +273,9 @@ class SubprocessTarget(Target):
     def tail(self) -> str:
         """The end of the server's stderr, for failure messages."""
         return self.stderr[-STDERR_TAIL:].decode("utf-8", "replace")
+
+    async def serving(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     async def check_alive(self) -> None:
         process = self.process

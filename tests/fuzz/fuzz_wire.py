@@ -234,6 +234,12 @@ class Ledger:
             )
         return message
 
+    def forgive(self) -> None:
+        """After a failed batch: what it still owes may arrive late, at most once."""
+        self.cancelled.update(k for k, n in self.sent.items() if self.answered[k] < n)
+        most = max(self.idless_expected, self.idless_seen)
+        self.idless_expected = self.idless_seen = most
+
     def unanswered(self, keys: Iterable[tuple[str, str | int]]) -> list[Any]:
         """The ids among ``keys`` still owed a reply (cancelled ones owe none)."""
         return [
@@ -388,7 +394,7 @@ def run_rounds(prop: Callable[[], None]) -> None:
 #: ``TRIO_MCP_FUZZ_SECONDS`` run out (``scripts/fuzz --minutes N``).
 settings.register_profile(
     "ci",
-    max_examples=300,
+    max_examples=200,
     deadline=None,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
