@@ -9,7 +9,7 @@ meets a healthy server and shrinking stays meaningful.
 - ``StdioTarget``: ``fuzz_server.py stdio`` as a subprocess; the batch is written as
   one stream of lines, so a drawn newline splits a message exactly as on the wire.
 - ``HttpTarget``: ``fuzz_server.py http`` (Hypercorn on 127.0.0.1); one POST per
-  message, four at a time, with routing headers mirrored from the body when it has
+  message, two at a time, with routing headers mirrored from the body when it has
   them.
 - ``WebSocketTarget``: ``fuzz_server.py websocket``; one frame per message, text
   when it is valid UTF-8, binary otherwise.
@@ -361,7 +361,7 @@ class HttpTarget(SubprocessTarget):
     """Streamable HTTP on Hypercorn: one POST per message."""
 
     name = "http"
-    parallel = 4
+    parallel = 2
 
     def __init__(self, loop: LoopThread) -> None:
         super().__init__(loop)
