@@ -105,9 +105,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def strict_json(data: bytes) -> Any:
-    """Decode strict JSON from UTF-8 (no NaN, no Infinity, no invalid UTF-8)."""
-    return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+def strict_json(data: bytes | str) -> Any:
+    """Decode strict JSON (no NaN, no Infinity); bytes must be valid UTF-8."""
+    text = data.decode("utf-8") if isinstance(data, bytes) else data
+    return json.loads(text, parse_constant=_reject_constant)
 
 
 def _too_deep(value: Any, limit: int) -> bool:

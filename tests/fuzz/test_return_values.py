@@ -288,9 +288,7 @@ def check_tool(result: dict[str, Any], schema: Any) -> None:
     validate(schema, structured, f"structuredContent {structured!r}")
     text = [b["text"] for b in result["content"] if b.get("type") == "text"]
     try:
-        same = [strict_json(t.encode("utf-8", "surrogatepass")) for t in text] == [
-            structured
-        ]
+        same = [strict_json(t) for t in text] == [structured]
     except ValueError:
         same = False
     if not same:
@@ -307,13 +305,16 @@ def conforms(name: str, value: Any) -> bool:
         return isinstance(value, bytes)
     if name == "prompt_message":
         return isinstance(value, PromptMessage)
+    # A list is declared; any sequence of the right items keeps the contract.
     if name == "prompt_messages":
-        return isinstance(value, list) and all(
+        return isinstance(value, list | tuple) and all(
             isinstance(m, PromptMessage) for m in value
         )
     if name == "resource_contents":
         kinds = TextResourceContents | BlobResourceContents
-        return isinstance(value, list) and all(isinstance(c, kinds) for c in value)
+        return isinstance(value, list | tuple) and all(
+            isinstance(c, kinds) for c in value
+        )
     raise AssertionError(name)
 
 
