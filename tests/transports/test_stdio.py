@@ -211,6 +211,15 @@ async def test_lines_are_split_on_newlines_whatever_the_read_sizes() -> None:
         assert expected == await framed(data, limit=10, chunk=chunk)
 
 
+async def test_only_json_whitespace_makes_a_blank_line() -> None:
+    """A form feed or vertical tab is not JSON whitespace: the line gets its -32700."""
+    data = b" \t\r\n\x0b\n\x0c\n \x0c \n"
+
+    expected = [b"\x0b", b"\x0c", b" \x0c "]
+
+    assert expected == await framed(data, limit=10, chunk=len(data))
+
+
 async def test_a_line_over_the_limit_becomes_oversized_and_the_next_is_read() -> None:
     """Our choice: -32600 in place of the line, which is skipped, never buffered whole."""
     data = b"y" * 11 + b"\n" + b"z" * 10 + b"\n" + b"w" * 25

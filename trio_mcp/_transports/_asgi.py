@@ -295,8 +295,16 @@ class McpAsgiApp:
         except _Disconnected:
             return  # the client left before sending its message: nothing to answer
         if body is None:
+            # The rest of the body is never read, so the connection cannot carry
+            # another request: say so, or a keep-alive client sends its next request
+            # on it while the server closes it, and that request is lost.
             fault = oversized_fault(self.max_message_bytes)
-            await _json(send, fault.http_status, encode_message(fault.to_message()))
+            await _json(
+                send,
+                fault.http_status,
+                encode_message(fault.to_message()),
+                [(b"connection", b"close")],
+            )
             return
         message = parse_message(body, max_depth=self.limits.max_depth)
         if isinstance(message, Fault):
@@ -483,12 +491,18 @@ def _sse_data(data: bytes) -> bytes:
     return b"data: " + data + b"\n\n"
 
 
-async def _json(send: Send, status: int, body: bytes) -> None:
+async def _json(
+    send: Send, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [*_JSON_HEADERS, (b"content-length", str(len(body)).encode())],
+            "headers": [
+                *_JSON_HEADERS,
+                (b"content-length", str(len(body)).encode()),
+                *(extra or []),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})

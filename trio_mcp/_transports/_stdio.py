@@ -41,6 +41,8 @@ __all__ = ["serve_stdio"]
 
 #: How much is read from stdin at once; lines are assembled from these chunks.
 READ_CHUNK_BYTES = 64 * 1024
+#: What RFC 8259 §2 calls whitespace; ``bytes.strip()`` would also drop \v and \f.
+JSON_WHITESPACE = b" \t\r\n"
 
 _serving = False
 
@@ -134,8 +136,10 @@ async def read_lines(
 
     A line longer than ``limit`` bytes is never held whole: once the buffer would
     exceed the limit it is dropped, the rest of the line is skipped up to its
-    newline, and ``Oversized(limit)`` is sent in its place. Blank lines are ignored
-    (our choice: a stray newline from a client is not worth an error reply).
+    newline, and ``Oversized(limit)`` is sent in its place. Blank lines (nothing
+    but JSON whitespace: space, tab, CR) are ignored (our choice: a stray newline
+    from a client is not worth an error reply); any other byte, a form feed or a
+    vertical tab included, makes a message, which then gets its parse error.
 
     Raises:
         McpError.Transport: if reading fails for a reason other than end of file.
@@ -144,7 +148,7 @@ async def read_lines(
     skipping = False
 
     async def deliver(item: bytes | Oversized) -> None:
-        if isinstance(item, bytes) and not item.strip():
+        if isinstance(item, bytes) and not item.strip(JSON_WHITESPACE):
             return
         await out.send(item)
 
