@@ -68,6 +68,7 @@ class FunctionPrompt(Declaration[P, R]):
             )
         returns = hints.get("return", MISSING)
         inner = strip_needs_input(returns)
+        self.returns = inner
         if inner not in _ALLOWED_RETURNS:
             raise InvalidDeclaration(
                 f"{where}: a prompt returns str, PromptMessage or list[PromptMessage]; "
@@ -125,30 +126,39 @@ class FunctionPrompt(Declaration[P, R]):
         if isinstance(value, NeedsInput):
             return PromptReply.needs_input(value)
         return PromptReply(
-            messages=prompt_messages(value, where=self.declaration),
+            messages=prompt_messages(value, self.returns, where=self.declaration),
             description=self.described.summary,
         )
 
 
-def prompt_messages(value: object, *, where: str) -> tuple[PromptMessage, ...]:
-    """Return a prompt's return value as messages.
+def prompt_messages(
+    value: object, declared: object, *, where: str
+) -> tuple[PromptMessage, ...]:
+    """Return a prompt's return value as messages, if it is what ``declared`` says.
 
     Raises:
-        InvalidReply: for anything but a str, a PromptMessage or a list of them.
+        InvalidReply: for a value that is not the declared str, PromptMessage or
+            list of PromptMessage.
     """
-    if isinstance(value, str):
+    if declared is str and isinstance(value, str):
         return (PromptMessage("user", TextContent(value)),)
-    if isinstance(value, PromptMessage):
+    if declared is PromptMessage and isinstance(value, PromptMessage):
         return (value,)
-    if isinstance(value, list | tuple) and all(
-        isinstance(m, PromptMessage) for m in value
+    if (
+        declared not in (str, PromptMessage)
+        and isinstance(value, list | tuple)
+        and all(isinstance(m, PromptMessage) for m in value)
     ):
         return tuple(value)
     raise InvalidReply(
         where,
-        f"returned a {type(value).__name__}; a prompt returns a str, a "
-        "PromptMessage or a list of PromptMessage",
+        f"returned a {type(value).__name__}; a prompt returns what it declares, "
+        f"here '-> {_name(declared)}'",
     )
+
+
+def _name(declared: object) -> str:
+    return getattr(declared, "__name__", None) or repr(declared)
 
 
 @overload

@@ -17,6 +17,7 @@ from typing import Literal
 
 import attrs
 
+from .._authority._secrets import Secret
 from .._decode import decode, encode
 from .._errors import DecodeError, InvalidDeclaration, InvalidReply
 from .._json import JsonObject, JsonValue
@@ -79,18 +80,50 @@ def encode_as(value: object, tp: object, *, where: str) -> JsonValue:
             f"a {type(value).__name__} cannot be encoded as the declared "
             f"{_type_name(tp)} ({type(exc).__name__})",
         ) from exc
-    check_as(encoded, tp, where=where)
+    decoded = check_as(encoded, tp, where=where)
+    if decoded != value and _comparable(tp):
+        # Schema-valid but not what was returned: "ab" for list[str] encodes as
+        # ["a", "b"], {"a": 1} for tuple[str, ...] as ["a"].
+        raise InvalidReply(
+            where,
+            f"a {type(value).__name__} is not a {_type_name(tp)}: it changes when "
+            "encoded as one",
+        )
     return encoded
 
 
-def check_as(encoded: JsonValue, tp: object, *, where: str) -> None:
-    """Check an encoded value against ``tp`` with the strict decoder.
+def _comparable(tp: object, _seen: frozenset[int] = frozenset()) -> bool:
+    """Whether values of ``tp`` compare by value (no ``Secret``, no ``eq=False`` class).
+
+    Only asked when a round trip did not give back an equal value.
+    """
+    if id(tp) in _seen:
+        return True
+    seen = _seen | {id(tp)}
+    if typing.get_origin(tp) is typing.Annotated:
+        return _comparable(typing.get_args(tp)[0], seen)
+    if isinstance(tp, type):
+        if issubclass(tp, Secret):
+            return False
+        if attrs.has(tp):
+            if tp.__eq__ is object.__eq__:
+                return False
+            attrs.resolve_types(tp)
+            return all(_comparable(f.type, seen) for f in attrs.fields(tp))
+        return True
+    if typing.get_origin(tp) is Secret:
+        return False
+    return all(_comparable(arg, seen) for arg in typing.get_args(tp))
+
+
+def check_as(encoded: JsonValue, tp: object, *, where: str) -> object:
+    """Check an encoded value against ``tp`` with the strict decoder; return the decoded.
 
     Raises:
         InvalidReply: naming each place the value does not fit.
     """
     try:
-        decode(tp, encoded)
+        return decode(tp, encoded)
     except DecodeError as exc:
         raise InvalidReply(
             where, [f"{p.path or 'the value'}: {p.message}" for p in exc.problems]
@@ -149,15 +182,9 @@ class ReplyShape:
                     where, f"returned a {type(value).__name__}; '-> None' is declared"
                 )
             return ToolReply.ok()
-        try:
-            encoded = encode(value, self.output_type)
-        except Exception as exc:
-            raise InvalidReply(
-                where,
-                f"a {type(value).__name__} cannot be encoded as the declared "
-                f"{_type_name(self.output_type)} ({type(exc).__name__})",
-            ) from exc
-        return ToolReply.ok(encoded)
+        # Checked by construction: the strict decoder accepts exactly what the
+        # output schema accepts, and a value that changes shape is refused.
+        return ToolReply.ok(encode_as(value, self.output_type, where=where))
 
     def check(self, structured: JsonValue, *, where: str) -> None:
         """Check structured content against the declared return type.

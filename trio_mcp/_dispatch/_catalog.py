@@ -172,12 +172,12 @@ def _schema_problem(schema: JsonObject) -> str | None:
 def _tool_entry(adopter: Tool, spec: ToolSpec) -> tuple[ToolEntry, list[str]]:
     where = _declaration_of(adopter)
     if isinstance(adopter, FunctionTool):  # it reports its own problems
-        check = adopter.check_output if spec.output_schema is not None else None
+        # Its replies are checked by construction (FunctionTool.dispatch encodes
+        # through the declared type and decodes back): no second check here.
         entry = ToolEntry(
             declaration=where,
             spec=spec,
             adopter=adopter,
-            check_output=check,
             param_headers=adopter.param_headers,
         )
         return entry, []
