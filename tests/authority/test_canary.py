@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import canary_app
 import httpx
 import pytest
+import support
 import trio
 from canary_app import CALLS, CANARY, make_server
 
@@ -43,11 +44,9 @@ if TYPE_CHECKING:
         InMemorySpanExporter,
     )
 
-VERSION = "2026-07-28"
 META: dict[str, Any] = {
-    "io.modelcontextprotocol/protocolVersion": VERSION,
+    **support.META,
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
-    "io.modelcontextprotocol/clientInfo": {"name": "canary-test", "version": "1"},
     "io.modelcontextprotocol/logLevel": "debug",
     "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 }
@@ -230,7 +229,7 @@ async def _post_all(
                 headers = {
                     "content-type": "application/json",
                     "accept": "application/json, text/event-stream",
-                    "mcp-protocol-version": VERSION,
+                    "mcp-protocol-version": support.VERSION,
                     "mcp-method": method,
                 }
                 name = params.get("name", params.get("uri"))

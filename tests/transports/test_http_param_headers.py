@@ -12,7 +12,8 @@ from typing import Annotated, Any
 
 import httpx
 import pytest
-from test_http import headers_for, post, serving
+from support import serving
+from test_http import headers_for, post
 
 from trio_mcp import (
     Field,

@@ -19,6 +19,7 @@ from typing import Any
 
 import trio
 import trio.testing
+from support import META
 
 from trio_mcp._transports._stdio import read_lines
 from trio_mcp._transports._stream import Oversized
@@ -27,11 +28,6 @@ from trio_mcp.testing import check_message
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "examples" / "stdio_probe_server.py"
 WAIT = 30.0  # upper bound for any single wait; a loaded machine starts Python slowly
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "stdio-test", "version": "1"},
-}
 
 
 class Peer:
