@@ -14,6 +14,7 @@ import attrs
 import pytest
 
 from trio_mcp import (
+    DecodeError,
     Secret,
     Server,
     ToolContext,
@@ -141,11 +142,23 @@ def make_server() -> Server:
 
 
 def test_repr_and_str_hide_the_value() -> None:
-    """api.md: Secret('**********') in reprs."""
+    """api.md: Secret('**********') in reprs, also inside containers."""
     secret = Secret("hunter2")
 
     assert "Secret('**********')" == repr(secret) == str(secret) == f"{secret}"
+    assert "[Secret('**********')]" == repr([secret])
     assert "hunter2" == secret.reveal()
+
+
+def test_secrets_compare_and_hash_by_value() -> None:
+    secret = Secret("hunter2")
+
+    assert Secret("hunter2") == secret
+    assert Secret("other") != secret
+    assert Secret("hunter2") != "hunter2"
+    assert Secret(1234) == Secret(1234)
+    assert Secret(1234) != Secret(1235)
+    assert hash(Secret("hunter2")) == hash(secret)
 
 
 def test_the_schema_is_a_write_only_string() -> None:
@@ -168,9 +181,16 @@ def test_decoding_wraps_and_encoding_masks() -> None:
     """api.md: decoding wraps; in structured output a secret is '**********'."""
     secret = decode(Secret[str], "abc")
 
-    assert isinstance(secret, Secret)
-    assert "abc" == secret.reveal()
+    assert Secret("abc") == secret
     assert MASK == encode(secret)
+    assert MASK == encode(secret, Secret[str])
+
+
+def test_a_secret_must_be_a_string() -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode(Secret[str], 12345)
+
+    assert ["expected a string"] == [p.message for p in caught.value.problems]
 
 
 async def test_the_handler_receives_the_plaintext_through_reveal() -> None:
