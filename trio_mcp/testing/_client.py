@@ -166,6 +166,7 @@ class McpTestClient:
         *,
         client_info: Mapping[str, Any] | None = None,
         max_concurrent: int = 16,
+        max_depth: int = 128,
         timeout: float = 30.0,
     ) -> None:
         self.server = server
@@ -176,6 +177,7 @@ class McpTestClient:
             client_info or {"name": "trio-mcp-test", "version": "1"}
         )
         self.max_concurrent = max_concurrent
+        self.max_depth = max_depth
         self.timeout = timeout
         self.notifications: list[dict[str, Any]] = []
         """Every notification the server emitted, in order."""
@@ -219,6 +221,7 @@ class McpTestClient:
             allow=self.allow,
             principal=self.principal,
             max_concurrent=self.max_concurrent,
+            max_depth=self.max_depth,
         )
 
     async def _on_message(self, text: str) -> None:
