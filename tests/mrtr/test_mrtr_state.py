@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import base64
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 import pytest
-from mrtr_server import ALL_CAPS, KEY, make_server
+from mrtr_server import ALL_CAPS, KEY, greet, make_server
 
 from trio_mcp import NeedsInput, Server, ToolContext, tool
 from trio_mcp._protocol._state import (
@@ -102,15 +104,35 @@ async def test_a_modified_payload_is_refused() -> None:
     assert (await refused(server, forged)).code == -32602
 
 
-async def test_a_modified_mac_is_refused() -> None:
+def _flip(mac: bytes, index: int) -> bytes:
+    raw = bytearray(mac)
+    raw[index] ^= 1
+    return bytes(raw)
+
+
+MAC_FORGERIES = {
+    "first byte flipped": lambda mac: _flip(mac, 0),
+    "last byte flipped": lambda mac: _flip(mac, -1),
+    "truncated by one byte": lambda mac: mac[:-1],
+    "truncated to half": lambda mac: mac[:16],
+    "truncated to one byte": lambda mac: mac[:1],
+    "extended by one byte": lambda mac: mac + b"\x00",
+    "repeated": lambda mac: mac + mac,
+}
+
+
+@pytest.mark.parametrize("forge", MAC_FORGERIES.values(), ids=MAC_FORGERIES.keys())
+async def test_a_forged_mac_is_refused(forge: Callable[[bytes], bytes]) -> None:
+    """Only the whole, unchanged HMAC-SHA256 verifies: a prefix comparison would let a
+    one-byte MAC through in about 256 tries."""
     server = make_server()
     version, payload, mac = (await first_state(server)).split(".")
-    raw = bytearray(_unb64(mac))
-    raw[0] ^= 1
+    forged = f"{version}.{payload}.{_b64(forge(_unb64(mac)))}"
 
-    assert (
-        await refused(server, f"{version}.{payload}.{_b64(bytes(raw))}")
-    ).code == -32602
+    error = await refused(server, forged)
+
+    assert -32602 == error.code
+    assert "does not verify" in error.message
 
 
 @pytest.mark.parametrize("junk", ["", "v1", "v2.a.b", "v1.!!.??", "v1.a.b.c", "x" * 40])
@@ -118,30 +140,32 @@ async def test_garbage_is_refused(junk: str) -> None:
     assert (await refused(make_server(), junk)).code == -32602
 
 
-async def test_an_expired_state_is_refused() -> None:
-    server = make_server()
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The wall clock every server reads, frozen; a test moves it by assignment."""
     now = [1_000_000.0]
-    server.dispatcher.sealer = attrs.evolve(
-        server.dispatcher.sealer, clock=lambda: now[0]
-    )
-    state = await first_state(server)
-    now[0] += 601
-
-    error = await refused(server, state)
-
-    assert "expired" in error.message
+    monkeypatch.setattr(time, "time", lambda: now[0])
+    return now
 
 
-async def test_a_state_is_valid_until_it_expires() -> None:
+@pytest.mark.parametrize(
+    ("later", "valid"),
+    [(0, True), (599.999, True), (600, False), (601, False), (86_400, False)],
+)
+async def test_a_state_is_valid_for_exactly_its_ttl(
+    clock: list[float], later: float, valid: bool
+) -> None:
+    """Our choice: 600 s; at the expiry instant the state is already refused."""
     server = make_server()
-    now = [1_000_000.0]
-    server.dispatcher.sealer = attrs.evolve(
-        server.dispatcher.sealer, clock=lambda: now[0]
-    )
     state = await first_state(server)
-    now[0] += 599
+    clock[0] += later
 
-    assert await retry(server, state) == GREETED
+    if valid:
+        assert GREETED == await retry(server, state)
+    else:
+        error = await refused(server, state)
+        assert -32602 == error.code
+        assert "expired" in error.message
 
 
 async def test_a_state_from_another_principal_is_refused() -> None:
@@ -186,28 +210,37 @@ async def test_a_tool_state_is_refused_by_a_prompt() -> None:
 
 async def test_a_state_signed_with_another_key_is_refused() -> None:
     state = await first_state(make_server())
-    stranger = make_server()
-    stranger.dispatcher.sealer = StateSealer((OTHER_KEY,))
+    stranger = Server("s", "1", tools=[greet], state_key=OTHER_KEY)
 
-    assert (await refused(stranger, state)).code == -32602
+    error = await refused(stranger, state)
+
+    assert -32602 == error.code
+    assert "does not verify" in error.message
 
 
 async def test_a_rotated_key_list_still_verifies_the_older_key() -> None:
-    state = await first_state(make_server())
-    rotated = make_server()
-    rotated.dispatcher.sealer = StateSealer.from_config([OTHER_KEY, KEY])
+    """Server(state_key=[new, old]): state signed before the rotation still works."""
+    state = await first_state(Server("s", "1", tools=[greet], state_key=KEY))
+    rotated = Server("s", "1", tools=[greet], state_key=[OTHER_KEY, KEY])
 
-    assert await retry(rotated, state) == GREETED
+    assert GREETED == await retry(rotated, state)
 
 
 async def test_the_first_key_of_a_list_signs() -> None:
-    rotated = make_server()
-    rotated.dispatcher.sealer = StateSealer.from_config([OTHER_KEY, KEY])
+    rotated = Server("s", "1", tools=[greet], state_key=[OTHER_KEY, KEY])
     state = await first_state(rotated)
-    only_new = make_server()
-    only_new.dispatcher.sealer = StateSealer.from_config(OTHER_KEY)
+    only_new = Server("s", "1", tools=[greet], state_key=OTHER_KEY)
+    only_old = Server("s", "1", tools=[greet], state_key=KEY)
 
-    assert await retry(only_new, state) == GREETED
+    assert GREETED == await retry(only_new, state)
+    assert -32602 == (await refused(only_old, state)).code
+
+
+async def test_a_key_dropped_from_the_list_no_longer_verifies() -> None:
+    state = await first_state(Server("s", "1", tools=[greet], state_key=KEY))
+    retired = Server("s", "1", tools=[greet], state_key=[OTHER_KEY])
+
+    assert -32602 == (await refused(retired, state)).code
 
 
 async def test_the_handler_never_runs_on_a_refused_state() -> None:
