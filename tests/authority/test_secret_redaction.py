@@ -125,11 +125,38 @@ async def chatty(token: Secret[str]) -> int:
     return 1
 
 
+#: A logger of the package: its records pass through the secret filter.
+LOG = logging.getLogger("trio_mcp.tests.secrets")
+
+
+@tool
+def log_with_stack(token: Secret[str]) -> int:
+    """
+    Log a record whose message, arguments and stack information quote the token.
+
+    Args:
+        token: The token.
+    """
+    record = LOG.makeRecord(
+        LOG.name,
+        logging.WARNING,
+        __file__,
+        1,
+        "calling with %s",
+        (token.reveal(),),
+        None,
+        sinfo=f"Stack (most recent call last):\n  using {token.reveal()}",
+    )
+    LOG.handle(record)
+    return 1
+
+
 def make_server() -> Server:
     return Server(
         "secrets",
         "1",
         tools=[
+            log_with_stack,
             login,
             reveal_length,
             fail_with,
@@ -267,6 +294,21 @@ async def test_an_internal_errors_log_and_traceback_are_redacted(
     assert "tok-crash-9" not in repr(info.value.data) + info.value.message
     assert "tok-crash-9" not in caplog.text
     assert f"RuntimeError: crashed holding {MASK}" in caplog.text
+
+
+async def test_a_log_records_message_and_stack_info_are_redacted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The filter masks ``stack_info`` as well as the message and its arguments."""
+    with caplog.at_level(logging.DEBUG, logger=LOG.name):
+        async with McpTestClient(make_server()) as client:
+            result = await client.call_tool("log_with_stack", {"token": "tok-stack-31"})
+
+    record = next(r for r in caplog.records if r.name == LOG.name)
+    assert 1 == result.structured
+    assert f"calling with {MASK}" == record.getMessage()
+    assert f"Stack (most recent call last):\n  using {MASK}" == record.stack_info
+    assert "tok-stack-31" not in caplog.text
 
 
 async def test_validation_errors_name_paths_never_values() -> None:
