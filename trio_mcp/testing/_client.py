@@ -13,7 +13,7 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import attrs
 import trio
@@ -190,7 +190,7 @@ class McpTestClient:
         self._ended_listens: set[str] = set()
         """Ids (as JSON) of listens this client ended: late notifications are a race."""
 
-    async def __aenter__(self) -> McpTestClient:
+    async def __aenter__(self) -> Self:
         self._send_in, self._receive_in = trio.open_memory_channel[str | bytes](64)
         self._nursery_cm = trio.open_nursery()
         self._nursery = await self._nursery_cm.__aenter__()
