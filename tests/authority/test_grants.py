@@ -8,6 +8,7 @@ descriptions and the instance a method is bound to grant nothing.
 from __future__ import annotations
 
 import functools
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -344,8 +345,8 @@ async def test_grants_per_principal_over_http(sink: Sink) -> None:
     import httpx
     import trio
 
-    def who(scope: dict[str, Any]) -> str:
-        headers = dict(scope["headers"])
+    def who(scope: MutableMapping[str, Any]) -> str:
+        headers: dict[bytes, bytes] = dict(scope["headers"])
         return headers.get(b"x-user", b"anonymous").decode()
 
     def allow(principal: object) -> list[Capability]:

@@ -137,7 +137,7 @@ def test_the_wire_name_defaults_to_the_function_name_and_may_be_overridden() -> 
     """api.md: the wire name defaults to __name__."""
     server = Server("names", "1", tools=[add, Counter(0).up])
 
-    assert ["add", "count_up"] == [s.name for s in server.catalog()]  # type: ignore[union-attr]
+    assert ["add", "count_up"] == [s.name for s in server.catalog()]
 
 
 def test_a_direct_call_outside_a_server_needs_no_context() -> None:
@@ -248,7 +248,7 @@ def test_a_summary_wrapped_over_two_lines_is_one_description() -> None:
 
     assert (
         "Do something that takes more words than fit on one line of the docstring."
-        == spec.description  # type: ignore[union-attr]
+        == spec.description
     )
 
 

@@ -113,7 +113,7 @@ def of_size(size: int, request_id: int = 1) -> str:
 
 
 @asynccontextmanager
-async def exchanging(transport: Transport, **limits: int) -> AsyncIterator[Exchange]:
+async def exchanging(transport: Transport, **limits: Any) -> AsyncIterator[Exchange]:
     """Serve ``make_server()`` (the probe server on stdio) with ``limits``."""
     if transport == "client":
         async with McpTestClient(make_server(), **limits) as client:
@@ -160,16 +160,16 @@ async def exchanging(transport: Transport, **limits: int) -> AsyncIterator[Excha
     else:
         async with (
             serving_websocket(make_server(), **limits) as port,
-            connected(port) as peer,
+            connected(port) as ws_peer,
         ):
 
             async def over_websocket(text: str) -> tuple[dict[str, Any], int | None]:
-                seen = len(peer.messages)
-                await peer.ws.send_message(text)
+                seen = len(ws_peer.messages)
+                await ws_peer.ws.send_message(text)
                 with trio.fail_after(WAIT):
-                    while len(peer.messages) <= seen:
-                        await peer._changed.wait()
-                return peer.messages[seen], None
+                    while len(ws_peer.messages) <= seen:
+                        await ws_peer._changed.wait()
+                return ws_peer.messages[seen], None
 
             yield over_websocket
 
