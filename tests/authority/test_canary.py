@@ -174,9 +174,10 @@ async def test_the_canary_never_leaves_in_process(
         structured = await client.call_tool(
             "echo_credential", {"user": "u", "token": CANARY}
         )
-        with pytest.raises(ProtocolError):
+        with pytest.raises(ProtocolError) as caught:
             await client.call_tool("internal_error", {"token": CANARY})
 
+    assert -32603 == caught.value.code
     states = _decoded_states(client.received)
     assert {"user": "u", "token": "**********"} == structured.structured
     assert len(CALLS) + 2 == len([r for r in sink.receipts if r.kind == "tool"])

@@ -214,6 +214,7 @@ async def test_an_internal_error_leaves_a_receipt_with_its_reference(
         with pytest.raises(ProtocolError) as info:
             await client.call_tool("crash")
 
+    assert -32603 == info.value.code
     assert ("internal", "builtins.KeyError") == (
         sink.only.outcome,
         sink.only.error_type,

@@ -291,6 +291,7 @@ async def test_an_internal_errors_log_and_traceback_are_redacted(
             with pytest.raises(ProtocolError) as info:
                 await client.call_tool("crash", {"token": "tok-crash-9"})
 
+    assert -32603 == info.value.code
     assert "tok-crash-9" not in repr(info.value.data) + info.value.message
     assert "tok-crash-9" not in caplog.text
     assert f"RuntimeError: crashed holding {MASK}" in caplog.text

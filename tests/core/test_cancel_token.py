@@ -32,7 +32,13 @@ def poll_until_cancelled() -> str:
 
 async def test_a_sync_handler_sees_notifications_cancelled_through_ctx_cancel() -> None:
     """Our choice: the token reflects the request's scope, not only the deadline."""
-    server = Server("cancel", "1", tools=[poll_until_cancelled])
+    outcomes: list[str] = []
+    server = Server(
+        "cancel",
+        "1",
+        tools=[poll_until_cancelled],
+        receipts=lambda r: outcomes.append(r.outcome),
+    )
     async with McpTestClient(server) as client, trio.open_nursery() as nursery:
         nursery.start_soon(client.call_tool, "poll_until_cancelled")
         with trio.fail_after(10):
@@ -40,6 +46,11 @@ async def test_a_sync_handler_sees_notifications_cancelled_through_ctx_cancel() 
         await client.notify("notifications/cancelled", {"requestId": 1})
         with trio.fail_after(10):
             await trio.to_thread.run_sync(seen_cancel.wait, abandon_on_cancel=True)
+        with trio.fail_after(10):
+            while not outcomes:  # noqa: ASYNC110 - the receipt is the event
+                await trio.sleep(0.01)
         nursery.cancel_scope.cancel()
 
-    assert seen_cancel.is_set()
+    # The handler returned "stopped" inside the cancelled request: the call ends
+    # cancelled, and no result was sent for it.
+    assert ["cancelled"] == outcomes

@@ -396,10 +396,11 @@ async def test_an_unexpected_exception_is_an_internal_error_with_only_a_referenc
 async def test_the_server_goes_on_after_an_internal_error() -> None:
     """api.md: a failing handler never ends the server."""
     async with McpTestClient(make_server()) as client:
-        with pytest.raises(ProtocolError):
+        with pytest.raises(ProtocolError) as caught:
             await client.call_tool("explode", {})
         result = await client.call_tool("echo", {"text": "still here"})
 
+    assert -32603 == caught.value.code
     assert "still here" == result.structured
 
 

@@ -283,6 +283,7 @@ async def test_several_missing_capabilities_are_reported_together() -> None:
         with pytest.raises(ProtocolError) as caught:
             await client.call_tool("everything")
 
+    assert -32021 == caught.value.code
     assert caught.value.data == {
         "requiredCapabilities": {"elicitation": {}, "sampling": {}, "roots": {}}
     }
