@@ -73,6 +73,13 @@ async def slow() -> int:
 started = trio.Event()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_started() -> None:
+    """A trio.Event set by an earlier run (a second import, a rerun) must not leak."""
+    global started  # hang() reads the module's current event
+    started = trio.Event()
+
+
 @tool
 async def hang() -> int:
     """Wait until cancelled."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
 import trio
 
 from trio_mcp import Server, ToolContext, tool
@@ -12,6 +13,13 @@ from trio_mcp.testing import McpTestClient
 
 seen_cancel = threading.Event()
 started = threading.Event()
+
+
+@pytest.fixture(autouse=True)
+def _clear_events() -> None:
+    """Events set by an earlier run (a rerun in the same process) must not leak."""
+    seen_cancel.clear()
+    started.clear()
 
 
 @tool
