@@ -185,7 +185,10 @@ def test_secrets_compare_and_hash_by_value() -> None:
     assert Secret("hunter2") != "hunter2"
     assert Secret(1234) == Secret(1234)
     assert Secret(1234) != Secret(1235)
+    assert Secret("1234") != Secret(1234)
+    assert Secret(1234) != Secret("1234")
     assert hash(Secret("hunter2")) == hash(secret)
+    assert hash(Secret("hunter2")) != hash(Secret("other"))
 
 
 def test_the_schema_is_a_write_only_string() -> None:

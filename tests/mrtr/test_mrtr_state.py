@@ -131,13 +131,53 @@ async def test_a_forged_mac_is_refused(forge: Callable[[bytes], bytes]) -> None:
 
     error = await refused(server, forged)
 
-    assert -32602 == error.code
-    assert "does not verify" in error.message
+    assert (-32602, DOES_NOT_VERIFY) == (error.code, error.message)
 
 
-@pytest.mark.parametrize("junk", ["", "v1", "v2.a.b", "v1.!!.??", "v1.a.b.c", "x" * 40])
+NOT_ISSUED = "invalid requestState: requestState is not a token this server issued"
+DOES_NOT_VERIFY = (
+    "invalid requestState: requestState does not verify: it was altered, signed with "
+    "a key this server does not hold, or issued for another caller or other arguments"
+)
+EXPIRED = "invalid requestState: requestState has expired; start the request again"
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [
+        "",
+        "v1",
+        "v2.a.b",
+        "v1.!!.??",
+        "v1.a.b.c",
+        "x" * 40,
+        "v1..AAAA",
+        "v1.e30.",
+        "v1.e30.A==",
+    ],
+)
 async def test_garbage_is_refused(junk: str) -> None:
-    assert (await refused(make_server(), junk)).code == -32602
+    error = await refused(make_server(), junk)
+
+    assert (-32602, NOT_ISSUED) == (error.code, error.message)
+
+
+async def test_a_state_that_is_not_a_string_is_refused() -> None:
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.request(
+                "tools/call",
+                {
+                    "name": "greet",
+                    "inputResponses": {"user_name": ALICE},
+                    "requestState": 12,
+                },
+            )
+
+    assert (-32602, "invalid requestState: requestState must be a string") == (
+        caught.value.code,
+        caught.value.message,
+    )
 
 
 @pytest.fixture
@@ -164,8 +204,7 @@ async def test_a_state_is_valid_for_exactly_its_ttl(
         assert GREETED == await retry(server, state)
     else:
         error = await refused(server, state)
-        assert -32602 == error.code
-        assert "expired" in error.message
+        assert (-32602, EXPIRED) == (error.code, error.message)
 
 
 async def test_a_state_from_another_principal_is_refused() -> None:
@@ -214,8 +253,7 @@ async def test_a_state_signed_with_another_key_is_refused() -> None:
 
     error = await refused(stranger, state)
 
-    assert -32602 == error.code
-    assert "does not verify" in error.message
+    assert (-32602, DOES_NOT_VERIFY) == (error.code, error.message)
 
 
 async def test_a_rotated_key_list_still_verifies_the_older_key() -> None:
@@ -265,6 +303,27 @@ async def test_the_handler_never_runs_on_a_refused_state() -> None:
 
     assert runs == [None]
     assert outcomes == ["ok", "invalid"]
+
+
+async def test_the_payload_holds_expiry_method_nonce_and_contents(
+    clock: list[float],
+) -> None:
+    """Readable by design (integrity, not secrecy): exp, m, a 9-byte nonce, c."""
+    server = make_server()
+    one, two = await first_state(server), await first_state(server)
+    body = json.loads(_unb64(one.split(".")[1]))
+
+    assert ["c", "exp", "m", "n"] == sorted(body)
+    assert (1_000_600, "tools/call") == (body["exp"], body["m"])
+    assert 9 == len(_unb64(body["n"]))
+    assert one != two
+
+
+def test_sealing_what_is_not_json_is_a_type_error() -> None:
+    sealer = StateSealer((KEY.encode(),))
+
+    with pytest.raises(TypeError, match="^the carried state must be a JSON value$"):
+        sealer.seal({"s": object()}, Binding("tools/call", "d", None))  # type: ignore[dict-item]
 
 
 def test_the_payload_does_not_reveal_the_principal() -> None:
