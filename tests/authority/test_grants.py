@@ -8,6 +8,7 @@ descriptions and the instance a method is bound to grant nothing.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ import attrs
 import pytest
 
 from trio_mcp import Capability, Server, ToolContext, ToolHints, prompt, resource, tool
+from trio_mcp._authority import closure, resolve_grants
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 if TYPE_CHECKING:
@@ -390,3 +392,37 @@ async def test_grants_per_principal_over_http(sink: Sink) -> None:
     assert [("alice", "ok"), ("bob", "refused")] == [
         (r.principal_id, r.outcome) for r in sink.receipts
     ]
+
+
+@pytest.mark.parametrize(
+    "name", ["a", "desk_read", "desk.read", "desk-read", "ns:read", "A1"]
+)
+def test_capability_names_may_use_letters_digits_and_separators(name: str) -> None:
+    assert name == Capability(name, description="d").name
+
+
+@pytest.mark.parametrize("name", ["", "desk read", "desk/read", "a,b", "_", "-.:"])
+def test_other_capability_names_are_refused(name: str) -> None:
+    message = f"capability name {name!r} must be letters, digits, '_', '-', '.' or ':'"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        Capability(name, description="d")
+
+
+def test_closure_follows_requires_transitively_once() -> None:
+    a = Capability("a", description="a")
+    b = Capability("b", description="b", requires=[a])
+    c = Capability("c", description="c", requires=[b, a])
+    loop = Capability("d", description="d", requires=[c, c])
+
+    assert frozenset({"a", "b", "c", "d"}) == closure([loop])
+    assert frozenset() == closure([])
+
+
+def test_resolve_grants_takes_names_capabilities_or_a_function() -> None:
+    assert frozenset({"desk_read", "x"}) == resolve_grants([desk_read, "x"], None)
+    assert frozenset({"billing"}) == resolve_grants(
+        lambda who: [billing] if who == "p" else [], "p"
+    )
+    assert frozenset() == resolve_grants(
+        lambda who: [billing] if who == "p" else [], "q"
+    )

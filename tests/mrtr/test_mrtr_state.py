@@ -322,7 +322,7 @@ async def test_the_payload_holds_expiry_method_nonce_and_contents(
 def test_sealing_what_is_not_json_is_a_type_error() -> None:
     sealer = StateSealer((KEY.encode(),))
 
-    with pytest.raises(TypeError, match="^the carried state must be a JSON value$"):
+    with pytest.raises(TypeError, match=r"^the carried state must be a JSON value$"):
         sealer.seal({"s": object()}, Binding("tools/call", "d", None))  # type: ignore[dict-item]
 
 
