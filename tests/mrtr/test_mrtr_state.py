@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from trio_mcp._protocol._state import (
     parse_keys,
     salient_digest,
 )
+from trio_mcp._protocol._state import _unb64 as _unb64_strict
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 ALICE = {"action": "accept", "content": {"name": "Alice"}}
@@ -380,3 +382,42 @@ def test_without_any_key_a_random_one_is_made() -> None:
 
 def test_a_str_key_and_its_bytes_are_the_same_key() -> None:
     assert parse_keys("k" * 32) == parse_keys(b"k" * 32)
+
+
+def _digest_of(canonical: str) -> str:
+    return _b64(hashlib.sha256(canonical.encode()).digest())
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "canonical"),
+    [
+        (
+            "tools/call",
+            {"name": "tëst", "arguments": {"b": [1, 2.5], "a": "é"}},
+            '{"arguments":{"a":"é","b":[1,2.5]},"name":"tëst"}',
+        ),
+        ("prompts/get", {"name": "p"}, '{"arguments":{},"name":"p"}'),
+        ("resources/read", {"uri": "a://ü", "name": "x"}, '{"uri":"a://ü"}'),
+    ],
+)
+def test_the_digest_is_sha256_of_the_canonical_json(
+    method: str, params: dict[str, Any], canonical: str
+) -> None:
+    """The binding's format is fixed: sorted keys, no spaces, UTF-8 as is, so replicas
+    running this version agree on it."""
+    assert _digest_of(canonical) == salient_digest(method, params)
+
+
+def test_the_digest_refuses_nan() -> None:
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        salient_digest("tools/call", {"name": "t", "arguments": {"x": float("nan")}})
+
+
+@pytest.mark.parametrize(
+    ("raw", "text"),
+    [(b"", ""), (b"\xff", "_w"), (b"\x00\x00\x17", "AAAX"), (b"\xfb\xff", "-_8")],
+)
+def test_tokens_use_unpadded_base64url(raw: bytes, text: str) -> None:
+    assert text == _b64(raw)
+    if raw:
+        assert raw == _unb64_strict(text)
