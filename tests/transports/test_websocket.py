@@ -23,7 +23,7 @@ from trio_websocket import (
     open_websocket_url,
 )
 
-from trio_mcp import McpError, Server, tool
+from trio_mcp import Capability, McpError, Server, tool
 from trio_mcp.testing import check_message
 
 WAIT = 10.0
@@ -381,3 +381,29 @@ async def test_clients_leaving_during_the_handshake_do_not_end_the_server() -> N
             reply = await peer.reply(1)
 
         assert structured_of(reply) == "server still up"
+
+
+desk = Capability("desk", description="Use the desk")
+
+
+@tool(caps=[desk])
+def guarded() -> str:
+    """Answer only when the desk capability is granted."""
+    return "granted"
+
+
+@pytest.mark.parametrize(("allow", "granted"), [([desk], True), ([], False)])
+async def test_allow_reaches_every_connection(
+    allow: list[Capability], granted: bool
+) -> None:
+    """serve_websocket(allow=...) is the grant of every call on every connection."""
+    server = Server("ws-grants", "1.0", tools=[guarded])
+    async with (
+        serving_websocket(server, allow=allow) as port,
+        connected(port) as peer,
+    ):
+        await peer.call(1, "guarded")
+        reply = await peer.reply(1)
+
+    assert (not granted) == reply["result"].get("isError", False)
+    assert ("granted" if granted else None) == reply["result"].get("structuredContent")
