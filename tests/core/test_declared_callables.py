@@ -128,7 +128,7 @@ async def test_bound_methods_stay_directly_callable_with_their_own_arguments() -
 def test_accessing_a_method_declaration_on_the_class_gives_the_declaration() -> None:
     """Our choice: Counter.up is the unbound Tool, usable to build others."""
     assert isinstance(Counter.up, Tool)
-    assert Counter.up.bound_to is None
+    assert Counter.up.bound_to is None  # type: ignore[attr-defined]
     counter = Counter(1)
     assert counter is counter.up.bound_to
 

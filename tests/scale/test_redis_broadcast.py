@@ -62,7 +62,7 @@ async def running(*broadcasts: RedisBroadcast) -> AsyncIterator[None]:
             nursery.start_soon(run)
             await started.wait()
         for broadcast in broadcasts:
-            await until(lambda b=broadcast: b.connected)
+            await until(lambda: broadcast.connected)  # noqa: B023 - awaited at once
         yield
         nursery.cancel_scope.cancel()
 
