@@ -11,7 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 import trio
-from cli_helpers import META, cli, replies, request_line, write_server
+from cli_helpers import cli, replies, request_line, write_server
+from support import META
 
 from trio_mcp.testing import McpTestClient, ProtocolError, check_message
 

@@ -13,13 +13,9 @@ import httpx
 import pytest
 import trio
 from example_loader import EXAMPLES, load
+from support import META
 
 from trio_mcp.testing import McpTestClient, ProtocolError
-
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 def _line(request_id: int, method: str, **params: object) -> str:
