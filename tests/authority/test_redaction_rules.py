@@ -82,11 +82,18 @@ def test_register_outside_a_call_does_nothing() -> None:
 
 
 @pytest.mark.usefixtures("registry")
-def test_longer_values_are_masked_before_their_prefixes() -> None:
-    for value in ("abcd", "abcdefgh", "abcdef"):
+@pytest.mark.parametrize(
+    "order", [("secret", "my-secret-token"), ("my-secret-token", "secret")]
+)
+def test_longer_values_are_masked_before_the_values_inside_them(
+    order: tuple[str, str],
+) -> None:
+    """Longest first, whatever the alphabet says: 'secret' sorts after
+    'my-secret-token' but must not cut it in two."""
+    for value in order:
         register(value)
 
-    assert f"{MASK} {MASK} {MASK}" == redact("abcdefgh abcdef abcd")
+    assert f"{MASK} and {MASK}" == redact("my-secret-token and secret")
 
 
 # -- register_in: where Secret values are found ---------------------------------------
@@ -207,6 +214,17 @@ def test_a_traceback_is_formatted_masked_and_the_exception_dropped() -> None:
     assert record.exc_info is None
     assert record.exc_text is not None
     assert record.exc_text.endswith(f"ValueError: failed with {MASK}")
+
+
+@pytest.mark.usefixtures("registry")
+def test_an_exception_without_a_traceback_is_formatted_masked_too() -> None:
+    """exc_info may carry an exception that was never raised (no traceback)."""
+    register("bare-secret")
+    error = ValueError("bare-secret leaked")
+    record = _record("failed", exc_info=(ValueError, error, None))
+
+    assert SecretFilter().filter(record)
+    assert (None, f"ValueError: {MASK} leaked") == (record.exc_info, record.exc_text)
 
 
 @pytest.mark.usefixtures("registry")

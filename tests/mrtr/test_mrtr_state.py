@@ -421,3 +421,9 @@ def test_tokens_use_unpadded_base64url(raw: bytes, text: str) -> None:
     assert text == _b64(raw)
     if raw:
         assert raw == _unb64_strict(text)
+
+
+def test_every_length_round_trips_through_base64url() -> None:
+    for size in range(1, 50):
+        raw = bytes(range(size))
+        assert raw == _unb64_strict(_b64(raw)), size
