@@ -61,9 +61,9 @@ async def bad_progress() -> int:
 
 
 @tool
-async def bad_log() -> int:
-    """Log under a logger name that is not a string."""
-    await ToolContext.current().log("info", "hello", logger=NOT_A_STRING)
+async def bad_progress_value() -> int:
+    """Report progress that is not a number."""
+    await ToolContext.current().progress(NOT_A_NUMBER)
     return 1
 
 
@@ -76,10 +76,12 @@ async def test_an_invalid_notification_raises_through_the_client() -> None:
     assert '"total": "lots"' in str(caught.value)
 
 
-async def test_an_invalid_log_notification_raises_through_the_client() -> None:
-    with pytest.raises(SchemaViolation, match="notifications/message"):
-        async with McpTestClient(Server("s", "1", tools=[bad_log])) as client:
-            await client.call_tool("bad_log", log_level="debug")
+async def test_a_progress_that_is_not_a_number_raises_through_the_client() -> None:
+    with pytest.raises(SchemaViolation, match='"progress": "lots"'):
+        async with McpTestClient(
+            Server("s", "1", tools=[bad_progress_value])
+        ) as client:
+            await client.call_tool("bad_progress_value", progress_token="t")
 
 
 async def test_an_invalid_result_raises_through_the_client() -> None:
