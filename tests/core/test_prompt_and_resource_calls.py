@@ -108,11 +108,18 @@ async def test_bad_prompt_arguments_are_invalid_params_listing_the_problem(
         with pytest.raises(ProtocolError) as caught:
             await client.get_prompt("plain", arguments)
 
-    assert (-32602, f"invalid prompt arguments:\n{problem}") == (
+    assert (
+        -32602,
+        f"invalid arguments; fix every input listed and call again:\n{problem}",
+    ) == (
         caught.value.code,
         caught.value.message,
     )
-    assert {"problems": [problem]} == caught.value.data
+    path, _, text = problem.removeprefix("- ").partition(": ")
+    assert {
+        "kind": "invalid_arguments",
+        "problems": [{"path": path, "message": text}],
+    } == caught.value.data
     assert [] == ran
     assert ["invalid"] == [r.outcome for r in receipts]
 
