@@ -274,3 +274,42 @@ async def test_lifespan_startup_and_shutdown_complete() -> None:
         {"type": "lifespan.startup.complete"},
         {"type": "lifespan.shutdown.complete"},
     ] == sent
+
+
+async def test_a_declared_length_over_the_limit_is_refused_before_reading() -> None:
+    """Content-Length says too much: 413 at once, without waiting for the body."""
+    headers = {
+        "host": "127.0.0.1:8000",
+        "content-type": "application/json",
+        "content-length": "5000",
+        **headers_for("tools/call", "echo"),
+    }
+    call = Asgi(headers, [b"{"], end=False)
+    call._end = True  # the client then waits: only an early refusal answers it
+
+    with trio.fail_after(10):
+        await make_server().mount(max_message_bytes=1000)(
+            call.scope, call.receive, call.send
+        )
+
+    assert 413 == call.status
+    assert -32600 == json.loads(call.body)["error"]["code"]
+
+
+async def test_asgi_messages_may_leave_out_body_and_more_body() -> None:
+    """ASGI: ``body`` defaults to b"" and ``more_body`` to False."""
+    headers = {
+        "host": "127.0.0.1:8000",
+        "content-type": "application/json",
+        **headers_for("tools/call", "echo"),
+    }
+    call = Asgi(headers, [_echo_body(), b""], end=True)
+    call._incoming[0]["more_body"] = True
+    del call._incoming[1]["body"]
+    del call._incoming[1]["more_body"]
+
+    with trio.fail_after(10):
+        await make_server().mount()(call.scope, call.receive, call.send)
+
+    assert 200 == call.status
+    assert "hi" == json.loads(call.body)["result"]["structuredContent"]
