@@ -82,7 +82,9 @@ async def channel_reader(url: str) -> AsyncIterator[trio.MemoryReceiveChannel[An
 
         async def pump() -> None:
             async for message in ps:
-                await send.send(json.loads(message["data"]))
+                data = message["data"]
+                assert isinstance(data, str | bytes), data
+                await send.send(json.loads(data))
 
         nursery.start_soon(pump)
         yield receive
