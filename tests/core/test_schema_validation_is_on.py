@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from trio_mcp import Server, ToolContext, tool
+from trio_mcp import Server, tool
 from trio_mcp.testing import McpTestClient, SchemaViolation, check_message
 
 
@@ -47,41 +47,19 @@ def test_a_valid_call_result_passes() -> None:
 
 
 # -- through the client: what a server emits is checked as it is emitted ---------------
+#
+# The server checks the values it is handed (progress, log levels, declarations), so
+# an invalid message has to come from a value it passes through as given: the
+# server's own name, version and instructions.
 
-#: Values of the wrong JSON type, smuggled past the annotations on purpose.
-NOT_A_NUMBER: Any = "lots"
+#: A value of the wrong JSON type, smuggled past the annotations on purpose.
 NOT_A_STRING: Any = 12
 
 
 @tool
-async def bad_progress() -> int:
-    """Report progress whose total is not a number."""
-    await ToolContext.current().progress(1, total=NOT_A_NUMBER)
-    return 1
-
-
-@tool
-async def bad_progress_value() -> int:
-    """Report progress that is not a number."""
-    await ToolContext.current().progress(NOT_A_NUMBER)
-    return 1
-
-
-async def test_an_invalid_notification_raises_through_the_client() -> None:
-    """notifications/progress requires a numeric total: the client must refuse it."""
-    with pytest.raises(SchemaViolation, match="notifications/progress") as caught:
-        async with McpTestClient(Server("s", "1", tools=[bad_progress])) as client:
-            await client.call_tool("bad_progress", progress_token="t")
-
-    assert '"total": "lots"' in str(caught.value)
-
-
-async def test_a_progress_that_is_not_a_number_raises_through_the_client() -> None:
-    with pytest.raises(SchemaViolation, match='"progress": "lots"'):
-        async with McpTestClient(
-            Server("s", "1", tools=[bad_progress_value])
-        ) as client:
-            await client.call_tool("bad_progress_value", progress_token="t")
+def answer() -> int:
+    """Return 42."""
+    return 42
 
 
 async def test_an_invalid_result_raises_through_the_client() -> None:
@@ -93,9 +71,19 @@ async def test_an_invalid_result_raises_through_the_client() -> None:
             await client.discover()
 
 
-async def test_valid_messages_pass_through_the_client() -> None:
-    """The counterpart: the same tools with valid values raise nothing."""
-    async with McpTestClient(Server("s", "1", tools=[bad_progress])) as client:
-        result = await client.call_tool("bad_progress")
+@pytest.mark.parametrize("method", ["server/discover", "tools/list"])
+async def test_an_invalid_server_version_raises_on_any_result(method: str) -> None:
+    """Every result carries serverInfo in _meta; its version must be a string."""
+    server = Server("s", NOT_A_STRING, tools=[answer])
 
-    assert 1 == result.structured
+    with pytest.raises(SchemaViolation, match='"version": 12'):
+        async with McpTestClient(server) as client:
+            await client.request(method)
+
+
+async def test_valid_messages_pass_through_the_client() -> None:
+    """The counterpart: the same server with a valid version raises nothing."""
+    async with McpTestClient(Server("s", "1", tools=[answer])) as client:
+        result = await client.call_tool("answer")
+
+    assert 42 == result.structured
