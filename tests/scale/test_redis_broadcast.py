@@ -294,7 +294,7 @@ async def test_task_changes_stay_in_their_process(redis_server: RedisServer) -> 
 
     x = fast(redis_server.url)
     server = Server("s", "1", tools=[gated], broadcast=x)
-    caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    caps: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
     async with (
         running(x),
         channel_reader(redis_server.url) as channel,
