@@ -6,7 +6,7 @@ every way a program can (``print``, ``os.write``, C's ``puts``, a child process)
 report progress and logs, fail, and block in synchronous code.
 
     python examples/stdio_probe_server.py [--max-concurrent N]
-        [--max-message-bytes N] [--grace SECONDS]
+        [--max-message-bytes N] [--max-depth N] [--grace SECONDS]
 
 Lines starting with ``probe:`` on stderr tell a test what a handler saw
 (``probe: started wait-1``, ``probe: cancelled wait-1``), so tests wait on events
@@ -177,11 +177,13 @@ async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-concurrent", type=int, default=16)
     parser.add_argument("--max-message-bytes", type=int, default=4 * 1024 * 1024)
+    parser.add_argument("--max-depth", type=int, default=128)
     parser.add_argument("--grace", type=float, default=5.0)
     args = parser.parse_args(argv)
     await server.serve_stdio(
         max_concurrent=args.max_concurrent,
         max_message_bytes=args.max_message_bytes,
+        max_depth=args.max_depth,
         grace_period=args.grace,
     )
     probe("served")

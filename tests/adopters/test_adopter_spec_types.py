@@ -57,9 +57,9 @@ BAD: dict[str, tuple[Callable[[], object], str]] = {
     ),
     "prompt name": (lambda: PromptSpec(None, "d"), "name"),  # type: ignore[arg-type]
     "prompt arguments": (
-        lambda: PromptSpec("p", "d", arguments=["topic"]),
+        lambda: PromptSpec("p", "d", arguments=["topic"]),  # type: ignore[list-item]
         "arguments",
-    ),  # type: ignore[list-item]
+    ),
     "argument required": (
         lambda: PromptArgument("topic", required="yes"),  # type: ignore[arg-type]
         "required",

@@ -121,7 +121,7 @@ class Notes:
         if name == "missing":
             raise ResourceNotFound(read.uri)
         return ResourceReply(
-            TextResourceContents(read.uri, f"note {name}", "text/plain")
+            TextResourceContents(read.uri, f"note {name}", "text/plain")  # type: ignore[arg-type]
         )
 
 
@@ -137,7 +137,7 @@ class Haiku:
 
     async def dispatch(self, get: PromptGet) -> PromptReply:
         return PromptReply(
-            PromptMessage.user(f"Write a haiku about {get.arguments['topic']}."),
+            PromptMessage.user(f"Write a haiku about {get.arguments['topic']}."),  # type: ignore[arg-type]
             description="a haiku",
         )
 
@@ -333,7 +333,7 @@ async def test_a_reply_breaking_its_own_output_schema_is_internal() -> None:
 
 @pytest.mark.parametrize(
     "wrong",
-    [{"city": "x", "celsius": 1}, PromptReply(PromptMessage.user("hi")), None],
+    [{"city": "x", "celsius": 1}, PromptReply(PromptMessage.user("hi")), None],  # type: ignore[arg-type]
     ids=["dict", "PromptReply", "None"],
 )
 async def test_a_dispatch_returning_no_tool_reply_is_internal(wrong: object) -> None:

@@ -34,23 +34,30 @@ def sink() -> Sink:
     return Sink()
 
 
-_EXPORTER = InMemorySpanExporter()
+def _exporter() -> InMemorySpanExporter:
+    """The one exporter on the global provider, installed on first use.
 
-
-def _install_exporter() -> None:
-    # The global provider can be set once per process; share it if someone did.
+    The global provider can be set once per process, so the exporter lives on the
+    provider itself: a second import of this module (a mutation-testing run in the
+    same process) finds it there instead of adding one that never sees a span.
+    """
     current = trace.get_tracer_provider()
     if not isinstance(current, TracerProvider):
         current = TracerProvider()
         trace.set_tracer_provider(current)
-    if not getattr(current, "_trio_mcp_test_exporter", False):
-        current.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-        current._trio_mcp_test_exporter = True  # type: ignore[attr-defined]
+    exporter: InMemorySpanExporter | None = getattr(
+        current, "_trio_mcp_test_exporter", None
+    )
+    if exporter is None:
+        exporter = InMemorySpanExporter()
+        current.add_span_processor(SimpleSpanProcessor(exporter))
+        current._trio_mcp_test_exporter = exporter  # type: ignore[attr-defined]
+    return exporter
 
 
 @pytest.fixture
 def spans() -> InMemorySpanExporter:
     """The spans finished during this test (the global provider exports to it)."""
-    _install_exporter()
-    _EXPORTER.clear()
-    return _EXPORTER
+    exporter = _exporter()
+    exporter.clear()
+    return exporter

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import canary_app
 import httpx
 import pytest
+import support
 import trio
 from canary_app import CALLS, CANARY, make_server
 
@@ -43,11 +44,9 @@ if TYPE_CHECKING:
         InMemorySpanExporter,
     )
 
-VERSION = "2026-07-28"
 META: dict[str, Any] = {
-    "io.modelcontextprotocol/protocolVersion": VERSION,
+    **support.META,
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
-    "io.modelcontextprotocol/clientInfo": {"name": "canary-test", "version": "1"},
     "io.modelcontextprotocol/logLevel": "debug",
     "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 }
@@ -175,9 +174,10 @@ async def test_the_canary_never_leaves_in_process(
         structured = await client.call_tool(
             "echo_credential", {"user": "u", "token": CANARY}
         )
-        with pytest.raises(ProtocolError):
+        with pytest.raises(ProtocolError) as caught:
             await client.call_tool("internal_error", {"token": CANARY})
 
+    assert -32603 == caught.value.code
     states = _decoded_states(client.received)
     assert {"user": "u", "token": "**********"} == structured.structured
     assert len(CALLS) + 2 == len([r for r in sink.receipts if r.kind == "tool"])
@@ -230,7 +230,7 @@ async def _post_all(
                 headers = {
                     "content-type": "application/json",
                     "accept": "application/json, text/event-stream",
-                    "mcp-protocol-version": VERSION,
+                    "mcp-protocol-version": support.VERSION,
                     "mcp-method": method,
                 }
                 name = params.get("name", params.get("uri"))

@@ -133,9 +133,10 @@ async def test_an_error_span_has_the_error_type_and_no_message(
     """Our choice: error.type is the class; messages (which may hold secrets) stay out."""
     async with McpTestClient(server()) as client:
         await client.call_tool("refuse", {"reason": "span-secret-1"})
-        with pytest.raises(ProtocolError):
+        with pytest.raises(ProtocolError) as caught:
             await client.call_tool("crash")
 
+    assert -32603 == caught.value.code
     refused, crashed = _request_spans(spans)
     assert refused.attributes is not None
     assert crashed.attributes is not None

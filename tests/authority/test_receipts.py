@@ -73,6 +73,13 @@ async def slow() -> int:
 started = trio.Event()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_started() -> None:
+    """A trio.Event set by an earlier run (a second import, a rerun) must not leak."""
+    global started  # hang() reads the module's current event
+    started = trio.Event()
+
+
 @tool
 async def hang() -> int:
     """Wait until cancelled."""
@@ -214,6 +221,7 @@ async def test_an_internal_error_leaves_a_receipt_with_its_reference(
         with pytest.raises(ProtocolError) as info:
             await client.call_tool("crash")
 
+    assert -32603 == info.value.code
     assert ("internal", "builtins.KeyError") == (
         sink.only.outcome,
         sink.only.error_type,

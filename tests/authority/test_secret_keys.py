@@ -7,15 +7,18 @@ digest and no token, while the other arguments still bind.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
 
 from trio_mcp import Elicit, ElicitResult, NeedsInput, Secret, Server, ToolContext, tool
 from trio_mcp._authority import mask_write_only
+from trio_mcp._json import JsonValue
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 MASK = "**********"
-CAPS = {"elicitation": {}}
+CAPS: dict[str, Any] = {"elicitation": {}}
 
 
 @attrs.frozen
@@ -43,7 +46,7 @@ YES = {"action": "accept", "content": {"ok": True}}
 
 def test_write_only_values_are_masked_at_any_depth() -> None:
     """Our choice: masking follows properties, additionalProperties, items, oneOf."""
-    schema = {
+    schema: JsonValue = {
         "type": "object",
         "properties": {
             "name": {"type": "string"},
@@ -67,7 +70,7 @@ def test_write_only_values_are_masked_at_any_depth() -> None:
             },
         },
     }
-    value = {
+    value: JsonValue = {
         "name": "ada",
         "token": "t1",
         "keys": {"a": "k1"},

@@ -14,6 +14,7 @@ import attrs
 import pytest
 
 from trio_mcp import (
+    DecodeError,
     Secret,
     Server,
     ToolContext,
@@ -124,11 +125,38 @@ async def chatty(token: Secret[str]) -> int:
     return 1
 
 
+#: A logger of the package: its records pass through the secret filter.
+LOG = logging.getLogger("trio_mcp.tests.secrets")
+
+
+@tool
+def log_with_stack(token: Secret[str]) -> int:
+    """
+    Log a record whose message, arguments and stack information quote the token.
+
+    Args:
+        token: The token.
+    """
+    record = LOG.makeRecord(
+        LOG.name,
+        logging.WARNING,
+        __file__,
+        1,
+        "calling with %s",
+        (token.reveal(),),
+        None,
+        sinfo=f"Stack (most recent call last):\n  using {token.reveal()}",
+    )
+    LOG.handle(record)
+    return 1
+
+
 def make_server() -> Server:
     return Server(
         "secrets",
         "1",
         tools=[
+            log_with_stack,
             login,
             reveal_length,
             fail_with,
@@ -141,11 +169,26 @@ def make_server() -> Server:
 
 
 def test_repr_and_str_hide_the_value() -> None:
-    """api.md: Secret('**********') in reprs."""
+    """api.md: Secret('**********') in reprs, also inside containers."""
     secret = Secret("hunter2")
 
     assert "Secret('**********')" == repr(secret) == str(secret) == f"{secret}"
+    assert "[Secret('**********')]" == repr([secret])
     assert "hunter2" == secret.reveal()
+
+
+def test_secrets_compare_and_hash_by_value() -> None:
+    secret = Secret("hunter2")
+
+    assert Secret("hunter2") == secret
+    assert Secret("other") != secret
+    assert Secret("hunter2") != "hunter2"
+    assert Secret(1234) == Secret(1234)
+    assert Secret(1234) != Secret(1235)
+    assert Secret("1234") != Secret(1234)
+    assert Secret(1234) != Secret("1234")
+    assert hash(Secret("hunter2")) == hash(secret)
+    assert hash(Secret("hunter2")) != hash(Secret("other"))
 
 
 def test_the_schema_is_a_write_only_string() -> None:
@@ -168,9 +211,16 @@ def test_decoding_wraps_and_encoding_masks() -> None:
     """api.md: decoding wraps; in structured output a secret is '**********'."""
     secret = decode(Secret[str], "abc")
 
-    assert isinstance(secret, Secret)
-    assert "abc" == secret.reveal()
+    assert Secret("abc") == secret
     assert MASK == encode(secret)
+    assert MASK == encode(secret, Secret[str])
+
+
+def test_a_secret_must_be_a_string() -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode(Secret[str], 12345)
+
+    assert ["expected a string"] == [p.message for p in caught.value.problems]
 
 
 async def test_the_handler_receives_the_plaintext_through_reveal() -> None:
@@ -244,9 +294,25 @@ async def test_an_internal_errors_log_and_traceback_are_redacted(
             with pytest.raises(ProtocolError) as info:
                 await client.call_tool("crash", {"token": "tok-crash-9"})
 
+    assert -32603 == info.value.code
     assert "tok-crash-9" not in repr(info.value.data) + info.value.message
     assert "tok-crash-9" not in caplog.text
     assert f"RuntimeError: crashed holding {MASK}" in caplog.text
+
+
+async def test_a_log_records_message_and_stack_info_are_redacted(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The filter masks ``stack_info`` as well as the message and its arguments."""
+    with caplog.at_level(logging.DEBUG, logger=LOG.name):
+        async with McpTestClient(make_server()) as client:
+            result = await client.call_tool("log_with_stack", {"token": "tok-stack-31"})
+
+    record = next(r for r in caplog.records if r.name == LOG.name)
+    assert 1 == result.structured
+    assert f"calling with {MASK}" == record.getMessage()
+    assert f"Stack (most recent call last):\n  using {MASK}" == record.stack_info
+    assert "tok-stack-31" not in caplog.text
 
 
 async def test_validation_errors_name_paths_never_values() -> None:

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from support import META
+
 SERVER = '''
 from trio_mcp import Server, ToolError, tool
 
@@ -41,11 +43,6 @@ async def build_later():
 
 not_a_server = 42
 '''
-
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 def write_server(tmp_path: Path, summary: str = "Echo the text back.") -> Path:

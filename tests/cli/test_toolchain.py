@@ -11,7 +11,8 @@ from pathlib import Path
 import httpx
 import pytest
 import trio
-from cli_helpers import META, cli, replies, request_line, write_server
+from cli_helpers import cli, replies, request_line, write_server
+from support import META
 
 from trio_mcp.testing import McpTestClient, ProtocolError, check_message
 
@@ -61,7 +62,7 @@ def test_every_toolchain_tool_that_takes_a_target_requires_load_code() -> None:
     from trio_mcp._cli._toolchain import toolchain_server
 
     tools = [s for s in toolchain_server().catalog() if isinstance(s, ToolSpec)]
-    loaders = [t for t in tools if "target" in t.input_schema["properties"]]
+    loaders = [t for t in tools if "target" in dict(t.input_schema["properties"])]  # type: ignore[arg-type]
 
     assert {"check_server", "check_lock"} == {t.name for t in loaders}
     for spec in loaders:

@@ -57,13 +57,13 @@ def readme() -> str:
     return "read me"
 
 
-@resource("docs://{page}", ttl=60)
+@resource(uri="docs://{page}", ttl=60)
 def doc_page(page: str) -> str:
     """One page of the docs."""
     return f"page {page}"
 
 
-@resource("secret://vault", caps=[admin])
+@resource(uri="secret://vault", caps=[admin])
 def vault() -> str:
     """The vault."""
     return "gold"
@@ -88,7 +88,7 @@ async def test_catalog_and_tools_list_keep_the_order_of_the_list() -> None:
     async with McpTestClient(server) as client:
         listed = [t["name"] for t in await client.list_tools()]
 
-    assert ["zeta", "alpha", "mu"] == [s.name for s in server.catalog()]  # type: ignore[union-attr]
+    assert ["zeta", "alpha", "mu"] == [s.name for s in server.catalog()]
     assert ["zeta", "alpha", "mu"] == listed
 
 
@@ -99,8 +99,7 @@ def test_catalog_lists_tools_then_resources_then_prompts() -> None:
     )
 
     assert ["mu", "doc_page", "readme", "summarise"] == [
-        s.name
-        for s in server.catalog()  # type: ignore[union-attr]
+        s.name for s in server.catalog()
     ]
 
 

@@ -13,7 +13,7 @@ import trio
 import trio.testing
 
 from trio_mcp import Capability, Receipt, Server, ToolContext, tool
-from trio_mcp.testing import McpTestClient
+from trio_mcp.testing import McpTestClient, ProtocolError
 
 ERROR_KEY = "dev.trio-mcp/error"
 write = Capability("write", description="Write things")
@@ -369,9 +369,10 @@ async def test_every_call_leaves_one_receipt_naming_its_outcome() -> None:
     async with McpTestClient(server, principal="p-1", allow=[write]) as client:
         await client.call_tool("save", {"text": "draft-of-the-contract"})
         await client.call_tool("save", {"text": 5})
-        with pytest.raises(Exception, match="-32603"):
+        with pytest.raises(ProtocolError) as caught:
             await client.call_tool("fails")
 
+    assert -32603 == caught.value.code
     assert ["ok", "invalid", "internal"] == [r.outcome for r in receipts]
     assert {"p-1"} == {r.principal_id for r in receipts}
     assert ["save", "save", "fails"] == [r.name for r in receipts]

@@ -360,7 +360,7 @@ def test_a_tool_and_a_prompt_may_share_a_name() -> None:
 
     server = Server("s", "1", tools=[summary], prompts=[summary_prompt])
 
-    assert ["summary", "summary"] == [s.name for s in server.catalog()]  # type: ignore[union-attr]
+    assert ["summary", "summary"] == [s.name for s in server.catalog()]
 
 
 def test_an_invalid_tool_name_is_refused() -> None:

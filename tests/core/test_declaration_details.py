@@ -3,6 +3,8 @@ hints listed as declared, and the test client's raw access to notifications."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from trio_mcp import InvalidDeclaration, Server, ToolHints, prompt, resource, tool
@@ -61,13 +63,14 @@ def test_an_args_entry_that_names_no_parameter_is_refused(kind: str) -> None:
         """
         return city
 
-    declared = {
+    makers: dict[str, Callable[[], Server]] = {
         "tool": lambda: Server("s", "1", tools=[tool(handler)]),
         "prompt": lambda: Server("s", "1", prompts=[prompt(handler)]),
         "resource": lambda: Server(
             "s", "1", resources=[resource(uri="weather://{city}")(handler)]
         ),
-    }[kind]
+    }
+    declared = makers[kind]
 
     with pytest.raises(InvalidDeclaration) as info:
         declared()

@@ -128,7 +128,7 @@ async def test_bound_methods_stay_directly_callable_with_their_own_arguments() -
 def test_accessing_a_method_declaration_on_the_class_gives_the_declaration() -> None:
     """Our choice: Counter.up is the unbound Tool, usable to build others."""
     assert isinstance(Counter.up, Tool)
-    assert Counter.up.bound_to is None
+    assert Counter.up.bound_to is None  # type: ignore[attr-defined]
     counter = Counter(1)
     assert counter is counter.up.bound_to
 
@@ -137,7 +137,7 @@ def test_the_wire_name_defaults_to_the_function_name_and_may_be_overridden() -> 
     """api.md: the wire name defaults to __name__."""
     server = Server("names", "1", tools=[add, Counter(0).up])
 
-    assert ["add", "count_up"] == [s.name for s in server.catalog()]  # type: ignore[union-attr]
+    assert ["add", "count_up"] == [s.name for s in server.catalog()]
 
 
 def test_a_direct_call_outside_a_server_needs_no_context() -> None:
@@ -248,7 +248,7 @@ def test_a_summary_wrapped_over_two_lines_is_one_description() -> None:
 
     assert (
         "Do something that takes more words than fit on one line of the docstring."
-        == spec.description  # type: ignore[union-attr]
+        == spec.description
     )
 
 

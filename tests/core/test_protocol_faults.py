@@ -102,8 +102,15 @@ async def test_a_batch_is_an_invalid_request() -> None:
     async with McpTestClient(make_server()) as client:
         replies = await client.send_raw(json.dumps(batch))
 
-    assert [-32600] == [r["error"]["code"] for r in replies]
-    assert "batch" in replies[0]["error"]["message"]
+    assert [
+        {
+            "jsonrpc": "2.0",
+            "error": {
+                "code": -32600,
+                "message": "invalid request: batches are not supported; send one message",
+            },
+        }
+    ] == replies
 
 
 async def test_a_response_sent_by_the_client_is_an_invalid_request() -> None:
@@ -120,7 +127,15 @@ async def test_a_message_that_is_not_an_object_is_an_invalid_request() -> None:
     async with McpTestClient(make_server()) as client:
         replies = await client.send_raw('"server/discover"')
 
-    assert -32600 == replies[0]["error"]["code"]
+    assert [
+        {
+            "jsonrpc": "2.0",
+            "error": {
+                "code": -32600,
+                "message": "invalid request: a message must be a JSON object",
+            },
+        }
+    ] == replies
 
 
 async def test_a_message_without_jsonrpc_2_0_is_an_invalid_request_echoing_its_id() -> (
@@ -396,10 +411,11 @@ async def test_an_unexpected_exception_is_an_internal_error_with_only_a_referenc
 async def test_the_server_goes_on_after_an_internal_error() -> None:
     """api.md: a failing handler never ends the server."""
     async with McpTestClient(make_server()) as client:
-        with pytest.raises(ProtocolError):
+        with pytest.raises(ProtocolError) as caught:
             await client.call_tool("explode", {})
         result = await client.call_tool("echo", {"text": "still here"})
 
+    assert -32603 == caught.value.code
     assert "still here" == result.structured
 
 

@@ -1,11 +1,16 @@
 """McpTestClient validates every emitted message against the official schema; these
-tests make sure that check stays switched on and actually bites."""
+tests make sure that check stays switched on and actually bites: first the checker
+alone, then through the client, where an invalid message a server emits must raise
+``SchemaViolation`` out of the ``async with``."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from trio_mcp.testing import SchemaViolation, check_message
+from trio_mcp import Server, tool
+from trio_mcp.testing import McpTestClient, SchemaViolation, check_message
 
 
 def test_a_result_missing_a_required_field_is_a_violation() -> None:
@@ -39,3 +44,46 @@ def test_a_valid_call_result_passes() -> None:
     }
 
     check_message({"jsonrpc": "2.0", "id": 1, "result": result}, "tools/call")
+
+
+# -- through the client: what a server emits is checked as it is emitted ---------------
+#
+# The server checks the values it is handed (progress, log levels, declarations), so
+# an invalid message has to come from a value it passes through as given: the
+# server's own name, version and instructions.
+
+#: A value of the wrong JSON type, smuggled past the annotations on purpose.
+NOT_A_STRING: Any = 12
+
+
+@tool
+def answer() -> int:
+    """Return 42."""
+    return 42
+
+
+async def test_an_invalid_result_raises_through_the_client() -> None:
+    """DiscoverResult.instructions must be a string."""
+    server = Server("s", "1", instructions=NOT_A_STRING)
+
+    with pytest.raises(SchemaViolation, match="instructions"):
+        async with McpTestClient(server) as client:
+            await client.discover()
+
+
+@pytest.mark.parametrize("method", ["server/discover", "tools/list"])
+async def test_an_invalid_server_version_raises_on_any_result(method: str) -> None:
+    """Every result carries serverInfo in _meta; its version must be a string."""
+    server = Server("s", NOT_A_STRING, tools=[answer])
+
+    with pytest.raises(SchemaViolation, match='"version": 12'):
+        async with McpTestClient(server) as client:
+            await client.request(method)
+
+
+async def test_valid_messages_pass_through_the_client() -> None:
+    """The counterpart: the same server with a valid version raises nothing."""
+    async with McpTestClient(Server("s", "1", tools=[answer])) as client:
+        result = await client.call_tool("answer")
+
+    assert 42 == result.structured

@@ -7,18 +7,15 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import trio
 from example_loader import EXAMPLES, load
+from support import META
 
 from trio_mcp.testing import McpTestClient, ProtocolError
-
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 def _line(request_id: int, method: str, **params: object) -> str:
@@ -109,7 +106,7 @@ async def test_file_notes_refuses_every_way_out_of_the_folder(
 
 async def test_confirm_delete_asks_first_and_deletes_only_after_yes() -> None:
     example = load("confirm_delete")
-    caps = {"elicitation": {}}
+    caps: dict[str, Any] = {"elicitation": {}}
     async with McpTestClient(example.server, client_capabilities=caps) as client:
         asked = await client.call_tool("delete_draft", {"name": "welcome"})
         still_there = set(example.drafts.names)
@@ -130,7 +127,7 @@ async def test_confirm_delete_asks_first_and_deletes_only_after_yes() -> None:
 
 async def test_confirm_delete_keeps_the_draft_when_the_user_declines() -> None:
     example = load("confirm_delete")
-    caps = {"elicitation": {}}
+    caps: dict[str, Any] = {"elicitation": {}}
     async with McpTestClient(example.server, client_capabilities=caps) as client:
         asked = await client.call_tool("delete_draft", {"name": "welcome"})
         kept = await client.call_tool(

@@ -427,12 +427,28 @@ async def test_a_notification_crossing_the_clients_cancel_is_tolerated() -> None
     assert ["echo"] == [t["name"] for t in after]
 
 
-async def test_leaving_a_listen_after_close_sends_nothing_more() -> None:
-    """Our choice: after close() the client cannot send; leaving the block is quiet."""
+async def test_closing_the_input_ends_a_listen_with_its_result() -> None:
+    """Spec §8: when the stream closes, the server ends open listens with their result."""
+    async with (
+        McpTestClient(make_server()) as client,
+        client.listen(tools_list_changed=True) as sub,
+    ):
+        await client.close()
+        result = await sub.wait_result(timeout=10)
+
+    assert {"resultType": "complete"} == {
+        k: v for k, v in result.items() if k != "_meta"
+    }
+    assert result is sub.result
+
+
+async def test_leaving_a_listen_right_after_close_raises_nothing() -> None:
+    """Our choice: after close() the client cannot send; leaving the block before the
+    result arrived must not try to (a ClosedResourceError would escape here)."""
     async with (
         McpTestClient(make_server()) as client,
         client.listen(tools_list_changed=True) as sub,
     ):
         await client.close()
 
-    assert sub.result is None or "complete" == sub.result["resultType"]
+    assert [] == sub.received

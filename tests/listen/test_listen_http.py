@@ -16,16 +16,13 @@ from typing import Any
 import httpx
 import trio
 from listen_server import make_server
+from support import META, serving
 
 from trio_mcp import Server
 from trio_mcp.testing import check_message
 
 WAIT = 10.0
 SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 def body(request_id: Any, method: str, **params: Any) -> dict[str, Any]:
@@ -132,16 +129,6 @@ class Stream:
 
 
 @asynccontextmanager
-async def serving(server: Server, **kwargs: Any) -> AsyncIterator[str]:
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(
-            partial(server.serve_http, port=0, keepalive_interval=0.05, **kwargs)
-        )
-        yield f"http://127.0.0.1:{port}/mcp"
-        nursery.cancel_scope.cancel()
-
-
-@asynccontextmanager
 async def listening(
     client: httpx.AsyncClient, url: str, request_id: Any, **notifications: Any
 ) -> AsyncIterator[Stream]:
@@ -174,7 +161,7 @@ async def listening(
 async def call(client: httpx.AsyncClient, url: str, name: str, **arguments: Any) -> Any:
     with trio.fail_after(WAIT):
         response = await client.post(
-            url,
+            f"{url}/mcp",
             json=body(name, "tools/call", name=name, arguments=arguments),
             headers=headers("tools/call", name),
         )
@@ -195,7 +182,7 @@ async def test_a_listen_streams_the_ack_changes_and_keepalives_as_sse() -> None:
     made by another request, ``:`` comments while quiet."""
     server = make_server()
     async with (
-        serving(server) as url,
+        serving(server, keepalive_interval=0.05) as url,
         httpx.AsyncClient() as client,
         listening(
             client, url, "h1", toolsListChanged=True, promptsListChanged=True
@@ -220,7 +207,7 @@ async def test_listens_take_no_slot_and_updates_reach_only_their_subscribers() -
     only to streams subscribed to the URI."""
     server = make_server()
     async with (
-        serving(server, max_concurrent=1) as url,
+        serving(server, keepalive_interval=0.05, max_concurrent=1) as url,
         httpx.AsyncClient() as client,
         listening(client, url, 1, resourceSubscriptions=["test://watched"]) as a,
         listening(client, url, 2, resourceSubscriptions=["test://other"]) as b,
@@ -239,7 +226,10 @@ async def test_listens_take_no_slot_and_updates_reach_only_their_subscribers() -
 async def test_closing_the_stream_ends_the_subscription() -> None:
     """Spec §8: on HTTP the client ends a subscription by closing the stream."""
     server = make_server()
-    async with serving(server) as url, httpx.AsyncClient() as client:
+    async with (
+        serving(server, keepalive_interval=0.05) as url,
+        httpx.AsyncClient() as client,
+    ):
         async with listening(client, url, "gone", toolsListChanged=True) as s:
             await s.next_message()
             assert 1 == server.broadcast.statistics().subscribers
@@ -255,7 +245,7 @@ async def test_shutdown_ends_the_stream_with_the_listen_result() -> None:
     server = make_server()
     async with trio.open_nursery() as nursery, httpx.AsyncClient() as client:
         port = await nursery.start(partial(server.serve_http, port=0))
-        url = f"http://127.0.0.1:{port}/mcp"
+        url = f"http://127.0.0.1:{port}"
         async with listening(client, url, 9, toolsListChanged=True) as s:
             await s.next_message()
             server.shutdown()

@@ -15,16 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from support import META
 
 from trio_mcp.testing import check_message
 
 SERVER = Path(__file__).with_name("listen_server.py")
 WAIT = 30.0
 SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 class Peer:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from datetime import date
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -24,7 +24,7 @@ from trio_mcp import (
 )
 
 KEY = "k" * 32
-ALL_CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
+ALL_CAPS: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
 
 
 @attrs.frozen
@@ -66,7 +66,7 @@ def greet() -> str | NeedsInput:
 def wizard() -> str | NeedsInput:
     """Three rounds: name, then color, then done; the state counts the rounds."""
     ctx = ToolContext.current()
-    step = ctx.state if isinstance(ctx.state, dict) else {"round": 1}
+    step: dict[str, Any] = ctx.state if isinstance(ctx.state, dict) else {"round": 1}
     if step["round"] == 1:
         name = ctx.input_responses.get("step1")
         if not isinstance(name, ElicitResult) or not isinstance(name.content, UserName):

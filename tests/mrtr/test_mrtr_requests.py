@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 import attrs
@@ -38,7 +38,9 @@ class Contact:
 
 
 def test_a_form_covers_every_flat_field_kind() -> None:
-    schema = Elicit("Contact?", Contact).to_wire()["params"]["requestedSchema"]  # type: ignore[index]
+    params = Elicit("Contact?", Contact).to_wire()["params"]
+    assert isinstance(params, dict)
+    schema = params["requestedSchema"]
 
     assert schema == {
         "type": "object",
@@ -269,7 +271,7 @@ def test_a_url_elicitation_answer_has_no_content() -> None:
     ],
 )
 def test_malformed_sampling_and_roots_answers_are_refused(
-    request_: object, raw: object
+    request_: object, raw: Any
 ) -> None:
     from trio_mcp import DecodeError
     from trio_mcp._declare import read_response

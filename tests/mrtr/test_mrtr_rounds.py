@@ -270,7 +270,7 @@ async def test_asking_for_an_undeclared_capability_is_32021() -> None:
 
 
 async def test_url_only_elicitation_does_not_cover_forms() -> None:
-    caps = {"elicitation": {"url": {}}}
+    caps: dict[str, Any] = {"elicitation": {"url": {}}}
     async with McpTestClient(make_server(), client_capabilities=caps) as client:
         with pytest.raises(ProtocolError) as caught:
             await client.call_tool("greet")
@@ -283,6 +283,7 @@ async def test_several_missing_capabilities_are_reported_together() -> None:
         with pytest.raises(ProtocolError) as caught:
             await client.call_tool("everything")
 
+    assert -32021 == caught.value.code
     assert caught.value.data == {
         "requiredCapabilities": {"elicitation": {}, "sampling": {}, "roots": {}}
     }

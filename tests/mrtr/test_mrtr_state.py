@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
+import time
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 import pytest
-from mrtr_server import ALL_CAPS, KEY, make_server
+from mrtr_server import ALL_CAPS, KEY, greet, make_server
 
 from trio_mcp import NeedsInput, Server, ToolContext, tool
 from trio_mcp._protocol._state import (
@@ -19,6 +22,7 @@ from trio_mcp._protocol._state import (
     parse_keys,
     salient_digest,
 )
+from trio_mcp._protocol._state import _unb64 as _unb64_strict
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 ALICE = {"action": "accept", "content": {"name": "Alice"}}
@@ -102,46 +106,107 @@ async def test_a_modified_payload_is_refused() -> None:
     assert (await refused(server, forged)).code == -32602
 
 
-async def test_a_modified_mac_is_refused() -> None:
+def _flip(mac: bytes, index: int) -> bytes:
+    raw = bytearray(mac)
+    raw[index] ^= 1
+    return bytes(raw)
+
+
+MAC_FORGERIES = {
+    "first byte flipped": lambda mac: _flip(mac, 0),
+    "last byte flipped": lambda mac: _flip(mac, -1),
+    "truncated by one byte": lambda mac: mac[:-1],
+    "truncated to half": lambda mac: mac[:16],
+    "truncated to one byte": lambda mac: mac[:1],
+    "extended by one byte": lambda mac: mac + b"\x00",
+    "repeated": lambda mac: mac + mac,
+}
+
+
+@pytest.mark.parametrize("forge", MAC_FORGERIES.values(), ids=MAC_FORGERIES.keys())
+async def test_a_forged_mac_is_refused(forge: Callable[[bytes], bytes]) -> None:
+    """Only the whole, unchanged HMAC-SHA256 verifies: a prefix comparison would let a
+    one-byte MAC through in about 256 tries."""
     server = make_server()
     version, payload, mac = (await first_state(server)).split(".")
-    raw = bytearray(_unb64(mac))
-    raw[0] ^= 1
+    forged = f"{version}.{payload}.{_b64(forge(_unb64(mac)))}"
 
-    assert (
-        await refused(server, f"{version}.{payload}.{_b64(bytes(raw))}")
-    ).code == -32602
+    error = await refused(server, forged)
+
+    assert (-32602, DOES_NOT_VERIFY) == (error.code, error.message)
 
 
-@pytest.mark.parametrize("junk", ["", "v1", "v2.a.b", "v1.!!.??", "v1.a.b.c", "x" * 40])
+NOT_ISSUED = "invalid requestState: requestState is not a token this server issued"
+DOES_NOT_VERIFY = (
+    "invalid requestState: requestState does not verify: it was altered, signed with "
+    "a key this server does not hold, or issued for another caller or other arguments"
+)
+EXPIRED = "invalid requestState: requestState has expired; start the request again"
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [
+        "",
+        "v1",
+        "v2.a.b",
+        "v1.!!.??",
+        "v1.a.b.c",
+        "x" * 40,
+        "v1..AAAA",
+        "v1.e30.",
+        "v1.e30.A==",
+    ],
+)
 async def test_garbage_is_refused(junk: str) -> None:
-    assert (await refused(make_server(), junk)).code == -32602
+    error = await refused(make_server(), junk)
+
+    assert (-32602, NOT_ISSUED) == (error.code, error.message)
 
 
-async def test_an_expired_state_is_refused() -> None:
-    server = make_server()
-    now = [1_000_000.0]
-    server.dispatcher.sealer = attrs.evolve(
-        server.dispatcher.sealer, clock=lambda: now[0]
+async def test_a_state_that_is_not_a_string_is_refused() -> None:
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.request(
+                "tools/call",
+                {
+                    "name": "greet",
+                    "inputResponses": {"user_name": ALICE},
+                    "requestState": 12,
+                },
+            )
+
+    assert (-32602, "invalid requestState: requestState must be a string") == (
+        caught.value.code,
+        caught.value.message,
     )
-    state = await first_state(server)
-    now[0] += 601
-
-    error = await refused(server, state)
-
-    assert "expired" in error.message
 
 
-async def test_a_state_is_valid_until_it_expires() -> None:
-    server = make_server()
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The wall clock every server reads, frozen; a test moves it by assignment."""
     now = [1_000_000.0]
-    server.dispatcher.sealer = attrs.evolve(
-        server.dispatcher.sealer, clock=lambda: now[0]
-    )
-    state = await first_state(server)
-    now[0] += 599
+    monkeypatch.setattr(time, "time", lambda: now[0])
+    return now
 
-    assert await retry(server, state) == GREETED
+
+@pytest.mark.parametrize(
+    ("later", "valid"),
+    [(0, True), (599.999, True), (600, False), (601, False), (86_400, False)],
+)
+async def test_a_state_is_valid_for_exactly_its_ttl(
+    clock: list[float], later: float, valid: bool
+) -> None:
+    """Our choice: 600 s; at the expiry instant the state is already refused."""
+    server = make_server()
+    state = await first_state(server)
+    clock[0] += later
+
+    if valid:
+        assert GREETED == await retry(server, state)
+    else:
+        error = await refused(server, state)
+        assert (-32602, EXPIRED) == (error.code, error.message)
 
 
 async def test_a_state_from_another_principal_is_refused() -> None:
@@ -186,28 +251,36 @@ async def test_a_tool_state_is_refused_by_a_prompt() -> None:
 
 async def test_a_state_signed_with_another_key_is_refused() -> None:
     state = await first_state(make_server())
-    stranger = make_server()
-    stranger.dispatcher.sealer = StateSealer((OTHER_KEY,))
+    stranger = Server("s", "1", tools=[greet], state_key=OTHER_KEY)
 
-    assert (await refused(stranger, state)).code == -32602
+    error = await refused(stranger, state)
+
+    assert (-32602, DOES_NOT_VERIFY) == (error.code, error.message)
 
 
 async def test_a_rotated_key_list_still_verifies_the_older_key() -> None:
-    state = await first_state(make_server())
-    rotated = make_server()
-    rotated.dispatcher.sealer = StateSealer.from_config([OTHER_KEY, KEY])
+    """Server(state_key=[new, old]): state signed before the rotation still works."""
+    state = await first_state(Server("s", "1", tools=[greet], state_key=KEY))
+    rotated = Server("s", "1", tools=[greet], state_key=[OTHER_KEY, KEY])
 
-    assert await retry(rotated, state) == GREETED
+    assert GREETED == await retry(rotated, state)
 
 
 async def test_the_first_key_of_a_list_signs() -> None:
-    rotated = make_server()
-    rotated.dispatcher.sealer = StateSealer.from_config([OTHER_KEY, KEY])
+    rotated = Server("s", "1", tools=[greet], state_key=[OTHER_KEY, KEY])
     state = await first_state(rotated)
-    only_new = make_server()
-    only_new.dispatcher.sealer = StateSealer.from_config(OTHER_KEY)
+    only_new = Server("s", "1", tools=[greet], state_key=OTHER_KEY)
+    only_old = Server("s", "1", tools=[greet], state_key=KEY)
 
-    assert await retry(only_new, state) == GREETED
+    assert GREETED == await retry(only_new, state)
+    assert -32602 == (await refused(only_old, state)).code
+
+
+async def test_a_key_dropped_from_the_list_no_longer_verifies() -> None:
+    state = await first_state(Server("s", "1", tools=[greet], state_key=KEY))
+    retired = Server("s", "1", tools=[greet], state_key=[OTHER_KEY])
+
+    assert -32602 == (await refused(retired, state)).code
 
 
 async def test_the_handler_never_runs_on_a_refused_state() -> None:
@@ -232,6 +305,27 @@ async def test_the_handler_never_runs_on_a_refused_state() -> None:
 
     assert runs == [None]
     assert outcomes == ["ok", "invalid"]
+
+
+async def test_the_payload_holds_expiry_method_nonce_and_contents(
+    clock: list[float],
+) -> None:
+    """Readable by design (integrity, not secrecy): exp, m, a 9-byte nonce, c."""
+    server = make_server()
+    one, two = await first_state(server), await first_state(server)
+    body = json.loads(_unb64(one.split(".")[1]))
+
+    assert ["c", "exp", "m", "n"] == sorted(body)
+    assert (1_000_600, "tools/call") == (body["exp"], body["m"])
+    assert 9 == len(_unb64(body["n"]))
+    assert one != two
+
+
+def test_sealing_what_is_not_json_is_a_type_error() -> None:
+    sealer = StateSealer((KEY.encode(),))
+
+    with pytest.raises(TypeError, match=r"^the carried state must be a JSON value$"):
+        sealer.seal({"s": object()}, Binding("tools/call", "d", None))  # type: ignore[dict-item]
 
 
 def test_the_payload_does_not_reveal_the_principal() -> None:
@@ -288,3 +382,48 @@ def test_without_any_key_a_random_one_is_made() -> None:
 
 def test_a_str_key_and_its_bytes_are_the_same_key() -> None:
     assert parse_keys("k" * 32) == parse_keys(b"k" * 32)
+
+
+def _digest_of(canonical: str) -> str:
+    return _b64(hashlib.sha256(canonical.encode()).digest())
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "canonical"),
+    [
+        (
+            "tools/call",
+            {"name": "tëst", "arguments": {"b": [1, 2.5], "a": "é"}},
+            '{"arguments":{"a":"é","b":[1,2.5]},"name":"tëst"}',
+        ),
+        ("prompts/get", {"name": "p"}, '{"arguments":{},"name":"p"}'),
+        ("resources/read", {"uri": "a://ü", "name": "x"}, '{"uri":"a://ü"}'),
+    ],
+)
+def test_the_digest_is_sha256_of_the_canonical_json(
+    method: str, params: dict[str, Any], canonical: str
+) -> None:
+    """The binding's format is fixed: sorted keys, no spaces, UTF-8 as is, so replicas
+    running this version agree on it."""
+    assert _digest_of(canonical) == salient_digest(method, params)
+
+
+def test_the_digest_refuses_nan() -> None:
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        salient_digest("tools/call", {"name": "t", "arguments": {"x": float("nan")}})
+
+
+@pytest.mark.parametrize(
+    ("raw", "text"),
+    [(b"", ""), (b"\xff", "_w"), (b"\x00\x00\x17", "AAAX"), (b"\xfb\xff", "-_8")],
+)
+def test_tokens_use_unpadded_base64url(raw: bytes, text: str) -> None:
+    assert text == _b64(raw)
+    if raw:
+        assert raw == _unb64_strict(text)
+
+
+def test_every_length_round_trips_through_base64url() -> None:
+    for size in range(1, 50):
+        raw = bytes(range(size))
+        assert raw == _unb64_strict(_b64(raw)), size

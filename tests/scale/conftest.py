@@ -1,39 +1,9 @@
 """Fixtures for the scale-out tests: a real redis-server and trio-mcp replicas.
 
-A machine without ``redis-server`` fails these tests loudly: ``scripts/bootstrap``
-installs Debian's package.
+They live in scale_procs.py, where mypy checks them: a second module named
+``conftest`` (tests/authority has one) would clash under mypy.
 """
 
-from __future__ import annotations
+from scale_procs import redis_server, replicas
 
-import shutil
-from collections.abc import Iterator
-
-import pytest
-from scale_procs import RedisServer, Replicas
-
-
-@pytest.fixture
-def redis_server() -> Iterator[RedisServer]:
-    """A fresh redis-server for one test, stopped afterwards."""
-    executable = shutil.which("redis-server")
-    if executable is None:
-        pytest.fail(
-            "redis-server is not installed, and the scale-out tests need a real one: "
-            "run 'bash scripts/bootstrap' (it installs Debian's redis-server)"
-        )
-    server = RedisServer(executable)
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def replicas() -> Iterator[Replicas]:
-    group = Replicas()
-    try:
-        yield group
-    finally:
-        group.stop_all()
+__all__ = ["redis_server", "replicas"]

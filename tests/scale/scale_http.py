@@ -14,13 +14,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+import support
 import trio
 
 from trio_mcp.testing import check_message
 
 WAIT = 15.0
 META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    **support.META,
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
 }
 

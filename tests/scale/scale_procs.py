@@ -7,12 +7,13 @@ stopped by its own PID (SIGTERM, then SIGKILL after five seconds).
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import attrs
@@ -144,3 +145,32 @@ class Replicas:
     def stop_all(self) -> None:
         for replica in self.started:
             stop(replica.process)
+
+
+# -- fixtures (re-exported by conftest.py) ----------------------------------------
+
+
+@pytest.fixture
+def redis_server() -> Iterator[RedisServer]:
+    """A fresh redis-server for one test, stopped afterwards."""
+    executable = shutil.which("redis-server")
+    if executable is None:
+        pytest.fail(
+            "redis-server is not installed, and the scale-out tests need a real one: "
+            "run 'bash scripts/bootstrap' (it installs Debian's redis-server)"
+        )
+    server = RedisServer(executable)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def replicas() -> Iterator[Replicas]:
+    group = Replicas()
+    try:
+        yield group
+    finally:
+        group.stop_all()

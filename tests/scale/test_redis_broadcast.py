@@ -62,7 +62,7 @@ async def running(*broadcasts: RedisBroadcast) -> AsyncIterator[None]:
             nursery.start_soon(run)
             await started.wait()
         for broadcast in broadcasts:
-            await until(lambda b=broadcast: b.connected)
+            await until(lambda: broadcast.connected)  # noqa: B023 - awaited at once
         yield
         nursery.cancel_scope.cancel()
 
@@ -82,7 +82,9 @@ async def channel_reader(url: str) -> AsyncIterator[trio.MemoryReceiveChannel[An
 
         async def pump() -> None:
             async for message in ps:
-                await send.send(json.loads(message["data"]))
+                data = message["data"]
+                assert isinstance(data, str | bytes), data
+                await send.send(json.loads(data))
 
         nursery.start_soon(pump)
         yield receive
@@ -292,7 +294,7 @@ async def test_task_changes_stay_in_their_process(redis_server: RedisServer) -> 
 
     x = fast(redis_server.url)
     server = Server("s", "1", tools=[gated], broadcast=x)
-    caps = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    caps: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
     async with (
         running(x),
         channel_reader(redis_server.url) as channel,

@@ -6,6 +6,8 @@ subprocess tests.
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import trio
 
@@ -23,7 +25,7 @@ from trio_mcp import (
 
 TASKS = "io.modelcontextprotocol/tasks"
 Text = list[TextContent]
-WITH_TASKS = {"elicitation": {}, "extensions": {TASKS: {}}}
+WITH_TASKS: dict[str, Any] = {"elicitation": {}, "extensions": {TASKS: {}}}
 
 #: What the handlers saw: cancellations, and the keys of the answers they got.
 seen: dict[str, list[object]] = {"cancelled": [], "answers": []}
@@ -183,7 +185,7 @@ def make_server(receipts: list[Receipt] | None = None) -> Server:
     return Server(
         "tasks-test",
         "1.0",
-        tools=TOOLS,
+        tools=TOOLS,  # type: ignore[arg-type]
         receipts=None if receipts is None else receipts.append,
         state_key="t" * 32,
     )

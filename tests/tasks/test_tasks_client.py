@@ -207,7 +207,7 @@ def test_a_task_declaration_is_checked_when_declared() -> None:
 
     with pytest.raises(InvalidDeclaration, match="task= takes"):
 
-        @tool(task="always")  # type: ignore[call-overload]
+        @tool(task="always")  # type: ignore[call-overload,untyped-decorator]
         def bad() -> str:
             """Bad."""
             return ""

@@ -11,14 +11,14 @@ from __future__ import annotations
 import base64
 import json
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import httpx
 import pytest
 import trio
+from support import META, VERSION, serving, serving_app
 
 from trio_mcp import (
     Capability,
@@ -30,12 +30,6 @@ from trio_mcp import (
 )
 from trio_mcp._transports._asgi import McpAsgiApp
 from trio_mcp.testing import check_message
-
-VERSION = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": VERSION,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 # -- the catalog under test ----------------------------------------------------------
@@ -94,30 +88,6 @@ def make_server(**kwargs: Any) -> Server:
 
 
 # -- helpers -------------------------------------------------------------------------
-@asynccontextmanager
-async def serving(server: Server, **kwargs: Any) -> AsyncIterator[str]:
-    """Run ``server.serve_http`` on 127.0.0.1:0; yield its base URL."""
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(partial(server.serve_http, port=0, **kwargs))
-        yield f"http://127.0.0.1:{port}"
-        nursery.cancel_scope.cancel()
-
-
-@asynccontextmanager
-async def serving_app(app: Any) -> AsyncIterator[str]:
-    """Run any ASGI app on Hypercorn's Trio worker on 127.0.0.1:0."""
-    from hypercorn.config import Config
-    from hypercorn.trio import serve
-
-    config = Config()
-    config.bind = ["127.0.0.1:0"]
-    config.accesslog = None
-    async with trio.open_nursery() as nursery:
-        binds = await nursery.start(partial(serve, app, config, mode="asgi"))
-        yield binds[0]
-        nursery.cancel_scope.cancel()
-
-
 def headers_for(method: str, name: str | None = None, **extra: str) -> dict[str, str]:
     out = {
         "content-type": "application/json",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import MutableMapping
 from typing import Any
 
 import httpx
@@ -23,7 +24,8 @@ import trio
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.testclient import TestClient
-from test_http import headers_for, make_server, post, request_body, serving
+from support import serving, serving_app
+from test_http import headers_for, make_server, post, request_body
 
 from trio_mcp import ProtectedResource
 from trio_mcp.testing import check_message
@@ -31,7 +33,7 @@ from trio_mcp.testing import check_message
 AUTH_SERVER = "https://auth.example.com"
 
 
-def bearer(scope: dict[str, Any]) -> str | None:
+def bearer(scope: MutableMapping[str, Any]) -> str | None:
     """The host's authentication: one known bearer token."""
     headers = dict(scope["headers"])
     return "alice" if headers.get(b"authorization") == b"Bearer good-token" else None
@@ -241,8 +243,6 @@ async def test_without_metadata_a_401_is_a_plain_bearer_challenge() -> None:
 
 async def test_below_a_mount_point_the_header_leads_to_the_app() -> None:
     """Mounted at /api, the metadata is under the mount point and names /api/mcp."""
-    from test_http import serving_app
-
     app = make_server().mount(
         require_auth=True, principal=bearer, resource_metadata=protected()
     )
@@ -311,7 +311,7 @@ def test_protected_resource_refuses_what_clients_would_refuse(
 
 def test_a_bare_string_is_not_split_into_letters() -> None:
     with pytest.raises(TypeError, match="list of strings"):
-        ProtectedResource(authorization_servers=AUTH_SERVER)  # type: ignore[arg-type]
+        ProtectedResource(authorization_servers=AUTH_SERVER)
 
 
 # -- CORS --------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ reading the URL), and retries with the token. Token checking stays with the host
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
@@ -31,6 +31,7 @@ from mcp.shared.auth import (
     OAuthClientMetadata,
     OAuthToken,
 )
+from pydantic import AnyUrl
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -146,7 +147,7 @@ class Recorder:
         await self.app(scope, receive, record)
 
 
-def bearer(scope: dict[str, Any]) -> str | None:
+def bearer(scope: MutableMapping[str, Any]) -> str | None:
     headers = dict(scope["headers"])
     expected = f"Bearer {TOKEN}".encode()
     return "oauth-user" if headers.get(b"authorization") == expected else None
@@ -197,7 +198,7 @@ async def test_the_official_client_discovers_authorizes_and_calls() -> None:
                     server_url=f"{url}/mcp",
                     client_metadata=OAuthClientMetadata(
                         client_name="trio-mcp test",
-                        redirect_uris=["http://127.0.0.1:1/callback"],
+                        redirect_uris=[AnyUrl("http://127.0.0.1:1/callback")],
                     ),
                     storage=MemoryStorage(),
                     redirect_handler=browser.open,

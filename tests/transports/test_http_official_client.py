@@ -10,14 +10,12 @@ each message the server sent is checked against the revision's schema afterwards
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from functools import partial
 from typing import Any
 
 import pytest
 import trio
 from mcp import Client
+from support import serving_app
 
 from trio_mcp import Server, ToolContext, tool
 from trio_mcp.testing import check_message
@@ -97,21 +95,6 @@ class Recorder:
         return count
 
 
-@asynccontextmanager
-async def serving(app: Any) -> AsyncIterator[str]:
-    """Serve an ASGI app on Hypercorn's Trio worker on 127.0.0.1:0."""
-    from hypercorn.config import Config
-    from hypercorn.trio import serve
-
-    config = Config()
-    config.bind = ["127.0.0.1:0"]
-    config.accesslog = None
-    async with trio.open_nursery() as nursery:
-        binds = await nursery.start(partial(serve, app, config, mode="asgi"))
-        yield binds[0]
-        nursery.cancel_scope.cancel()
-
-
 # mcp 2.3.0's streamable HTTP client leaves its SSE reader with ``break`` once the
 # reply arrives (mcp/client/streamable_http.py, ``async for sse in event_source``),
 # never closing the async generators under it. Trio's finalizer reports each as a
@@ -137,7 +120,7 @@ async def test_official_client_discovers_lists_and_calls_over_http() -> None:
     ) -> None:
         seen_progress.append(progress)
 
-    async with serving(recorder) as url:
+    async with serving_app(recorder) as url:
         with trio.fail_after(30):
             async with Client(url + "/mcp") as client:
                 version = client.protocol_version

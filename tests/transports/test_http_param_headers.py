@@ -12,7 +12,8 @@ from typing import Annotated, Any
 
 import httpx
 import pytest
-from test_http import headers_for, post, serving
+from support import serving
+from test_http import headers_for, post
 
 from trio_mcp import (
     Field,
@@ -71,7 +72,13 @@ def _fault(response: httpx.Response) -> int:
 async def test_the_schema_advertises_x_mcp_header() -> None:
     spec = locate.spec()
 
-    assert spec.input_schema["properties"]["region"]["x-mcp-header"] == "Region"
+    properties = spec.input_schema["properties"]
+    assert isinstance(properties, dict)
+    assert {
+        "type": "string",
+        "description": "The region to route to.",
+        "x-mcp-header": "Region",
+    } == properties["region"]
 
 
 async def test_matching_headers_are_accepted() -> None:

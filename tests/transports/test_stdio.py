@@ -17,9 +17,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 import trio.testing
+from support import META
 
+from trio_mcp import McpError
 from trio_mcp._transports._stdio import read_lines
 from trio_mcp._transports._stream import Oversized
 from trio_mcp.testing import check_message
@@ -27,11 +30,6 @@ from trio_mcp.testing import check_message
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "examples" / "stdio_probe_server.py"
 WAIT = 30.0  # upper bound for any single wait; a loaded machine starts Python slowly
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "stdio-test", "version": "1"},
-}
 
 
 class Peer:
@@ -535,3 +533,22 @@ async def test_a_cancel_during_a_blocked_reply_write_never_leaves_half_a_line() 
     assert rest == b""
     assert messages[-1]["result"]["structuredContent"] == "marked"
     assert [m["id"] for m in messages] in ([1, 2], [2])
+
+
+async def test_a_failing_stdin_is_a_transport_error_that_says_what_to_do() -> None:
+    stream = trio.testing.MemoryReceiveStream()
+
+    async def fail() -> None:
+        raise trio.BrokenResourceError
+
+    stream.receive_some_hook = fail
+    out, items = trio.open_memory_channel[bytes | Oversized](1)
+
+    with pytest.raises(McpError.Transport) as caught:
+        await read_lines(stream, out, 10)
+
+    assert (
+        "cannot read stdin, the protocol stream; launch the server with a pipe on stdin"
+        == str(caught.value)
+    )
+    assert [] == [item async for item in items]

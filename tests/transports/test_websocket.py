@@ -16,20 +16,17 @@ from typing import Any
 
 import pytest
 import trio
+from support import META, serving_websocket
 from trio_websocket import (
     ConnectionClosed,
     WebSocketConnection,
     open_websocket_url,
 )
 
-from trio_mcp import McpError, Server, tool
+from trio_mcp import Capability, McpError, Server, tool
 from trio_mcp.testing import check_message
 
 WAIT = 10.0
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 class Probe:
@@ -153,19 +150,6 @@ class WsPeer:
 
 
 @asynccontextmanager
-async def serving(probe: Probe, **options: Any) -> AsyncIterator[int]:
-    """Run the probe server on 127.0.0.1 port 0; yield the port it bound."""
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(
-            lambda task_status: make_server(probe).serve_websocket(
-                "127.0.0.1", 0, task_status=task_status, **options
-            )
-        )
-        yield port
-        nursery.cancel_scope.cancel()
-
-
-@asynccontextmanager
 async def connected(port: int, path: str = "/mcp") -> AsyncIterator[WsPeer]:
     async with (
         open_websocket_url(f"ws://127.0.0.1:{port}{path}", subprotocols=["mcp"]) as ws,
@@ -192,7 +176,7 @@ def as_json(value: Any) -> str:
 
 async def test_calls_are_answered_over_a_websocket_speaking_mcp() -> None:
     """Our transport: one JSON-RPC message per text frame, subprotocol ``mcp``."""
-    async with serving(Probe()) as port, connected(port) as peer:
+    async with serving_websocket(make_server(Probe())) as port, connected(port) as peer:
         await peer.call(1, "echo", text="over a socket")
         reply = await peer.reply(1)
 
@@ -213,7 +197,7 @@ async def test_each_unreadable_frame_gets_an_error_and_the_next_is_answered() ->
         ("[]", -32600),
     ]
     async with (
-        serving(Probe(), max_message_bytes=4096) as port,
+        serving_websocket(make_server(Probe()), max_message_bytes=4096) as port,
         connected(port) as peer,
     ):
         for n, (frame, code) in enumerate(frames, start=1):
@@ -230,7 +214,7 @@ async def test_each_unreadable_frame_gets_an_error_and_the_next_is_answered() ->
 async def test_a_frame_far_over_the_limit_closes_the_connection_with_1009() -> None:
     """Our limit: past twice max_message_bytes trio-websocket stops buffering."""
     async with (
-        serving(Probe(), max_message_bytes=1000) as port,
+        serving_websocket(make_server(Probe()), max_message_bytes=1000) as port,
         connected(port) as peer,
     ):
         await peer.ws.send_message("x" * 2001)
@@ -248,7 +232,7 @@ async def test_at_most_max_concurrent_calls_run_and_every_call_is_answered() -> 
     """Our contract: max_concurrent caps handlers per connection; none is rejected."""
     probe = Probe()
     async with (
-        serving(probe, max_concurrent=4) as port,
+        serving_websocket(make_server(probe), max_concurrent=4) as port,
         connected(port) as peer,
     ):
         for n in range(50):
@@ -263,7 +247,7 @@ async def test_a_cancelled_call_stops_and_gets_no_reply() -> None:
     """Spec §11: notifications/cancelled stops the handler; nothing is sent for it."""
     probe = Probe()
     started, cancelled = probe.events("a")
-    async with serving(probe) as port, connected(port) as peer:
+    async with serving_websocket(make_server(probe)) as port, connected(port) as peer:
         await peer.call(1, "wait_here", label="a")
         with trio.fail_after(WAIT):
             await started.wait()
@@ -281,7 +265,7 @@ async def test_closing_the_connection_cancels_its_calls() -> None:
     """Our choice, as a closed stream on HTTP (spec §11): nobody can read the reply."""
     probe = Probe()
     started, cancelled = probe.events("b")
-    async with serving(probe) as port:
+    async with serving_websocket(make_server(probe)) as port:
         async with connected(port) as peer:
             await peer.call(1, "wait_here", label="b")
             with trio.fail_after(WAIT):
@@ -329,7 +313,7 @@ async def handshake_status(
 async def test_the_handshake_needs_the_path_and_if_any_subprotocol_mcp() -> None:
     """Our handshake: the endpoint is ``path``; a client offering subprotocols must
     offer ``mcp``; one offering none is accepted."""
-    async with serving(Probe()) as port:
+    async with serving_websocket(make_server(Probe())) as port:
         statuses = [
             await handshake_status(port, "/other", "mcp"),
             await handshake_status(port, "/mcp", "graphql-ws"),
@@ -342,7 +326,9 @@ async def test_the_handshake_needs_the_path_and_if_any_subprotocol_mcp() -> None
 
 async def test_browser_pages_from_other_origins_are_refused() -> None:
     """Our defence against cross-site WebSocket hijacking of a loopback server."""
-    async with serving(Probe(), allowed_origins=["https://app.example"]) as port:
+    async with serving_websocket(
+        make_server(Probe()), allowed_origins=["https://app.example"]
+    ) as port:
         statuses = [
             await handshake_status(port, "/mcp", "mcp", origin)
             for origin in (
@@ -359,7 +345,7 @@ async def test_browser_pages_from_other_origins_are_refused() -> None:
 
 async def test_a_port_in_use_raises_transport() -> None:
     """api.md: a bind failure is McpError.Transport with the OSError as its cause."""
-    async with serving(Probe()) as port:
+    async with serving_websocket(make_server(Probe())) as port:
         with trio.fail_after(WAIT), pytest.raises(McpError.Transport) as caught:
             await make_server(Probe()).serve_websocket("127.0.0.1", port)
 
@@ -378,7 +364,7 @@ async def test_clients_leaving_during_the_handshake_do_not_end_the_server() -> N
     # The race with the server's reply is won often enough in 200 tries that the
     # listener, before the fix, did not survive one run of this test.
     variants = [("/mcp", ""), ("/other", ""), ("/mcp", "Origin: https://evil\r\n")]
-    async with serving(Probe()) as port:
+    async with serving_websocket(make_server(Probe())) as port:
         with trio.fail_after(WAIT):
             for attempt in range(200):
                 path, origin = variants[attempt % len(variants)]
@@ -395,3 +381,29 @@ async def test_clients_leaving_during_the_handshake_do_not_end_the_server() -> N
             reply = await peer.reply(1)
 
         assert structured_of(reply) == "server still up"
+
+
+desk = Capability("desk", description="Use the desk")
+
+
+@tool(caps=[desk])
+def guarded() -> str:
+    """Answer only when the desk capability is granted."""
+    return "granted"
+
+
+@pytest.mark.parametrize(("allow", "granted"), [([desk], True), ([], False)])
+async def test_allow_reaches_every_connection(
+    allow: list[Capability], granted: bool
+) -> None:
+    """serve_websocket(allow=...) is the grant of every call on every connection."""
+    server = Server("ws-grants", "1.0", tools=[guarded])
+    async with (
+        serving_websocket(server, allow=allow) as port,
+        connected(port) as peer,
+    ):
+        await peer.call(1, "guarded")
+        reply = await peer.reply(1)
+
+    assert (not granted) == reply["result"].get("isError", False)
+    assert ("granted" if granted else None) == reply["result"].get("structuredContent")

@@ -101,7 +101,7 @@ def make_server(receipts: list[Receipt]) -> Server:
     return Server(
         "content-guard",
         "1",
-        tools=[*tools, fine, Adopter()],  # type: ignore[list-item]
+        tools=[*tools, fine, Adopter()],
         prompts=[system_role, str_content],
         resources=[contents],
         receipts=receipts.append,
@@ -159,6 +159,6 @@ def test_well_formed_values_still_build() -> None:
 
     assert TextContent("x").to_wire() == {"type": "text", "text": "x"}
     assert ImageContent(b"hi", "image/png").to_wire()["data"] == "aGk="
-    assert EmbeddedResource(blob).to_wire()["resource"]["blob"] == "AAE="
+    assert EmbeddedResource(blob).to_wire()["resource"]["blob"] == "AAE="  # type: ignore[index,call-overload]
     assert PromptMessage.assistant("a").role == "assistant"
     assert ResourceLink("file:///a", "a", "d", "text/plain").to_wire()["name"] == "a"

@@ -88,7 +88,7 @@ def test_limits_are_frozen_and_keyword_only() -> None:
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         limits.max_concurrent = 3  # type: ignore[misc]
     with pytest.raises(TypeError):
-        Limits(1)  # type: ignore[misc]
+        Limits(1)  # type: ignore[call-arg]
 
 
 def test_overrides_apply_only_what_is_given() -> None:
@@ -124,7 +124,7 @@ async def stdio_codes(*args: str) -> list[int | None]:
         "method": "tools/call",
         "params": {"name": "echo", "arguments": {"text": "x" * 1000}, "_meta": META},
     }
-    small = {**big, "id": 2, "params": {**big["params"], "arguments": {"text": "x"}}}
+    small = {**big, "id": 2, "params": {**big["params"], "arguments": {"text": "x"}}}  # type: ignore[dict-item]
     data = b"".join(json.dumps(m).encode() + b"\n" for m in (big, small))
     with trio.fail_after(WAIT):
         done = await trio.run_process(

@@ -141,6 +141,6 @@ async def test_websocket_frames_escape_surrogates_and_the_next_call_is_answered(
         nursery.cancel_scope.cancel()
 
     # A text frame is a str; encoding it strictly proves it holds no lone surrogate.
-    replies = {m["id"]: m for m in (strict(f.encode("utf-8")) for f in frames)}
+    replies = {m["id"]: m for m in (strict(f.encode("utf-8")) for f in frames)}  # type: ignore[union-attr]
     assert replies[1]["result"]["structuredContent"] == VALUE
     assert replies[2]["result"]["structuredContent"] == 6

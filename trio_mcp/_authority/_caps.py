@@ -15,6 +15,11 @@ import attrs
 __all__ = ["Capability", "Grants", "closure", "resolve_grants"]
 
 
+def _as_tuple(caps: Iterable[Capability]) -> tuple[Capability, ...]:
+    """Typed for attrs' mypy plugin, so ``requires=[cap]`` type-checks (``tuple`` does not)."""
+    return tuple(caps)
+
+
 @attrs.frozen
 class Capability:
     """A named authority a host grants and a declaration requires.
@@ -28,7 +33,7 @@ class Capability:
     name: str
     description: str = attrs.field(kw_only=True)
     requires: tuple[Capability, ...] = attrs.field(
-        default=(), kw_only=True, converter=tuple
+        default=(), kw_only=True, converter=_as_tuple
     )
 
     def __attrs_post_init__(self) -> None:

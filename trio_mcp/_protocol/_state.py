@@ -171,6 +171,16 @@ def parse_keys(
     return keys
 
 
+def wall_clock() -> float:
+    """Return ``time.time()``, looked up on each call.
+
+    A default of ``time.time`` itself would be bound once, at import; looking it up
+    lets a test that patches ``time.time`` move every server's clock, through the
+    public ``Server`` alone.
+    """
+    return time.time()
+
+
 @attrs.frozen
 class StateSealer:
     """Seals and opens ``requestState`` tokens with HMAC-SHA256.
@@ -181,7 +191,7 @@ class StateSealer:
 
     keys: tuple[bytes, ...] = attrs.field(converter=tuple[bytes, ...])
     ttl: float = DEFAULT_STATE_TTL
-    clock: Callable[[], float] = time.time
+    clock: Callable[[], float] = wall_clock
 
     @keys.validator
     def _check(self, attribute: object, value: tuple[bytes, ...]) -> None:

@@ -13,13 +13,13 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any
+from typing import Any, Self, TypeVar
 
 import attrs
 import trio
 
 from .._server import Server
-from ._schema import check_message
+from ._schema import SchemaViolation, check_message
 
 __all__ = ["Listen", "ProtocolError", "ToolResult", "McpTestClient", "PROTOCOL_VERSION"]
 
@@ -29,6 +29,8 @@ _META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 _META_INFO = "io.modelcontextprotocol/clientInfo"
 _META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 _ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+
+E = TypeVar("E", bound=BaseException)
 
 
 class ProtocolError(Exception):
@@ -166,6 +168,7 @@ class McpTestClient:
         *,
         client_info: Mapping[str, Any] | None = None,
         max_concurrent: int = 16,
+        max_depth: int = 128,
         timeout: float = 30.0,
     ) -> None:
         self.server = server
@@ -176,6 +179,7 @@ class McpTestClient:
             client_info or {"name": "trio-mcp-test", "version": "1"}
         )
         self.max_concurrent = max_concurrent
+        self.max_depth = max_depth
         self.timeout = timeout
         self.notifications: list[dict[str, Any]] = []
         """Every notification the server emitted, in order."""
@@ -186,7 +190,7 @@ class McpTestClient:
         self._ended_listens: set[str] = set()
         """Ids (as JSON) of listens this client ended: late notifications are a race."""
 
-    async def __aenter__(self) -> McpTestClient:
+    async def __aenter__(self) -> Self:
         self._send_in, self._receive_in = trio.open_memory_channel[str | bytes](64)
         self._nursery_cm = trio.open_nursery()
         self._nursery = await self._nursery_cm.__aenter__()
@@ -206,6 +210,10 @@ class McpTestClient:
         try:
             return await self._nursery_cm.__aexit__(exc_type, exc, tb)
         except BaseExceptionGroup as group:
+            violation = _first(group, SchemaViolation)
+            if violation is not None:
+                # The server emitted an invalid message: that is the test's failure.
+                raise violation from group
             # The nursery wraps the test's own exception; hand it back as raised, so
             # ``pytest.raises(ProtocolError)`` works around ``async with``.
             if exc is None or list(group.exceptions) != [exc]:
@@ -219,6 +227,7 @@ class McpTestClient:
             allow=self.allow,
             principal=self.principal,
             max_concurrent=self.max_concurrent,
+            max_depth=self.max_depth,
         )
 
     async def _on_message(self, text: str) -> None:
@@ -511,3 +520,15 @@ def _is_notification(text: str | bytes) -> bool:
     except ValueError:
         return False
     return isinstance(message, dict) and "id" not in message and "method" in message
+
+
+def _first(group: BaseExceptionGroup[BaseException], kind: type[E]) -> E | None:
+    """Return the first ``kind`` exception anywhere in ``group``, or None."""
+    for exc in group.exceptions:
+        if isinstance(exc, kind):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first(exc, kind)
+            if found is not None:
+                return found
+    return None

@@ -1,0 +1,116 @@
+"""The JSON layer every transport shares: strict decoding, compact encoding, depth.
+
+``depth_exceeds`` is checked against a plain recursive definition of depth over
+generated documents, and ``could_exceed`` (the fast pre-check) must never say "no"
+when the walk would say "yes".
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trio_mcp._json import JsonValue, could_exceed, depth_exceeds, dumps, loads
+
+scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
+documents = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=40,
+)
+
+
+def depth(value: Any) -> int:
+    """Nesting of arrays and objects: a scalar is 0, ``[]`` and ``{}`` are 1."""
+    if isinstance(value, list):
+        return 1 + max((depth(v) for v in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((depth(v) for v in value.values()), default=0)
+    return 0
+
+
+@given(documents, st.integers(min_value=0, max_value=12))
+def test_depth_exceeds_agrees_with_the_recursive_definition(
+    value: JsonValue, limit: int
+) -> None:
+    assert (depth(value) > limit) == depth_exceeds(value, limit)
+
+
+@given(documents, st.integers(min_value=0, max_value=12))
+def test_the_bracket_count_never_misses_a_deep_document(
+    value: JsonValue, limit: int
+) -> None:
+    text = dumps(value)
+    if depth_exceeds(value, limit):
+        assert could_exceed(text, limit)
+        assert could_exceed(text.encode(), limit)
+
+
+@pytest.mark.parametrize("text", ["[[1]]", "{}", "[{}]", '{"a":[]}'])
+def test_the_bracket_count_is_exact_at_the_boundary(text: str) -> None:
+    brackets = text.count("[") + text.count("{")
+
+    assert could_exceed(text, brackets - 1)
+    assert not could_exceed(text, brackets)
+    assert could_exceed(text.encode(), brackets - 1)
+    assert not could_exceed(text.encode(), brackets)
+
+
+@pytest.mark.parametrize(
+    ("value", "limit", "deeper"),
+    [
+        (1, 0, False),
+        ([], 0, True),
+        ([], 1, False),
+        ({}, 0, True),
+        ({}, 1, False),
+        ([[]], 1, True),
+        ({"a": {}}, 1, True),
+        ([{"a": [1]}], 2, True),
+        ([{"a": [1]}], 3, False),
+        ([1, [2, [3]]], 3, False),
+        ({"a": 1, "b": {"c": {}}}, 2, True),
+    ],
+)
+def test_depth_exceeds_table(value: JsonValue, limit: int, deeper: bool) -> None:
+    assert deeper == depth_exceeds(value, limit)
+
+
+@given(documents)
+def test_dumps_is_compact_and_loads_reads_it_back(value: JsonValue) -> None:
+    text = dumps(value)
+
+    assert value == loads(text)
+    assert value == loads(text.encode())
+    assert "\n" not in text
+    assert json.dumps(value, separators=(",", ":"), ensure_ascii=False) == text
+
+
+def test_dumps_keeps_non_ascii_text_as_is() -> None:
+    assert '{"name":"Zoë ✓"}' == dumps({"name": "Zoë ✓"})
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
+def test_dumps_refuses_nan_and_infinity(number: float) -> None:
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        dumps({"x": number})
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_loads_refuses_nan_and_infinity(constant: str) -> None:
+    with pytest.raises(ValueError, match=f"^{constant} is not JSON$"):
+        loads(f'{{"x":{constant}}}')
+    with pytest.raises(ValueError, match=f"^{constant} is not JSON$"):
+        loads(f"[{constant}]".encode())
+
+
+def test_loads_refuses_invalid_utf8() -> None:
+    with pytest.raises(UnicodeDecodeError):
+        loads(b'"\xff"')

@@ -1,0 +1,73 @@
+"""Helpers shared by the test packages: the request ``_meta``, and servers on 127.0.0.1.
+
+Every helper here drives the public surface (``Server``'s serve methods, ``mount``), so
+tests keep working while the internals move. Import it as ``support`` (the ``tests``
+directory is on pytest's ``pythonpath`` and mypy's ``mypy_path``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any, Final
+
+import trio
+
+from trio_mcp import Server
+
+__all__ = ["META", "VERSION", "request", "serving", "serving_app", "serving_websocket"]
+
+VERSION: Final = "2026-07-28"
+
+META: Final[dict[str, Any]] = {
+    "io.modelcontextprotocol/protocolVersion": VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "trio-mcp-tests", "version": "1"},
+}
+"""The ``_meta`` every request of revision 2026-07-28 carries (no capabilities)."""
+
+
+def request(request_id: str | int, method: str, **params: Any) -> dict[str, Any]:
+    """Return a JSON-RPC request for ``method`` whose params carry ``META``."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": method,
+        "params": {"_meta": META, **params},
+    }
+
+
+@asynccontextmanager
+async def serving(server: Server, **kwargs: Any) -> AsyncIterator[str]:
+    """Run ``server.serve_http`` on 127.0.0.1 port 0; yield its base URL (no path)."""
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(partial(server.serve_http, port=0, **kwargs))
+        yield f"http://127.0.0.1:{port}"
+        nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def serving_app(app: Any) -> AsyncIterator[str]:
+    """Run any ASGI app on Hypercorn's Trio worker on 127.0.0.1 port 0; yield its URL."""
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    config = Config()
+    config.bind = ["127.0.0.1:0"]
+    config.accesslog = None
+    async with trio.open_nursery() as nursery:
+        binds = await nursery.start(partial(serve, app, config, mode="asgi"))
+        yield binds[0]
+        nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def serving_websocket(server: Server, **kwargs: Any) -> AsyncIterator[int]:
+    """Run ``server.serve_websocket`` on 127.0.0.1 port 0; yield the port it bound."""
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(
+            partial(server.serve_websocket, "127.0.0.1", 0, **kwargs)
+        )
+        yield port
+        nursery.cancel_scope.cancel()
