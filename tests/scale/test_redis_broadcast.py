@@ -228,15 +228,13 @@ def test_a_url_that_is_not_redis_is_refused() -> None:
         RedisBroadcast("http://127.0.0.1:6379")
 
 
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(),
-    lambda inner: (
-        st.lists(inner, max_size=3)
-        | st.dictionaries(
-            st.sampled_from(["o", "m", "u", "resync", "x"]), inner, max_size=4
-        )
-    ),
-    max_leaves=8,
+_KEYS = st.sampled_from(["o", "m", "u", "resync", "x"])
+_LEAF = st.none() | st.booleans() | st.integers() | st.text()
+_LEVEL = _LEAF | st.lists(_LEAF, max_size=3) | st.dictionaries(_KEYS, _LEAF, max_size=4)
+# Two fixed levels rather than st.recursive: its check that ``extend`` uses its
+# argument misfires when an equal strategy was cached by another test.
+JSON = (
+    _LEVEL | st.lists(_LEVEL, max_size=3) | st.dictionaries(_KEYS, _LEVEL, max_size=4)
 )
 METHODS = st.sampled_from(
     [
