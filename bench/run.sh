@@ -1,20 +1,16 @@
 #!/usr/bin/env bash
-# Run the shared benchmark harness (../shared/bench, read-only) with trio_mcp as a peer.
+# bench/run.sh - the benchmark, from a clone of this repository alone.
 #
-#   bash bench/run.sh            full run (~8 min): mcp, fastmcp, raw-Trio ceilings, trio_mcp
-#   bash bench/run.sh --quick    ~1 min smoke run of the harness
+#   bash bench/run.sh            full run (about 5-10 min on 2 cores): ceilings, trio_mcp,
+#                                mcp 2.3.0, fastmcp 4.1.6; stdio and HTTP; import,
+#                                start-up, peak RSS; the 1,000-tool catalog
+#   bash bench/run.sh --quick    about a minute: small sizes, one repeat
+#   bash bench/run.sh --help     every option (bench/run.py)
 #
-# The harness is copied to a scratch folder (it writes results next to itself); its report
-# is copied back to bench/results/. Traffic stays on 127.0.0.1; servers are stopped by PID.
+# Builds bench/.venv first (bench/venv.sh), then prints the table; the report is also
+# kept in bench/results/latest.{md,json} (git-ignored).
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-SHARED="${SHARED_BENCH:-$ROOT/../shared/bench}"
-[[ -d "$SHARED" ]] || { echo "bench: no harness at $SHARED" >&2; exit 2; }
-source "$ROOT/scripts/bootstrap"
-SCRATCH="$(mktemp -d /tmp/trio-mcp-bench.XXXXXX)"
-cp -r "$SHARED/." "$SCRATCH/"
-sed "s|{trio_mcp}|$ROOT|g" "$ROOT/bench/trio_mcp.toml" > "$SCRATCH/trio_mcp.toml"
-(cd "$SCRATCH" && bash run_all.sh --extra-peers trio_mcp.toml "$@")
-mkdir -p "$ROOT/bench/results"
-cp "$SCRATCH"/results/latest.* "$ROOT/bench/results/" 2>/dev/null || true
-echo "bench: report in bench/results/latest.md (scratch copy: $SCRATCH)"
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=bench/venv.sh
+source "$BENCH/venv.sh"
+exec "$BENCH/.venv/bin/python" "$BENCH/run.py" "$@"

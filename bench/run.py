@@ -1,0 +1,505 @@
+"""Run every peer under the same load and print the comparison table.
+
+    bash bench/run.sh [--quick] [--repeat N] [--peers trio_mcp,ceiling] ...
+
+(run.sh builds bench/.venv first, then runs this file with it.) Peers: the ceilings
+(a raw Trio stdio loop, a bare ASGI app on Hypercorn's Trio worker), trio_mcp
+(``examples/bench_server.py``), ``mcp`` 2.3.0 and ``fastmcp`` 4.1.6, all with the same
+three tools. Repeats are interleaved (peer A, B, C, then again) and the best repeat is
+shown, since noise on a shared machine only slows a run down; ratios are best ÷ best
+in the same run. Everything goes to 127.0.0.1; servers are stopped by their PID. The
+report is printed and kept in bench/results/latest.{md,json} (git-ignored), with each
+server's stderr in bench/results/raw/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from load import (
+    ARGUMENTS,
+    LoadError,
+    LoadResult,
+    StdioPeer,
+    check_reply,
+    cpu_seconds,
+    http_ask,
+    http_run,
+    peak_rss_mib,
+    request_body,
+)
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+RESULTS = BENCH / "results"
+PY = sys.executable
+TOOLS = tuple(ARGUMENTS)
+SERVER_CPU = 1  # the server's processor when there are two or more; the client gets 0
+
+
+@dataclass
+class Peer:
+    """A server under test: command lines only, ``{port}`` filled in for HTTP."""
+
+    name: str
+    stdio: list[str]
+    http: list[str]
+    imports: str
+    role: str = ""  # "ceiling", "reference" (ratios are taken to it) or ""
+
+
+PEERS = [
+    Peer(
+        "ceiling (raw Trio / Hypercorn-Trio)",
+        [PY, "bench/peers/ceiling.py", "stdio"],
+        [PY, "bench/peers/ceiling.py", "http", "{port}"],
+        "import json, trio, hypercorn.trio",
+        "ceiling",
+    ),
+    Peer(
+        "trio_mcp",
+        [PY, "examples/bench_server.py"],
+        [PY, "examples/bench_server.py", "--http", "--port", "{port}"],
+        "import trio_mcp",
+    ),
+    Peer(
+        "mcp 2.3.0 (MCPServer)",
+        [PY, "bench/peers/mcp_sdk.py", "stdio"],
+        [PY, "bench/peers/mcp_sdk.py", "http", "{port}"],
+        "from mcp.server import MCPServer",
+        "reference",
+    ),
+    Peer(
+        "fastmcp 4.1.6 (FastMCP)",
+        [PY, "bench/peers/fastmcp_peer.py", "stdio"],
+        [PY, "bench/peers/fastmcp_peer.py", "http", "{port}"],
+        "from fastmcp import FastMCP",
+    ),
+]
+FLOORS = {"python -c pass": "pass", "import trio": "import trio"}
+
+
+@dataclass
+class Row:
+    """Every repeat of one peer, transport and tool."""
+
+    runs: list[LoadResult] = field(default_factory=list)
+    cpu_us: list[float] = field(default_factory=list)
+
+    def best(self) -> LoadResult:
+        """The fastest repeat (noise only slows a run down)."""
+        return max(self.runs, key=lambda run: run.rate)
+
+
+@dataclass
+class Settings:
+    """Sizes of one bench run."""
+
+    calls: int
+    http_calls: int
+    inflight: int
+    warmup: int
+    repeat: int
+    time_limit: float
+    starts: int
+    imports: int
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def pin_server() -> None:
+    """In the child: run the server on its own processor, apart from the client."""
+    if (os.cpu_count() or 1) >= 2:
+        os.sched_setaffinity(0, {SERVER_CPU})
+
+
+def spawn(argv: list[str], log_name: str, stdio: bool) -> subprocess.Popen[bytes]:
+    """Start a server from the repository root, its stderr kept in results/raw/."""
+    (RESULTS / "raw").mkdir(parents=True, exist_ok=True)
+    with open(RESULTS / "raw" / f"{log_name}.log", "ab") as log:
+        return subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
+            stdout=subprocess.PIPE if stdio else subprocess.DEVNULL,
+            stderr=log,
+            preexec_fn=pin_server,
+        )
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a server we started, by its PID: EOF or SIGINT first, then harder."""
+    if proc.stdin is not None:
+        proc.stdin.close()
+    elif proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            proc.wait(5)
+            break
+        except subprocess.TimeoutExpired:
+            proc.send_signal(sig)
+    proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+def wait_http(proc: subprocess.Popen[bytes], port: int, limit: float = 30.0) -> float:
+    """Poll until the server answers one checked echo call; seconds since ``start``."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise LoadError(
+                f"the HTTP server exited ({proc.returncode}) before answering"
+            )
+        try:
+            message = http_ask(port, request_body("echo", 0), "echo")
+        except (OSError, EOFError, ValueError):
+            time.sleep(0.01)
+            continue
+        if message and not check_reply("echo", message):
+            return time.monotonic()
+        raise LoadError(f"wrong first answer over HTTP: {message!r}")
+    raise LoadError(f"the HTTP server did not answer within {limit} s")
+
+
+def measure(
+    peer: Peer,
+    transport: str,
+    settings: Settings,
+    rows: dict[tuple[str, str, str], Row],
+) -> float:
+    """One repeat of one peer on one transport: every tool; returns peak RSS in MiB."""
+    port = free_port()
+    argv = [arg.replace("{port}", str(port)) for arg in getattr(peer, transport)]
+    proc = spawn(argv, f"{peer.name.split()[0]}-{transport}", transport == "stdio")
+    try:
+        stdio = StdioPeer(proc) if transport == "stdio" else None
+        if stdio is None:
+            wait_http(proc, port)
+        for tool in TOOLS:
+            calls = settings.calls if stdio else settings.http_calls
+
+            def load(count: int, tool: str = tool) -> LoadResult:
+                if stdio is not None:
+                    return stdio.run(
+                        tool, count, settings.inflight, settings.time_limit
+                    )
+                return http_run(
+                    port, tool, count, settings.inflight, settings.time_limit
+                )
+
+            load(settings.warmup)
+            before = cpu_seconds(proc.pid)
+            result = load(calls)
+            used = cpu_seconds(proc.pid) - before
+            row = rows.setdefault((peer.name, transport, tool), Row())
+            row.runs.append(result)
+            row.cpu_us.append(used / max(result.calls, 1) * 1e6)
+            print(
+                f"  {peer.name[:24]:24} {transport:5} {tool:6} {result.rate:9,.0f} req/s"
+                f"  p99 {result.percentile(0.99) * 1e3:6.2f} ms  errors {result.errors}",
+                file=sys.stderr,
+            )
+        return peak_rss_mib(proc.pid)
+    finally:
+        stop(proc)
+
+
+def start_to_answer(peer: Peer, transport: str) -> float:
+    """Seconds from spawning the server to its first checked ``tools/call`` reply."""
+    port = free_port()
+    argv = [arg.replace("{port}", str(port)) for arg in getattr(peer, transport)]
+    begin = time.monotonic()
+    proc = spawn(argv, f"{peer.name.split()[0]}-start", transport == "stdio")
+    try:
+        if transport == "stdio":
+            message = StdioPeer(proc).ask(request_body("echo", 0), timeout=30)
+            if check_reply("echo", message):
+                raise LoadError(f"wrong first answer over stdio: {message!r}")
+            return time.monotonic() - begin
+        return wait_http(proc, port) - begin
+    finally:
+        stop(proc)
+
+
+def import_ms(statement: str) -> float:
+    """Wall time of ``python -c statement`` in a fresh interpreter, in ms."""
+    begin = time.perf_counter()
+    subprocess.run([PY, "-c", statement], cwd=ROOT, check=True)
+    return (time.perf_counter() - begin) * 1e3
+
+
+def run_catalog() -> dict[str, Any]:
+    """The 1,000-tool catalog figures from bench/catalog.py, run in its own process."""
+    out = subprocess.run(
+        [PY, str(BENCH / "catalog.py"), "--json"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+
+def versions() -> str:
+    """The versions the figures depend on."""
+    names = ["trio", "hypercorn", "h11", "mcp", "fastmcp", "uvicorn", "starlette"]
+    found = []
+    for name in names:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            found.append(f"{name} -")
+    return ", ".join(found)
+
+
+def fmt(value: float, digits: int = 0) -> str:
+    """A number for the table, '-' when missing."""
+    if value != value or value is None:  # NaN
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def ratio(value: float, base: float) -> str:
+    """``value ÷ base`` to two places, '-' when either is missing."""
+    if not base or value != value or base != base:
+        return "-"
+    return f"{value / base:.2f}"
+
+
+def summary_table(
+    peers: list[Peer],
+    rows: dict[tuple[str, str, str], Row],
+    extras: dict[str, dict[str, float]],
+    tool: str,
+) -> list[str]:
+    """The issue's table for one tool: one line per peer, ratios to the ceiling."""
+    ceiling = next((p.name for p in peers if p.role == "ceiling"), "")
+    lines = [
+        f"| {tool} | stdio req/s | x ceiling | srv µs/call | stdio p99 ms "
+        "| HTTP req/s | x ceiling | HTTP p99 ms | import ms "
+        "| start→answer ms stdio / HTTP | peak RSS MiB stdio / HTTP |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for peer in peers:
+        cells = [peer.name]
+        for transport in ("stdio", "http"):
+            row = rows.get((peer.name, transport, tool))
+            base = rows.get((ceiling, transport, tool))
+            if row is None:
+                cells += ["-"] * (4 if transport == "stdio" else 3)
+                continue
+            best = row.best()
+            cells.append(fmt(best.rate))
+            cells.append(ratio(best.rate, base.best().rate) if base else "-")
+            if transport == "stdio":
+                cells.append(fmt(min(row.cpu_us)))
+            cells.append(fmt(best.percentile(0.99) * 1e3, 2))
+        extra = extras.get(peer.name, {})
+        cells.append(fmt(extra.get("import_ms", float("nan"))))
+        cells.append(
+            f"{fmt(extra.get('start_stdio', float('nan')))} / "
+            f"{fmt(extra.get('start_http', float('nan')))}"
+        )
+        cells.append(
+            f"{fmt(extra.get('rss_stdio', float('nan')), 1)} / "
+            f"{fmt(extra.get('rss_http', float('nan')), 1)}"
+        )
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def detail_table(peers: list[Peer], rows: dict[tuple[str, str, str], Row]) -> list[str]:
+    """Every peer, transport and tool: best and median rate, latency, CPU, ratios."""
+    ceiling = next((p.name for p in peers if p.role == "ceiling"), "")
+    reference = next((p.name for p in peers if p.role == "reference"), "")
+    lines = [
+        "| peer | transport | tool | best req/s | median req/s | p50 ms | p99 ms | errors "
+        "| x ceiling | x mcp | p99 ÷ mcp's | srv µs/call |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for peer in peers:
+        for transport in ("stdio", "http"):
+            for tool in TOOLS:
+                row = rows.get((peer.name, transport, tool))
+                if row is None:
+                    continue
+                best = row.best()
+                top = rows.get((ceiling, transport, tool))
+                ref = rows.get((reference, transport, tool))
+                cells = [
+                    peer.name,
+                    transport,
+                    tool,
+                    fmt(best.rate),
+                    fmt(statistics.median(run.rate for run in row.runs)),
+                    fmt(best.percentile(0.5) * 1e3, 2),
+                    fmt(best.percentile(0.99) * 1e3, 2),
+                    str(sum(run.errors for run in row.runs)),
+                    ratio(best.rate, top.best().rate) if top else "-",
+                    ratio(best.rate, ref.best().rate) if ref else "-",
+                    ratio(best.percentile(0.99), ref.best().percentile(0.99))
+                    if ref
+                    else "-",
+                    fmt(min(row.cpu_us)),
+                ]
+                lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def report(
+    peers: list[Peer],
+    rows: dict[tuple[str, str, str], Row],
+    extras: dict[str, dict[str, float]],
+    floors: dict[str, float],
+    catalog: dict[str, Any],
+    settings: Settings,
+    argv: list[str],
+) -> str:
+    """The whole Markdown report."""
+    errors = [
+        f"- {name} {transport} {tool}: {run.errors} errors, first: {run.first_error}"
+        for (name, transport, tool), row in rows.items()
+        for run in row.runs
+        if run.errors
+    ]
+    cpus = os.cpu_count() or 1
+    lines = [
+        f"# trio_mcp benchmark, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        "",
+        f"Command: `{shlex.join(['bash', 'bench/run.sh', *argv])}`",
+        "",
+        f"Python {platform.python_version()}, {cpus} CPUs"
+        + (", server on CPU 1, client on CPU 0" if cpus >= 2 else "")
+        + f". {versions()}.",
+        f"stdio: {settings.calls} calls, HTTP: {settings.http_calls} calls, "
+        f"{settings.inflight} in flight (HTTP: keep-alive connections), "
+        f"{settings.warmup} warm-up calls per tool not counted; best of "
+        f"{settings.repeat} interleaved repeats; p99 from the best repeat; srv µs/call "
+        "= the server's CPU time (user + system) per call, lowest repeat.",
+        "",
+        *summary_table(peers, rows, extras, "echo"),
+        "",
+        "| floor | import ms |",
+        "|---|---:|",
+        *[f"| `{name}` | {fmt(ms)} |" for name, ms in floors.items()],
+        "",
+        *detail_table(peers, rows),
+        "",
+    ]
+    if catalog:
+        lines += [
+            f"1,000-tool catalog (trio_mcp): `Server(...)` built in "
+            f"{catalog['build_ms']:,.0f} ms (declaring the tools: "
+            f"{catalog['declare_ms']:,.0f} ms); `tools/list` over stdio, all "
+            f"{catalog['pages']} pages: {catalog['list_ms']:,.1f} ms "
+            f"(first page {catalog['first_page_ms']:,.2f} ms), median of "
+            f"{catalog['rounds']}.",
+            "",
+        ]
+    lines += errors or ["Every reply was checked; none was wrong."]
+    return "\n".join(lines) + "\n"
+
+
+def parse(argv: list[str]) -> tuple[argparse.Namespace, Settings]:
+    """Command-line options and the run's sizes."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes, one repeat")
+    parser.add_argument("--repeat", type=int)
+    parser.add_argument("--calls", type=int, help="stdio calls per tool (5000)")
+    parser.add_argument("--http-calls", type=int, help="HTTP calls per tool (3000)")
+    parser.add_argument("--inflight", type=int, default=16)
+    parser.add_argument("--time-limit", type=float, default=60.0, help="per load (s)")
+    parser.add_argument("--peers", help="comma-separated name prefixes to run")
+    parser.add_argument("--no-catalog", action="store_true")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    settings = Settings(
+        calls=args.calls or (1000 if quick else 5000),
+        http_calls=args.http_calls or (500 if quick else 3000),
+        inflight=args.inflight,
+        warmup=100 if quick else 300,
+        repeat=args.repeat or (1 if quick else 3),
+        time_limit=args.time_limit,
+        starts=3 if quick else 5,
+        imports=5 if quick else 10,
+    )
+    return args, settings
+
+
+def main(argv: list[str]) -> None:
+    """Run the peers, then print and keep the report."""
+    args, settings = parse(argv)
+    peers = [
+        peer
+        for peer in PEERS
+        if not args.peers
+        or any(peer.name.startswith(p.strip()) for p in args.peers.split(","))
+    ]
+    if (os.cpu_count() or 1) >= 2:
+        os.sched_setaffinity(0, {0})
+    rows: dict[tuple[str, str, str], Row] = {}
+    extras: dict[str, dict[str, float]] = {peer.name: {} for peer in peers}
+    for repeat in range(settings.repeat):
+        print(f"bench: repeat {repeat + 1} of {settings.repeat}", file=sys.stderr)
+        for peer in peers:
+            for transport in ("stdio", "http"):
+                rss = measure(peer, transport, settings, rows)
+                key = f"rss_{transport}"
+                extras[peer.name][key] = max(extras[peer.name].get(key, 0.0), rss)
+    print("bench: start-up and import times", file=sys.stderr)
+    for transport in ("stdio", "http"):
+        for peer in peers:
+            times = [start_to_answer(peer, transport) for _ in range(settings.starts)]
+            extras[peer.name][f"start_{transport}"] = statistics.median(times) * 1e3
+    statements = {peer.name: peer.imports for peer in peers} | FLOORS
+    samples: dict[str, list[float]] = {name: [] for name in statements}
+    for _ in range(settings.imports):
+        for name, statement in statements.items():
+            samples[name].append(import_ms(statement))
+    for peer in peers:
+        extras[peer.name]["import_ms"] = statistics.median(samples[peer.name])
+    floors = {name: statistics.median(samples[name]) for name in FLOORS}
+    catalog = {} if args.no_catalog else run_catalog()
+    text = report(peers, rows, extras, floors, catalog, settings, argv)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "latest.md").write_text(text)
+    raw = {
+        f"{name}|{transport}|{tool}": {
+            "rates": [run.rate for run in row.runs],
+            "p99_ms": [run.percentile(0.99) * 1e3 for run in row.runs],
+            "cpu_us": row.cpu_us,
+            "errors": [run.errors for run in row.runs],
+        }
+        for (name, transport, tool), row in rows.items()
+    }
+    (RESULTS / "latest.json").write_text(
+        json.dumps(
+            {"rows": raw, "extras": extras, "floors": floors, "catalog": catalog}
+        )
+    )
+    print(text)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
