@@ -325,8 +325,15 @@ def http_headers(host: str, port: int, path: str, tool: str, length: int) -> byt
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-async def read_http_reply(reader: asyncio.StreamReader) -> tuple[int, bytes, bytes]:
-    """Status, content type and body of one HTTP/1.1 response (length or chunked)."""
+async def read_http_reply(
+    reader: asyncio.StreamReader,
+) -> tuple[int, bytes, bytes, bool]:
+    """Status, content type, body and "closing" of one HTTP/1.1 response.
+
+    The body is framed by Content-Length or chunked encoding; "closing" is true when
+    the server said ``Connection: close`` (Hypercorn does after
+    ``keep_alive_max_requests``), so the caller opens a new connection.
+    """
     head = await reader.readuntil(b"\r\n\r\n")
     status_line, *header_lines = head[:-4].split(b"\r\n")
     status = int(status_line.split()[1])
@@ -345,7 +352,8 @@ async def read_http_reply(reader: asyncio.StreamReader) -> tuple[int, bytes, byt
         body = b"".join(parts)
     else:
         body = await reader.read()
-    return status, headers.get(b"content-type", b""), body
+    closing = headers.get(b"connection", b"").lower() == b"close"
+    return status, headers.get(b"content-type", b""), body, closing
 
 
 def http_message(content_type: bytes, body: bytes) -> dict[str, Any]:
@@ -376,17 +384,14 @@ async def _http_worker(
     result: LoadResult,
 ) -> None:
     """One keep-alive connection: claim a call, send it, check the reply, repeat."""
-    reader, writer = await asyncio.open_connection(host, port)
-    writer.get_extra_info("socket").setsockopt(
-        socket.IPPROTO_TCP, socket.TCP_NODELAY, 1
-    )
+    reader, writer = await _connect(host, port)
     try:
         while claim[0] < calls and time.perf_counter() < deadline:
             ident = claim[0] = claim[0] + 1
             body = request_body(tool, ident)
             start = time.perf_counter()
             writer.write(http_headers(host, port, path, tool, len(body)) + body)
-            status, kind, reply = await asyncio.wait_for(
+            status, kind, reply, closing = await asyncio.wait_for(
                 read_http_reply(reader), CALL_TIMEOUT
             )
             message = http_message(kind, reply) if status == 200 else {}
@@ -396,8 +401,22 @@ async def _http_worker(
             else:
                 result.calls += 1
                 result.latencies.append(time.perf_counter() - start)
+            if closing:
+                writer.close()
+                reader, writer = await _connect(host, port)
     finally:
         writer.close()
+
+
+async def _connect(
+    host: str, port: int
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A new connection with Nagle off, as the servers have it."""
+    reader, writer = await asyncio.open_connection(host, port)
+    writer.get_extra_info("socket").setsockopt(
+        socket.IPPROTO_TCP, socket.TCP_NODELAY, 1
+    )
+    return reader, writer
 
 
 async def _http_load(
@@ -438,7 +457,7 @@ async def _http_ask(port: int, path: str, body: bytes, tool: str) -> dict[str, A
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
         writer.write(http_headers("127.0.0.1", port, path, tool, len(body)) + body)
-        status, kind, reply = await asyncio.wait_for(
+        status, kind, reply, _ = await asyncio.wait_for(
             read_http_reply(reader), CALL_TIMEOUT
         )
         return http_message(kind, reply) if status == 200 else {}
