@@ -15,6 +15,7 @@ server's stderr in bench/results/raw/.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
@@ -49,6 +50,10 @@ RESULTS = BENCH / "results"
 PY = sys.executable
 TOOLS = tuple(ARGUMENTS)
 SERVER_CPU = 1  # the server's processor when there are two or more; the client gets 0
+#: The servers' environment. Without bytecode caches trio_mcp (an editable install,
+#: never compiled by pip) would compile its sources on every start while the peers'
+#: site-packages load from the .pyc files pip wrote: main() compiles trio_mcp first.
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 @dataclass
@@ -142,6 +147,7 @@ def spawn(argv: list[str], log_name: str, stdio: bool) -> subprocess.Popen[bytes
             stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
             stdout=subprocess.PIPE if stdio else subprocess.DEVNULL,
             stderr=log,
+            env=ENV,
             preexec_fn=pin_server,
         )
 
@@ -245,7 +251,7 @@ def start_to_answer(peer: Peer, transport: str) -> float:
 def import_ms(statement: str) -> float:
     """Wall time of ``python -c statement`` in a fresh interpreter, in ms."""
     begin = time.perf_counter()
-    subprocess.run([PY, "-c", statement], cwd=ROOT, check=True)
+    subprocess.run([PY, "-c", statement], cwd=ROOT, env=ENV, check=True)
     return (time.perf_counter() - begin) * 1e3
 
 
@@ -254,6 +260,7 @@ def run_catalog() -> dict[str, Any]:
     out = subprocess.run(
         [PY, str(BENCH / "catalog.py"), "--json"],
         cwd=ROOT,
+        env=ENV,
         check=True,
         capture_output=True,
         timeout=300,
@@ -396,7 +403,9 @@ def report(
         f"{settings.inflight} in flight (HTTP: keep-alive connections), "
         f"{settings.warmup} warm-up calls per tool not counted; best of "
         f"{settings.repeat} interleaved repeats; p99 from the best repeat; srv µs/call "
-        "= the server's CPU time (user + system) per call, lowest repeat.",
+        "= the server's CPU time (user + system) per call, lowest repeat. trio_mcp is "
+        "byte-compiled first and the servers run without PYTHONDONTWRITEBYTECODE, "
+        "so every peer loads from .pyc files.",
         "",
         *summary_table(peers, rows, extras, "echo"),
         "",
@@ -458,6 +467,8 @@ def main(argv: list[str]) -> None:
     ]
     if (os.cpu_count() or 1) >= 2:
         os.sched_setaffinity(0, {0})
+    compileall.compile_dir(ROOT / "trio_mcp", quiet=1)
+    compileall.compile_dir(ROOT / "examples", quiet=1)
     rows: dict[tuple[str, str, str], Row] = {}
     extras: dict[str, dict[str, float]] = {peer.name: {} for peer in peers}
     for repeat in range(settings.repeat):

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from load import LoadResult, StdioPeer, check_reply, http_ask, http_run, request_body
 from load import rss_mib as rss
+from run import ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = [sys.executable, "examples/bench_server.py"]
@@ -44,7 +45,7 @@ def soak(transport: str, calls: int, time_limit: float) -> None:
     stdio = transport == "stdio"
     argv = SERVER if stdio else [*SERVER, "--http", "--port", str(port)]
     pipe = subprocess.PIPE if stdio else subprocess.DEVNULL
-    proc = subprocess.Popen(argv, cwd=ROOT, stdin=pipe, stdout=pipe)
+    proc = subprocess.Popen(argv, cwd=ROOT, stdin=pipe, stdout=pipe, env=ENV)
     try:
         peer = StdioPeer(proc) if stdio else None
         if peer is None:
