@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/venv.sh - create or update bench/.venv (git-ignored); idempotent and quick when
-# nothing changed. Sourced by bench/run.sh and bench/profile.sh, or run by hand:
+# nothing changed. Sourced by bench/run.sh, or run by hand:
 #
 #   bash bench/venv.sh
 #

@@ -1,6 +1,6 @@
 """Where trio_mcp's server spends its CPU per call: py-spy on the stdio and HTTP hot paths.
 
-    bench/.venv/bin/python bench/profile.py [--calls 20000] [--tool echo] [--only stdio]
+    bench/.venv/bin/python bench/hot_paths.py [--calls 20000] [--tool echo] [--only stdio]
 
 Starts ``examples/bench_server.py`` (stdio, then HTTP), warms it up, attaches py-spy
 (``record --format raw``: on-CPU samples only, no instrumentation in the server) and
