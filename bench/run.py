@@ -124,6 +124,25 @@ class Settings:
     imports: int
 
 
+def cpu_times() -> list[int]:
+    """The machine's aggregate CPU jiffies from /proc/stat (user ... steal)."""
+    with open("/proc/stat") as stat:
+        return [int(x) for x in stat.readline().split()[1:9]]
+
+
+def noise(before: list[int], after: list[int]) -> str:
+    """Steal and the machine's busy share between two ``cpu_times`` readings."""
+    delta = [b - a for a, b in zip(before, after, strict=True)]
+    total = sum(delta) or 1
+    idle = delta[3] + delta[4]
+    return (
+        f"During the run the machine's CPUs were {1 - idle / total:.0%} busy "
+        f"(all processes, ours included) and the hypervisor stole "
+        f"{delta[7] / total:.1%}; load average at the end "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs."
+    )
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     with socket.socket() as sock:
@@ -382,6 +401,7 @@ def report(
     catalog: dict[str, Any],
     settings: Settings,
     argv: list[str],
+    host: str,
 ) -> str:
     """The whole Markdown report."""
     errors = [
@@ -406,6 +426,9 @@ def report(
         "= the server's CPU time (user + system) per call, lowest repeat. trio_mcp is "
         "byte-compiled first and the servers run without PYTHONDONTWRITEBYTECODE, "
         "so every peer loads from .pyc files.",
+        "",
+        f"{host} Noise slows runs down unevenly: compare ratios within one run, "
+        "not absolute rates across runs.",
         "",
         *summary_table(peers, rows, extras, "echo"),
         "",
@@ -469,6 +492,7 @@ def main(argv: list[str]) -> None:
         os.sched_setaffinity(0, {0})
     compileall.compile_dir(ROOT / "trio_mcp", quiet=1)
     compileall.compile_dir(ROOT / "examples", quiet=1)
+    start = cpu_times()
     rows: dict[tuple[str, str, str], Row] = {}
     extras: dict[str, dict[str, float]] = {peer.name: {} for peer in peers}
     for repeat in range(settings.repeat):
@@ -492,7 +516,8 @@ def main(argv: list[str]) -> None:
         extras[peer.name]["import_ms"] = statistics.median(samples[peer.name])
     floors = {name: statistics.median(samples[name]) for name in FLOORS}
     catalog = {} if args.no_catalog else run_catalog()
-    text = report(peers, rows, extras, floors, catalog, settings, argv)
+    host = noise(start, cpu_times())
+    text = report(peers, rows, extras, floors, catalog, settings, argv, host)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "latest.md").write_text(text)
     raw = {
