@@ -482,6 +482,8 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Settings]:
 def main(argv: list[str]) -> None:
     """Run the peers, then print and keep the report."""
     args, settings = parse(argv)
+    # Stopped with SIGTERM, unwind so every server started so far is stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     peers = [
         peer
         for peer in PEERS
