@@ -53,14 +53,15 @@ def build(count: int) -> tuple[Server, float, float]:
     return server, declared - begin, time.perf_counter() - declared
 
 
-def walk(peer: StdioPeer) -> tuple[int, int, float, float]:
+def walk(peer: StdioPeer, timeout: float = 10.0) -> tuple[int, int, float, float]:
     """List every page: (pages, tools, seconds for all, seconds for the first)."""
     cursor = ""
     pages = tools = 0
     first = 0.0
     begin = time.perf_counter()
     while True:
-        reply = peer.ask(request_body(cursor, 1_000_000 + pages, "tools/list"))
+        body = request_body(cursor, 1_000_000 + pages, "tools/list")
+        reply = peer.ask(body, timeout)
         if "result" not in reply:
             raise LoadError(f"tools/list failed: {reply!r}")
         if not pages:
@@ -82,7 +83,7 @@ def measure(count: int) -> dict[str, Any]:
     )
     try:
         peer = StdioPeer(proc)
-        walk(peer)  # warm-up
+        walk(peer, timeout=300)  # warm-up; the server is still declaring its tools
         runs = [walk(peer) for _ in range(ROUNDS)]
     finally:
         assert proc.stdin is not None
