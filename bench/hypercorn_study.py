@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -182,6 +183,8 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
+    # Stopped with SIGTERM, unwind so the server running now is stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if (os.cpu_count() or 1) >= 2:
         os.sched_setaffinity(0, {0})
     best: dict[tuple[str, str], tuple[float, float]] = {}

@@ -125,6 +125,8 @@ def main(argv: list[str]) -> None:
     )
     parser.add_argument("--only", choices=["stdio", "http"])
     args = parser.parse_args(argv)
+    # Stopped with SIGTERM, unwind so the server running now is stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     for transport in ("stdio", "http"):
         if args.only in (None, transport):
             soak(transport, args.calls, args.time_limit)
