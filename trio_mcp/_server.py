@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 import trio
 
 from ._authority import Grants, ReceiptSink
-from ._declare import Prompt, Resource, Tool
+from ._declare import Icon, Prompt, Resource, Tool
 from ._dispatch import Broadcast, Catalog, Change, Dispatcher
 from ._errors import McpError
 from ._http_options import HttpOptions, http_limits
+from ._implementation import implementation_extras
 from ._limits import Limits
 from ._protocol._state import StateSealer
 from ._transports._stream import Oversized, serve_messages
@@ -79,9 +80,13 @@ class Server:
         broadcast: Where resource updates and catalog changes are published: the
             default ``Broadcast()`` reaches this process's listen streams;
             ``RedisBroadcast(url)`` reaches those of every worker and replica.
+        title: A display name for people, sent in ``serverInfo``.
+        website_url: The server's home page, sent in ``serverInfo`` (``websiteUrl``).
+        icons: ``Icon`` values a client may show for the server, sent in ``serverInfo``.
 
     Raises:
         ValueError: if a state key is shorter than 32 bytes.
+        TypeError: if ``icons`` holds something other than ``Icon`` values.
         McpError.InvalidDeclaration: listing every problem found in the declarations.
         McpError.DuplicateName: if two declarations share a wire name.
     """
@@ -99,6 +104,9 @@ class Server:
         state_key: bytes | str | Sequence[bytes | str] | None = None,
         dynamic: bool = False,
         broadcast: Broadcast | None = None,
+        title: str | None = None,
+        website_url: str | None = None,
+        icons: Iterable[Icon] = (),
     ) -> None:
         self.name = name
         self.dynamic = dynamic
@@ -114,6 +122,9 @@ class Server:
             sealer=StateSealer.from_config(state_key),
             dynamic=dynamic,
             broadcast=broadcast,
+        )
+        self.dispatcher.server_info.update(
+            implementation_extras(title, website_url, icons)
         )
         self._apps: weakref.WeakSet[McpAsgiApp] = weakref.WeakSet()
 
