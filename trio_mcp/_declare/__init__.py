@@ -35,6 +35,7 @@ from ._tool import message_chain as message_chain
 from ._tool import qualified as qualified
 from ._tool import tool as tool
 from ._values import ABSENT as ABSENT
+from ._values import Completer as Completer
 from ._values import Icon as Icon
 from ._values import Prompt as Prompt
 from ._values import PromptArgument as PromptArgument

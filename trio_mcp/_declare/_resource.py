@@ -26,7 +26,14 @@ from ._docstring import describe
 from ._needs_input import NeedsInput
 from ._replies import MISSING, encode_as, strip_needs_input
 from ._signature import plan_arguments, stale_args
-from ._values import Icon, ResourceContents, ResourceRead, ResourceReply, ResourceSpec
+from ._values import (
+    Completer,
+    Icon,
+    ResourceContents,
+    ResourceRead,
+    ResourceReply,
+    ResourceSpec,
+)
 
 __all__ = ["FunctionResource", "UriTemplate", "climbing_variable", "resource"]
 
@@ -156,8 +163,10 @@ class FunctionResource(Declaration[P, R]):
         updatable: bool = False,
         caps: Sequence[Capability] = (),
         timeout: Seconds | None = None,
+        complete: Mapping[str, Completer] | None = None,
     ) -> None:
         self.icons = tuple(icons)
+        self.complete = dict(complete or {})
         where = f"{fn.__module__}:{fn.__qualname__}"
         if not isinstance(uri, str) or not uri:
             raise InvalidDeclaration(f"{where}: @resource needs uri='scheme://...'")
@@ -247,6 +256,7 @@ class FunctionResource(Declaration[P, R]):
             timeout=self.timeout,
             ttl=self.ttl,
             updatable=self.updatable,
+            complete=self.complete,
         )
 
     def match(self, uri: str) -> dict[str, str] | None:
@@ -315,6 +325,7 @@ def resource(
     updatable: bool = False,
     caps: Sequence[Capability] = (),
     timeout: Seconds | None = None,
+    complete: Mapping[str, Completer] | None = None,
 ) -> Callable[[Callable[P, R]], FunctionResource[P, R]]: ...
 @overload
 def resource(uri: str, /) -> Callable[[Callable[P, R]], FunctionResource[P, R]]: ...
@@ -331,6 +342,9 @@ def resource(uri: str | None = None, /, **options: Any) -> Any:
         ttl: Seconds (or timedelta) a read may be cached; without it ``ttlMs`` is 0.
         updatable: Changes are published with ``server.notify_updated(uri)``.
         caps: Capabilities each read requires.
+        complete: ``{"variable": fn}``: ``fn(value, context)`` offers values of a
+            template variable for ``completion/complete`` (sync or async;
+            ``context`` holds the other variables already filled in).
     """
     if uri is not None:
         options["uri"] = uri
