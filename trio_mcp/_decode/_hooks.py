@@ -16,9 +16,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, get_args, get_origin
 
 from .._authority._secrets import MASK, Secret
-from .._schema import compile_checks, is_secret, literal_values
+from .._schema import asserts, compile_checks, is_open, is_secret, literal_values, strip
 from .._schema._constraints import field_of
 from ._problems import Invalid
+from ._verbatim import verbatim_check
 
 if TYPE_CHECKING:
     import cattrs
@@ -136,6 +137,8 @@ def _is_constrained(tp: object) -> bool:
 def _constrained_factory(tp: object, converter: cattrs.Converter) -> Hook:
     base: object = tp.__origin__  # type: ignore[attr-defined]
     field = field_of(tp.__metadata__)  # type: ignore[attr-defined]
+    if field is not None and asserts(field.json_schema):
+        return _verbatim_hook(tp, base, converter)
     inner = converter.get_structure_hook(base)
     check = compile_checks(field) if field is not None else None
     if check is None:
@@ -149,6 +152,27 @@ def _constrained_factory(tp: object, converter: cattrs.Converter) -> Hook:
         return result
 
     return constrained
+
+
+def _verbatim_hook(tp: object, base: object, converter: cattrs.Converter) -> Hook:
+    """A passthrough that asserts: the whole schema, checked with ``jsonschema``
+    first (it includes the type and the constraints), then the value structured as
+    its type; ``Any``/``object`` keep the JSON value itself."""
+    check = verbatim_check(tp)
+    if is_open(strip(base)):
+
+        def shaped(value: object, _: object) -> object:
+            check(value)
+            return value
+
+        return shaped
+    inner = converter.get_structure_hook(base)
+
+    def typed(value: object, _: object) -> object:
+        check(value)
+        return inner(value, base)
+
+    return typed
 
 
 def _secret_factory(tp: object, converter: cattrs.Converter) -> Hook:
