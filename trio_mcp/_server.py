@@ -292,7 +292,9 @@ class Server:
         this runs, file descriptor 1 and ``sys.stdout`` point at stderr, so
         ``print()``, C extensions and child processes cannot corrupt the protocol
         stream; fd 0 is ``/dev/null`` so children cannot read it. Both are
-        restored when serving ends. POSIX only.
+        restored when serving ends. On POSIX the pipes are read and written
+        without blocking on Trio's I/O loop; on Windows (or with
+        ``TRIO_MCP_STDIO_THREADS=1``) by blocking calls in worker threads.
 
         Args:
             limits: Every bound at once (``Limits``); the keywords below override
