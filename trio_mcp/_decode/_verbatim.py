@@ -117,9 +117,32 @@ def _plausible_branch(error: ValidationError) -> list[ValidationError] | None:
     plausible = [
         errors
         for errors in branches.values()
-        if not any(e.validator == "type" and not e.relative_path for e in errors)
+        if not any(_other_type(e) for e in errors)
     ]
     return plausible[0] if len(plausible) == 1 else None
+
+
+def _other_type(error: ValidationError) -> bool:
+    """Whether ``error`` says the value is of another JSON type than the branch's:
+    a ``type`` mismatch, or a ``const``/``enum`` with no value of the value's type."""
+    if error.relative_path:
+        return False
+    if error.validator == "type":
+        return True
+    if error.validator in ("const", "enum"):
+        allowed = error.validator_value
+        values = allowed if error.validator == "enum" else [allowed]
+        kind = _kind(error.instance)
+        return isinstance(values, list) and all(_kind(v) != kind for v in values)
+    return False
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool) or value is None:
+        return repr(type(value))
+    if isinstance(value, int | float):
+        return "number"
+    return type(value).__name__
 
 
 def _join(path: str, name: object) -> str:
