@@ -2,7 +2,7 @@
 
 The converter enforces what the type table derives; keywords it cannot derive
 (``anyOf``, ``const``, ``if``/``then``/``else``, ``$ref`` ...) are checked here, on
-the JSON value before it is structured. A check is compiled only for a value whose
+the JSON value, and the problems of both are reported together. A check is compiled only for a value whose
 passthrough asserts something, so every other value decodes as fast as before.
 
 Messages are fixed text built from the schema, never from the value (it may be a
@@ -11,21 +11,21 @@ secret), in the same ``Problem(path, message)`` form as the converter's.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
-from cattrs.errors import ClassValidationError
-
-from .._schema import json_schema
 from ._problems import UNKNOWN, Invalid, at
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
 
+    from .._json import JsonObject
+
 __all__ = ["verbatim_check"]
 
-Check = Callable[[object], None]
+Check = Callable[[object], list[Exception]]
 
 _TYPE_WORDS = {
     "string": "a string",
@@ -38,21 +38,26 @@ _TYPE_WORDS = {
 }
 
 
-def verbatim_check(tp: object) -> Check:
-    """Compile the check of ``tp``'s whole schema (an ``Annotated`` type with a
-    passthrough); calling it raises a validation group listing every problem."""
+def verbatim_check(passthrough: JsonObject) -> Check:
+    """Compile the check of one passthrough, alone (its own ``$defs`` resolve its
+    ``$ref``); calling it returns the problems, placed below the value, or ``[]``.
+
+    The converter enforces the rest of the value's schema, so the two together
+    accept exactly what the whole schema accepts, at the price of validating only
+    the passthrough's keywords.
+    """
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(json_schema(tp))
+    validator = jsonschema.Draft202012Validator(copy.deepcopy(passthrough))
 
-    def check(value: object) -> None:
-        problems = [
+    def check(value: object) -> list[Exception]:
+        if validator.is_valid(value):  # stops at the first error: the common case
+            return []
+        return [
             _placed(path, message)
             for error in validator.iter_errors(value)
             for path, message in _problems(error)
         ]
-        if problems:
-            raise ClassValidationError("does not fit its schema", problems, tp)  # type: ignore[arg-type]
 
     return check
 
