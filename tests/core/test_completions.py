@@ -363,3 +363,27 @@ def test_a_complete_key_that_is_not_a_parameter_is_an_invalid_declaration() -> N
     assert "complete= names 'lang', which is not an argument" in problems
     assert "'b', which is not a template variable" in problems
     assert "complete['a'] is not callable" in problems
+
+
+async def forever(value: str, context: dict[str, str]) -> list[str]:
+    await trio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
+@prompt(timeout=0.05, complete={"topic": forever})
+def slow(topic: str) -> str:
+    """A prompt whose completer never answers.
+
+    Args:
+        topic: The topic.
+    """
+    return topic
+
+
+async def test_a_completer_runs_under_its_declarations_timeout() -> None:
+    async with McpTestClient(Server("slow", "1", prompts=[slow])) as client:
+        with pytest.raises(ProtocolError) as info:
+            await ask(client, prompt_ref("slow"), "topic", "")
+
+    assert -32603 == info.value.code
+    assert "timeout" == info.value.data["kind"]

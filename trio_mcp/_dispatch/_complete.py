@@ -7,8 +7,9 @@ typed so far and the other arguments already filled in (``context.arguments``),
 and answers any iterable of strings; at most ``MAX_VALUES`` are sent, with
 ``total`` and ``hasMore``.
 
-A completer runs under the same grants as its declaration (a caller who may not
-get the prompt or read the resource learns nothing from its completions). Sync
+A completer runs under the same grants and ``timeout=`` as its declaration (a
+caller who may not get the prompt or read the resource learns nothing from its
+completions; a slow completer is cut off like a slow handler). Sync
 completers run in a worker thread like sync handlers. One that fails, or answers
 something that is not strings, ends that request with -32603; the server goes on.
 """
@@ -21,6 +22,7 @@ import itertools
 import logging
 import secrets
 from collections.abc import Iterable, Sized
+from contextlib import nullcontext
 from typing import TYPE_CHECKING
 
 import trio
@@ -101,8 +103,12 @@ async def complete(catalog: Catalog, inc: Incoming) -> JsonObject:
     if completer is None:
         return _result([], 0, has_more=False)
     context = _context(inc.params, name, known)
+    timeout = spec.timeout
     try:
-        values, total, has_more = await _run(completer, value, context)
+        with trio.fail_after(timeout) if timeout is not None else nullcontext():
+            values, total, has_more = await _run(completer, value, context)
+    except trio.TooSlowError:
+        raise Failure.timed_out(timeout or 0.0) from None
     except Exception as exc:
         reference = secrets.token_hex(6)
         log.error(
