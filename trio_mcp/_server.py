@@ -24,11 +24,10 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 import trio
 
 from ._authority import Grants, ReceiptSink
-from ._declare import Icon, Prompt, Resource, Tool
+from ._declare import Icon, Prompt, Resource, Tool, implementation_extras
 from ._dispatch import Broadcast, Catalog, Change, Dispatcher
 from ._errors import McpError
 from ._http_options import HttpOptions, http_limits
-from ._implementation import implementation_extras
 from ._limits import Limits
 from ._protocol._state import StateSealer
 from ._transports._stream import Oversized, serve_messages

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ._declare import Icon
-from ._json import JsonObject
+from .._json import JsonObject
+from ._values import Icon
 
 __all__ = ["implementation_extras"]
 
