@@ -18,6 +18,9 @@ from trio_mcp import (
     PromptMessage,
     PromptReply,
     PromptSpec,
+    ResourceRead,
+    ResourceReply,
+    ResourceSpec,
     Server,
     prompt,
     resource,
@@ -387,3 +390,23 @@ async def test_a_completer_runs_under_its_declarations_timeout() -> None:
 
     assert -32603 == info.value.code
     assert "timeout" == info.value.data["kind"]
+
+
+class MistypedAdopter:
+    """A hand-written resource whose spec completes a variable it does not have."""
+
+    def spec(self) -> ResourceSpec:
+        return ResourceSpec(
+            uri="adopted://{name}",
+            name="adopted",
+            description="Adopted.",
+            complete={"nmae": lambda v, c: []},
+        )
+
+    async def dispatch(self, read: ResourceRead) -> ResourceReply:
+        raise AssertionError("never read")
+
+
+def test_a_hand_written_spec_with_a_wrong_complete_key_is_refused_too() -> None:
+    with pytest.raises(InvalidDeclaration, match="'nmae', which is not a template"):
+        Server("adopted", "1", resources=[MistypedAdopter()])

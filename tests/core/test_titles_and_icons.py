@@ -124,3 +124,9 @@ def test_bad_server_extras_are_refused_when_the_server_is_built(
 ) -> None:
     with pytest.raises(TypeError, match="Server"):
         desk(**kwargs)
+
+
+def test_an_icon_theme_is_light_or_dark() -> None:
+    """Revision: Icon.theme is "light" or "dark"."""
+    with pytest.raises(ValueError, match="theme"):
+        Icon("https://example.com/x.png", theme="blue")
