@@ -279,8 +279,14 @@ async def test_a_hand_written_prompt_offers_completions_through_its_spec() -> No
         (prompt_ref("explain"), "colour", None),
         ({"type": "ref/resource", "uri": "repo://{owner}/{+path}"}, "branch", None),
         (prompt_ref("explain"), "language", {"version": 3}),
+        ({"type": "ref/prompt", "name": {"x": 1}}, "language", None),  # type: ignore[dict-item]
     ],
-    ids=["not-a-prompt-argument", "not-a-template-variable", "context-not-strings"],
+    ids=[
+        "not-a-prompt-argument",
+        "not-a-template-variable",
+        "context-not-strings",
+        "prompt-name-not-a-string",
+    ],
 )
 async def test_an_argument_that_names_nothing_is_invalid_params(
     ref: dict[str, str], name: str, context: dict[str, Any] | None

@@ -137,7 +137,8 @@ def _find(catalog: Catalog, ref: JsonValue) -> tuple[Entry, list[str]]:
     assert isinstance(ref, dict)
     kind = ref.get("type")
     if kind == "ref/prompt":
-        prompt = catalog.prompts.get(ref.get("name"))  # type: ignore[arg-type]
+        name = ref.get("name")
+        prompt = catalog.prompts.get(name) if isinstance(name, str) else None
         if prompt is None:
             raise Failure.invalid(f"unknown prompt {ref.get('name')!r}")
         return prompt, [a.name for a in prompt.spec.arguments]
