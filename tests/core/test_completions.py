@@ -141,7 +141,7 @@ class Handwritten:
         )
 
     async def dispatch(self, get: PromptGet) -> PromptReply:
-        return PromptReply(PromptMessage.user(get.arguments["colour"]))
+        return PromptReply((PromptMessage.user(get.arguments["colour"]),))
 
 
 def server(**kwargs: Any) -> Server:
@@ -165,7 +165,8 @@ async def ask(
     if context is not None:
         params["context"] = {"arguments": context}
     result: dict[str, Any] = await client.request("completion/complete", params)
-    return result["completion"]
+    completion: dict[str, Any] = result["completion"]
+    return completion
 
 
 def prompt_ref(name: str) -> dict[str, str]:
@@ -279,7 +280,7 @@ async def test_a_hand_written_prompt_offers_completions_through_its_spec() -> No
         (prompt_ref("explain"), "colour", None),
         ({"type": "ref/resource", "uri": "repo://{owner}/{+path}"}, "branch", None),
         (prompt_ref("explain"), "language", {"version": 3}),
-        ({"type": "ref/prompt", "name": {"x": 1}}, "language", None),  # type: ignore[dict-item]
+        ({"type": "ref/prompt", "name": {"x": 1}}, "language", None),
     ],
     ids=[
         "not-a-prompt-argument",

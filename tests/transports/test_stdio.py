@@ -21,9 +21,10 @@ import pytest
 import trio
 import trio.testing
 from support import META
+from support.stdio_kinds import stdio_kind  # noqa: F401 - the fixture
 
 from trio_mcp import McpError
-from trio_mcp._transports._stdio import read_lines, stdio_streams
+from trio_mcp._transports._stdio import THREADS_ENV, read_lines, stdio_streams
 from trio_mcp._transports._stream import Oversized
 from trio_mcp._transports._threads import ThreadReader, ThreadWriter
 from trio_mcp.testing import check_message
@@ -34,7 +35,7 @@ WAIT = 30.0  # upper bound for any single wait; a loaded machine starts Python s
 
 
 #: Every test runs twice: with POSIX ``FdStream``s and with the thread-backed
-#: streams Windows uses (``stdio_kind`` in tests/conftest.py).
+#: streams Windows uses (``stdio_kind`` in support.stdio_kinds).
 pytestmark = pytest.mark.usefixtures("stdio_kind")
 
 
@@ -560,9 +561,7 @@ async def test_a_failing_stdin_is_a_transport_error_that_says_what_to_do() -> No
     assert [] == [item async for item in items]
 
 
-async def test_the_environment_picks_the_streams_and_both_carry_bytes(
-    stdio_kind: str,
-) -> None:
+async def test_the_environment_picks_the_streams_and_both_carry_bytes() -> None:
     """TRIO_MCP_STDIO_THREADS=1 selects the thread-backed streams (Windows' only
     kind); either kind moves bytes through real pipes, and reads end at EOF."""
     to_reader, from_test = os.pipe()
@@ -584,5 +583,5 @@ async def test_the_environment_picks_the_streams_and_both_carry_bytes(
         await writer.aclose()
         os.close(to_test)
 
-    assert (stdio_kind == "thread-streams") is threads
+    assert (os.environ.get(THREADS_ENV) == "1") is threads
     assert (b"ping\n", b"pong\n") == (got, echoed)
