@@ -214,7 +214,12 @@ def test_simple_prompt() -> str:
     return "This is a simple prompt for testing."
 
 
-@prompt
+def complete_arg1(value: str, context: dict[str, str]) -> list[str]:
+    """Offer the known first arguments that start with what was typed."""
+    return [word for word in ("test", "testing", "tested") if word.startswith(value)]
+
+
+@prompt(complete={"arg1": complete_arg1})
 def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
     """A prompt with two required arguments.
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 import trio
 
 from ._authority import Grants, ReceiptSink
-from ._declare import Prompt, Resource, Tool
+from ._declare import Icon, Prompt, Resource, Tool, implementation_extras
 from ._dispatch import Broadcast, Catalog, Change, Dispatcher
 from ._errors import McpError
 from ._http_options import HttpOptions, http_limits
@@ -79,9 +79,13 @@ class Server:
         broadcast: Where resource updates and catalog changes are published: the
             default ``Broadcast()`` reaches this process's listen streams;
             ``RedisBroadcast(url)`` reaches those of every worker and replica.
+        title: A display name for people, sent in ``serverInfo``.
+        website_url: The server's home page, sent in ``serverInfo`` (``websiteUrl``).
+        icons: ``Icon`` values a client may show for the server, sent in ``serverInfo``.
 
     Raises:
         ValueError: if a state key is shorter than 32 bytes.
+        TypeError: if ``icons`` holds something other than ``Icon`` values.
         McpError.InvalidDeclaration: listing every problem found in the declarations.
         McpError.DuplicateName: if two declarations share a wire name.
     """
@@ -99,6 +103,9 @@ class Server:
         state_key: bytes | str | Sequence[bytes | str] | None = None,
         dynamic: bool = False,
         broadcast: Broadcast | None = None,
+        title: str | None = None,
+        website_url: str | None = None,
+        icons: Iterable[Icon] = (),
     ) -> None:
         self.name = name
         self.dynamic = dynamic
@@ -114,6 +121,9 @@ class Server:
             sealer=StateSealer.from_config(state_key),
             dynamic=dynamic,
             broadcast=broadcast,
+        )
+        self.dispatcher.server_info.update(
+            implementation_extras(title, website_url, icons)
         )
         self._apps: weakref.WeakSet[McpAsgiApp] = weakref.WeakSet()
 
@@ -281,7 +291,9 @@ class Server:
         this runs, file descriptor 1 and ``sys.stdout`` point at stderr, so
         ``print()``, C extensions and child processes cannot corrupt the protocol
         stream; fd 0 is ``/dev/null`` so children cannot read it. Both are
-        restored when serving ends. POSIX only.
+        restored when serving ends. On POSIX the pipes are read and written
+        without blocking on Trio's I/O loop; on Windows (or with
+        ``TRIO_MCP_STDIO_THREADS=1``) by blocking calls in worker threads.
 
         Args:
             limits: Every bound at once (``Limits``); the keywords below override

@@ -57,7 +57,7 @@ def readme() -> str:
     return "read me"
 
 
-@resource(uri="docs://{page}", ttl=60)
+@resource(uri="docs://{page}", ttl=60, complete={"page": lambda value, _: ["index"]})
 def doc_page(page: str) -> str:
     """One page of the docs."""
     return f"page {page}"
@@ -69,7 +69,7 @@ def vault() -> str:
     return "gold"
 
 
-@prompt
+@prompt(complete={"topic": lambda value, _: ["cats", "cars"]})
 def summarise(topic: str) -> str:
     """Summarise a topic.
 

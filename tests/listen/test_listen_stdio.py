@@ -14,10 +14,15 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 from support import META
+from support.stdio_kinds import stdio_kind  # noqa: F401 - the fixture
 
 from trio_mcp.testing import check_message
+
+#: Every test runs with FdStreams and with the thread-backed streams (support.stdio_kinds).
+pytestmark = pytest.mark.usefixtures("stdio_kind")
 
 SERVER = Path(__file__).with_name("listen_server.py")
 WAIT = 30.0

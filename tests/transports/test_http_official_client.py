@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 import trio
 from mcp import Client
+from mcp.types import PromptReference, ResourceTemplateReference
 from support import serving_app
 
-from trio_mcp import Server, ToolContext, tool
+from trio_mcp import Icon, Server, ToolContext, prompt, resource, tool
 from trio_mcp.testing import check_message
 
 
@@ -136,3 +137,82 @@ async def test_official_client_discovers_lists_and_calls_over_http() -> None:
     assert stepped.structured_content == "3 steps"
     assert seen_progress == [1, 2, 3]
     assert recorder.check_all() >= 4
+
+
+def _versions(value: str, context: dict[str, str]) -> list[str]:
+    known = {"python": ["3.12", "3.13"], "rust": ["1.80"]}
+    return [
+        v for v in known.get(context.get("language", ""), []) if v.startswith(value)
+    ]
+
+
+@prompt(complete={"version": _versions})
+def explain(language: str, version: str) -> str:
+    """Explain what changed in a language version.
+
+    Args:
+        language: The language.
+        version: Its version.
+    """
+    return f"{language} {version}"
+
+
+@resource(uri="files://{+path}", complete={"path": lambda v, c: ["docs/a.md"]})
+def files(path: str) -> str:
+    """A file.
+
+    Args:
+        path: Its path, which may hold '/'.
+    """
+    return f"contents of {path}"
+
+
+@pytest.mark.filterwarnings(
+    "ignore:Exception ignored in. <async_generator object "
+    + _SDK_GENERATORS
+    + ":pytest.PytestUnraisableExceptionWarning"
+)
+async def test_official_client_reads_titles_completes_and_reads_reserved_templates() -> (
+    None
+):
+    """Interop: serverInfo extras, completion/complete with context, {+path} reads."""
+    server = Server(
+        "official-beyond",
+        "1.0",
+        resources=[files],
+        prompts=[explain],
+        title="Beyond the peers",
+        website_url="https://beyond.example",
+        icons=[Icon("https://beyond.example/i.png", mime_type="image/png")],
+    )
+    recorder = Recorder(server.mount())
+    async with serving_app(recorder) as url:
+        with trio.fail_after(30):
+            async with Client(url + "/mcp") as client:
+                info = client.server_info
+                versions = await client.complete(
+                    PromptReference(type="ref/prompt", name="explain"),
+                    {"name": "version", "value": "3.1"},
+                    context_arguments={"language": "python"},
+                )
+                paths = await client.complete(
+                    ResourceTemplateReference(
+                        type="ref/resource", uri="files://{+path}"
+                    ),
+                    {"name": "path", "value": ""},
+                )
+                read = await client.read_resource("files://docs/2026/a.md")
+
+    assert info is not None
+    assert (info.title, info.website_url) == (
+        "Beyond the peers",
+        "https://beyond.example",
+    )
+    assert [str(i.src) for i in info.icons or []] == ["https://beyond.example/i.png"]
+    assert (versions.completion.values, versions.completion.total) == (
+        ["3.12", "3.13"],
+        2,
+    )
+    assert paths.completion.values == ["docs/a.md"]
+    assert read.contents[0].text == "contents of docs/2026/a.md"  # type: ignore[union-attr]
+    assert recorder.check_all() >= 3

@@ -21,15 +21,22 @@ import pytest
 import trio
 import trio.testing
 from support import META
+from support.stdio_kinds import stdio_kind  # noqa: F401 - the fixture
 
 from trio_mcp import McpError
-from trio_mcp._transports._stdio import read_lines
+from trio_mcp._transports._stdio import THREADS_ENV, read_lines, stdio_streams
 from trio_mcp._transports._stream import Oversized
+from trio_mcp._transports._threads import ThreadReader, ThreadWriter
 from trio_mcp.testing import check_message
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "examples" / "stdio_probe_server.py"
 WAIT = 30.0  # upper bound for any single wait; a loaded machine starts Python slowly
+
+
+#: Every test runs twice: with POSIX ``FdStream``s and with the thread-backed
+#: streams Windows uses (``stdio_kind`` in support.stdio_kinds).
+pytestmark = pytest.mark.usefixtures("stdio_kind")
 
 
 class Peer:
@@ -552,3 +559,29 @@ async def test_a_failing_stdin_is_a_transport_error_that_says_what_to_do() -> No
         == str(caught.value)
     )
     assert [] == [item async for item in items]
+
+
+async def test_the_environment_picks_the_streams_and_both_carry_bytes() -> None:
+    """TRIO_MCP_STDIO_THREADS=1 selects the thread-backed streams (Windows' only
+    kind); either kind moves bytes through real pipes, and reads end at EOF."""
+    to_reader, from_test = os.pipe()
+    to_test, from_writer = os.pipe()
+    reader, writer = stdio_streams(to_reader, from_writer)
+    threads = isinstance(reader, ThreadReader) and isinstance(writer, ThreadWriter)
+    try:
+        with trio.fail_after(WAIT):
+            os.write(from_test, b"ping\n")
+            os.close(from_test)
+            got = b""
+            while chunk := await reader.receive_some():
+                got += chunk
+            await writer.send_all(b"pong\n")
+            await writer.aclose()
+            echoed = os.read(to_test, 100)
+    finally:
+        await reader.aclose()
+        await writer.aclose()
+        os.close(to_test)
+
+    assert (os.environ.get(THREADS_ENV) == "1") is threads
+    assert (b"ping\n", b"pong\n") == (got, echoed)

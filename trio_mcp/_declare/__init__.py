@@ -11,6 +11,7 @@ from ._content import PromptMessage as PromptMessage
 from ._content import ResourceLink as ResourceLink
 from ._content import TextContent as TextContent
 from ._content import TextResourceContents as TextResourceContents
+from ._implementation import implementation_extras as implementation_extras
 from ._inputs import Elicit as Elicit
 from ._inputs import ElicitResult as ElicitResult
 from ._inputs import ElicitUrl as ElicitUrl
@@ -27,6 +28,7 @@ from ._prompt import prompt as prompt
 from ._replies import content_blocks as content_blocks
 from ._resource import FunctionResource as FunctionResource
 from ._resource import UriTemplate as UriTemplate
+from ._resource import climbing_variable as climbing_variable
 from ._resource import resource as resource
 from ._tool import FunctionTool as FunctionTool
 from ._tool import error_reply as error_reply
@@ -34,6 +36,7 @@ from ._tool import message_chain as message_chain
 from ._tool import qualified as qualified
 from ._tool import tool as tool
 from ._values import ABSENT as ABSENT
+from ._values import Completer as Completer
 from ._values import Icon as Icon
 from ._values import Prompt as Prompt
 from ._values import PromptArgument as PromptArgument

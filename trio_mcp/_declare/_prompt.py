@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar, overload
 
 from .._authority import Capability
@@ -19,7 +19,7 @@ from ._docstring import describe
 from ._needs_input import NeedsInput
 from ._replies import MISSING, strip_needs_input
 from ._signature import stale_args
-from ._values import Icon, PromptArgument, PromptGet, PromptReply, PromptSpec
+from ._values import Completer, Icon, PromptArgument, PromptGet, PromptReply, PromptSpec
 
 __all__ = ["FunctionPrompt", "prompt", "prompt_messages"]
 
@@ -43,8 +43,10 @@ class FunctionPrompt(Declaration[P, R]):
         icons: Sequence[Icon] = (),
         caps: Sequence[Capability] = (),
         timeout: Seconds | None = None,
+        complete: Mapping[str, Completer] | None = None,
     ) -> None:
         self.icons = tuple(icons)
+        self.complete = dict(complete or {})
         self.described = describe(fn)
         super().__init__(fn, name=name, title=title, caps=caps, timeout=timeout)
 
@@ -113,6 +115,7 @@ class FunctionPrompt(Declaration[P, R]):
             icons=self.icons,
             caps=self.caps,
             timeout=self.timeout,
+            complete=self.complete,
         )
 
     async def dispatch(self, get: PromptGet) -> PromptReply:
@@ -171,6 +174,7 @@ def prompt(
     icons: Sequence[Icon] = (),
     caps: Sequence[Capability] = (),
     timeout: Seconds | None = None,
+    complete: Mapping[str, Completer] | None = None,
 ) -> Callable[[Callable[P, R]], FunctionPrompt[P, R]]: ...
 def prompt(fn: Any = None, /, **options: Any) -> Any:
     """Declare a function as a prompt; its parameters are ``str`` or ``str | None``.
@@ -178,6 +182,9 @@ def prompt(fn: Any = None, /, **options: Any) -> Any:
     Args:
         name: The wire name; defaults to the function's name.
         title: A display title.
+        complete: ``{"argument": fn}``: ``fn(value, context)`` offers values for
+            ``completion/complete`` (sync or async; ``context`` holds the other
+            arguments already filled in). A key must name a parameter.
     """
     if fn is not None:
         return FunctionPrompt(fn, **options)

@@ -1,4 +1,4 @@
-"""``@resource``: a function serves a static URI or an RFC 6570 level-1 template.
+"""``@resource``: a function serves a static URI or an RFC 6570 template.
 
 A URI without variables is a static resource (``resources/list``); one with
 ``{variables}`` is a template (``resources/templates/list``), matched on read with
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import typing
 import urllib.parse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar, overload
 
 import attrs
@@ -26,20 +26,35 @@ from ._docstring import describe
 from ._needs_input import NeedsInput
 from ._replies import MISSING, encode_as, strip_needs_input
 from ._signature import plan_arguments, stale_args
-from ._values import Icon, ResourceContents, ResourceRead, ResourceReply, ResourceSpec
+from ._values import (
+    Completer,
+    Icon,
+    ResourceContents,
+    ResourceRead,
+    ResourceReply,
+    ResourceSpec,
+)
 
-__all__ = ["FunctionResource", "UriTemplate", "resource"]
+__all__ = ["FunctionResource", "UriTemplate", "climbing_variable", "resource"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 _VAR = re.compile(r"\{([^{}]*)\}")
 _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SEGMENT = r"[^/?#]+"
+_RESERVED = r"[^?#]+"
+_SEPARATORS = re.compile(r"[/\\]")
 
 
 @attrs.frozen
 class UriTemplate:
-    """An RFC 6570 template: literal text, ``{name}`` and ``{+name}`` variables."""
+    """An RFC 6570 template of ``{name}`` (level 1) and ``{+name}`` (reserved) variables.
+
+    ``{name}`` matches one path segment (no ``/``, ``?`` or ``#``); ``{+name}``
+    matches a value that may contain ``/`` (RFC 6570 section 3.2.3), up to a ``?`` or
+    ``#``. Matched values are percent-decoded once.
+    """
 
     template: str
     variables: tuple[str, ...]
@@ -50,21 +65,21 @@ class UriTemplate:
         """Parse ``template``.
 
         Raises:
-            InvalidDeclaration: for an operator other than ``+``, an empty or
-                repeated name.
+            InvalidDeclaration: for another operator (``{#x}``, ``{?x}``, ...), an
+                empty or repeated name, or unbalanced braces.
         """
         names: list[str] = []
         regex = ["^"]
         pos = 0
         for m in _VAR.finditer(template):
-            name = m.group(1)
-            # {+name} (RFC 6570 reserved expansion) may span "/"; {name} may not.
-            reserved = name.startswith("+")
-            name = name.removeprefix("+")
+            expression = m.group(1)
+            reserved = expression.startswith("+")
+            name = expression[1:] if reserved else expression
             if not _VAR_NAME.match(name):
                 raise InvalidDeclaration(
-                    f"{where}: URI template variable {{{name}}} is not a plain name; "
-                    "use {name} or {+name}"
+                    f"{where}: URI template variable {{{expression}}} is not supported; "
+                    "use {name} for one path segment or {+name} for a value that may "
+                    "contain '/'"
                 )
             if name in names:
                 raise InvalidDeclaration(
@@ -72,23 +87,53 @@ class UriTemplate:
                 )
             names.append(name)
             regex.append(re.escape(template[pos : m.start()]))
-            regex.append(f"(?P<{name}>[^?#]+)" if reserved else f"(?P<{name}>[^/?#]+)")
+            regex.append(f"(?P<{name}>{_RESERVED if reserved else _SEGMENT})")
             pos = m.end()
         regex.append(re.escape(template[pos:]))
-        regex.append("$")
+        regex.append(r"\Z")
         if "{" in template[pos:] or "}" in template[pos:]:
             raise InvalidDeclaration(f"{where}: unbalanced braces in URI template")
         return cls(template, tuple(names), re.compile("".join(regex)))
 
     def match(self, uri: str) -> dict[str, str] | None:
-        """Return the variables if ``uri`` matches, else None."""
+        """Return the variables if ``uri`` matches, else None.
+
+        A value with a ``..`` segment still matches: the server refuses the read
+        (``climbing_variable``, -32602 and a receipt) before any reader runs.
+        """
         m = self.pattern.match(uri)
         if m is None:
             return None
-        found = {k: urllib.parse.unquote(v) for k, v in m.groupdict().items()}
-        if any(".." in re.split(r"[/\\]", v) for v in found.values()):
-            return None  # a ".." segment never reaches a handler: -32602, not found
-        return found
+        return {k: urllib.parse.unquote(v) for k, v in m.groupdict().items()}
+
+
+#: How often a value is percent-decoded when looking for ``..``: more layers of
+#: encoding than this are refused outright.
+_MAX_DECODINGS = 4
+
+
+def climbing_variable(variables: Mapping[str, str]) -> str | None:
+    """Return the name of a variable whose value has a ``..`` path segment, if any.
+
+    Segments are split on ``/`` and ``\\``; the value is percent-decoded again and
+    again (``%2e%2e``, ``%252e%252e``), so no encoding smuggles a ``..`` past the
+    check to a handler that decodes once more or builds a path from the value.
+    """
+    for name, value in variables.items():
+        if _climbs(value):
+            return name
+    return None
+
+
+def _climbs(value: str) -> bool:
+    for _ in range(_MAX_DECODINGS):
+        if ".." in _SEPARATORS.split(value):
+            return True
+        decoded = urllib.parse.unquote(value)
+        if decoded == value:
+            return False
+        value = decoded
+    return True
 
 
 def _is_contents(annotation: object) -> bool:
@@ -118,8 +163,10 @@ class FunctionResource(Declaration[P, R]):
         updatable: bool = False,
         caps: Sequence[Capability] = (),
         timeout: Seconds | None = None,
+        complete: Mapping[str, Completer] | None = None,
     ) -> None:
         self.icons = tuple(icons)
+        self.complete = dict(complete or {})
         where = f"{fn.__module__}:{fn.__qualname__}"
         if not isinstance(uri, str) or not uri:
             raise InvalidDeclaration(f"{where}: @resource needs uri='scheme://...'")
@@ -209,6 +256,7 @@ class FunctionResource(Declaration[P, R]):
             timeout=self.timeout,
             ttl=self.ttl,
             updatable=self.updatable,
+            complete=self.complete,
         )
 
     def match(self, uri: str) -> dict[str, str] | None:
@@ -277,6 +325,7 @@ def resource(
     updatable: bool = False,
     caps: Sequence[Capability] = (),
     timeout: Seconds | None = None,
+    complete: Mapping[str, Completer] | None = None,
 ) -> Callable[[Callable[P, R]], FunctionResource[P, R]]: ...
 @overload
 def resource(uri: str, /) -> Callable[[Callable[P, R]], FunctionResource[P, R]]: ...
@@ -284,12 +333,18 @@ def resource(uri: str | None = None, /, **options: Any) -> Any:
     """Declare a function as a resource reader for a URI or URI template.
 
     Args:
-        uri: ``scheme://path`` or a level-1 template such as ``ticket://{ticket_id}``.
+        uri: ``scheme://path`` or an RFC 6570 template such as ``ticket://{ticket_id}``
+            (one path segment) or ``file:///{+path}`` (a value that may contain
+            ``/``). A read whose variable holds a ``..`` segment is refused (-32602)
+            before the reader runs.
         mime_type: The contents' MIME type; inferred from the return type by default.
         name: The resource's name; defaults to the function's name.
         ttl: Seconds (or timedelta) a read may be cached; without it ``ttlMs`` is 0.
         updatable: Changes are published with ``server.notify_updated(uri)``.
         caps: Capabilities each read requires.
+        complete: ``{"variable": fn}``: ``fn(value, context)`` offers values of a
+            template variable for ``completion/complete`` (sync or async;
+            ``context`` holds the other variables already filled in).
     """
     if uri is not None:
         options["uri"] = uri

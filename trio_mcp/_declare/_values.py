@@ -13,7 +13,8 @@ hand-written tool gets exactly the guarantees of a decorated function.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 import attrs
@@ -31,6 +32,7 @@ from ._content import (
 from ._needs_input import NeedsInput
 
 __all__ = [
+    "Completer",
     "Icon",
     "Prompt",
     "PromptArgument",
@@ -55,6 +57,23 @@ TaskSupport: TypeAlias = Literal["optional", "required"]
 #: When a task's ``CreateTaskResult`` is sent: as the call starts, or when the
 #: handler calls ``ToolContext.task_started()``.
 TaskStart: TypeAlias = Literal["call", "handler"]
+
+#: Offers values for one argument: ``fn(value, context) -> Iterable[str]``, sync (run
+#: in a worker thread) or async; ``context`` holds the other arguments already filled.
+Completer: TypeAlias = Callable[
+    [str, dict[str, str]], Iterable[str] | Awaitable[Iterable[str]]
+]
+
+
+def _completers(value: Mapping[str, Completer] | None) -> Mapping[str, Completer]:
+    return MappingProxyType(dict(value or {}))
+
+
+def _complete_field() -> Mapping[str, Completer]:
+    """``complete=``: a completer per argument or template variable (not compared)."""
+    return attrs.field(
+        factory=dict, converter=_completers, eq=False, hash=False, repr=False
+    )
 
 
 # Each spec checks its fields when built, so no listing can break the revision's
@@ -326,6 +345,8 @@ class ResourceSpec:
     ttl: float | None = attrs.field(default=None, converter=_ttl)
     """Seconds a read may be cached (``ttlMs``); None means 0."""
     updatable: bool = False
+    complete: Mapping[str, Completer] = _complete_field()
+    """Completers of template variables, for ``completion/complete``."""
 
     @property
     def is_template(self) -> bool:
@@ -434,6 +455,8 @@ class PromptSpec:
     icons: tuple[Icon, ...] = attrs.field(default=(), converter=_icons)
     caps: tuple[Capability, ...] = attrs.field(default=(), converter=_caps)
     timeout: float | None = attrs.field(default=None, converter=_timeout)
+    complete: Mapping[str, Completer] = _complete_field()
+    """Completers of arguments, for ``completion/complete``."""
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``Prompt``."""

@@ -13,12 +13,19 @@ import math
 import re
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, NoReturn, get_args, get_origin
+
+from cattrs.errors import (
+    BaseValidationError,
+    ClassValidationError,
+    ForbiddenExtraKeysError,
+)
 
 from .._authority._secrets import MASK, Secret
-from .._schema import compile_checks, is_secret, literal_values
-from .._schema._constraints import field_of
+from .._schema import asserts, compile_checks, is_open, is_secret, literal_values, strip
+from .._schema._constraints import Field, field_of
 from ._problems import Invalid
+from ._verbatim import verbatim_check
 
 if TYPE_CHECKING:
     import cattrs
@@ -136,6 +143,8 @@ def _is_constrained(tp: object) -> bool:
 def _constrained_factory(tp: object, converter: cattrs.Converter) -> Hook:
     base: object = tp.__origin__  # type: ignore[attr-defined]
     field = field_of(tp.__metadata__)  # type: ignore[attr-defined]
+    if field is not None and asserts(field.json_schema):
+        return _verbatim_hook(tp, base, field, converter)
     inner = converter.get_structure_hook(base)
     check = compile_checks(field) if field is not None else None
     if check is None:
@@ -149,6 +158,46 @@ def _constrained_factory(tp: object, converter: cattrs.Converter) -> Hook:
         return result
 
     return constrained
+
+
+def _verbatim_hook(
+    tp: object, base: object, field: Field, converter: cattrs.Converter
+) -> Hook:
+    """A passthrough that asserts: its keywords checked with ``jsonschema``, the
+    rest by the converter and the Field's constraints, every problem reported
+    together; ``Any``/``object`` keep the JSON value itself."""
+    assert field.json_schema is not None
+    check = verbatim_check(field.json_schema)
+    limits = compile_checks(field)
+
+    def fail(problems: list[Exception]) -> NoReturn:
+        raise ClassValidationError("does not fit its schema", problems, tp)  # type: ignore[arg-type]
+
+    if is_open(strip(base)):
+
+        def shaped(value: object, _: object) -> object:
+            problems = check(value)
+            if problems:
+                fail(problems)
+            return value
+
+        return shaped
+    inner = converter.get_structure_hook(base)
+
+    def typed(value: object, _: object) -> object:
+        problems = check(value)
+        try:
+            result = inner(value, base)
+        except (Invalid, BaseValidationError, ForbiddenExtraKeysError) as exc:
+            fail([exc, *problems])
+        messages = limits(result) if limits is not None else []
+        if messages:
+            problems.append(Invalid(*messages))
+        if problems:
+            fail(problems)
+        return result
+
+    return typed
 
 
 def _secret_factory(tp: object, converter: cattrs.Converter) -> Hook:

@@ -62,6 +62,7 @@ from .._declare import (
     ToolReply,
     ToolSpec,
     _Absent,
+    climbing_variable,
     content_blocks,
     qualified,
 )
@@ -182,6 +183,7 @@ class Calls:
         read = ResourceRead(uri, variables, inc.id, inc.caller.principal)
 
         async def run() -> AnyReply:
+            _refuse_climbing(uri, variables)
             try:
                 return await entry.adopter.dispatch(read)
             except ResourceNotFound as exc:
@@ -474,6 +476,17 @@ def _required_str(inc: Incoming, key: str, method: str) -> str:
     if not isinstance(value, str):
         raise Failure.invalid(f"{method} needs params.{key} (a string)")
     return value
+
+
+def _refuse_climbing(uri: str, variables: dict[str, str]) -> None:
+    """Refuse a template match whose variable climbs out of its path (``..``)."""
+    name = climbing_variable(variables)
+    if name is not None:
+        raise Failure.invalid(
+            f"resource URI variable '{name}' has a '..' path segment, which is "
+            "refused; name the resource without '..'",
+            {"uri": uri},
+        )
 
 
 def _prompt_arguments(spec: PromptSpec, raw: JsonValue) -> dict[str, str]:

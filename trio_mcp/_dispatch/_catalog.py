@@ -30,6 +30,7 @@ from .._declare import (
 from .._errors import DuplicateName, InvalidDeclaration, InvalidReply
 from .._json import JsonObject, JsonValue
 from .._protocol._headers import ParamHeader, param_headers
+from ._complete import completion_problems
 
 __all__ = [
     "Catalog",
@@ -238,7 +239,7 @@ def _resource_entry(
     entry = ResourceEntry(
         declaration=where, spec=spec, adopter=adopter, template=template
     )
-    return entry, problems
+    return entry, [*problems, *completion_problems(spec, where)]
 
 
 def _prompt_entry(adopter: Prompt, spec: PromptSpec) -> tuple[PromptEntry, list[str]]:
@@ -246,6 +247,7 @@ def _prompt_entry(adopter: Prompt, spec: PromptSpec) -> tuple[PromptEntry, list[
     problems: list[str] = []
     if not isinstance(adopter, FunctionPrompt) and not spec.description:
         problems.append(f"prompt '{spec.name}' ({where}): has no description")
+    problems.extend(completion_problems(spec, where))
     return PromptEntry(declaration=where, spec=spec, adopter=adopter), problems
 
 

@@ -29,6 +29,7 @@ from .._tasks import TaskRunner
 from ._broadcast import Broadcast, Change, ListKind
 from ._calls import Calls
 from ._catalog import Catalog
+from ._complete import completable, complete
 from ._listen import LISTEN_METHOD, BadFilter, honour, is_updatable, stream
 from ._pages import InvalidCursor, page
 from ._request import Caller as Caller
@@ -131,7 +132,7 @@ class Dispatcher(Calls):
             }
         if self.catalog.prompts or dynamic:
             caps["prompts"] = {"listChanged": dynamic}
-        if self.catalog.prompts or self.catalog.templates:
+        if completable(self.catalog):
             caps["completions"] = {}
         if self.catalog.has_task_tools:
             caps["extensions"] = {wire.TASKS_EXTENSION: {}}
@@ -297,27 +298,7 @@ class Dispatcher(Calls):
         return handler
 
     async def _complete(self, inc: Incoming) -> JsonObject:
-        ref = inc.params.get("ref")
-        argument = inc.params.get("argument")
-        if not isinstance(ref, dict) or not isinstance(argument, dict):
-            raise Failure.invalid(
-                "completion/complete needs 'ref' and 'argument' objects"
-            )
-        if not isinstance(argument.get("name"), str) or not isinstance(
-            argument.get("value"), str
-        ):
-            raise Failure.invalid("argument needs string 'name' and 'value'")
-        kind = ref.get("type")
-        if kind == "ref/prompt":
-            if ref.get("name") not in self.catalog.prompts:
-                raise Failure.invalid(f"unknown prompt {ref.get('name')!r}")
-        elif kind == "ref/resource":
-            uri = ref.get("uri")
-            if not any(r.spec.uri == uri for r in self.catalog.resources):
-                raise Failure.invalid("unknown resource or template URI", {"uri": uri})
-        else:
-            raise Failure.invalid("ref.type must be 'ref/prompt' or 'ref/resource'")
-        return {"completion": {"values": [], "total": 0, "hasMore": False}}
+        return await complete(self.catalog, inc)
 
     async def _listen(self, inc: Incoming) -> JsonObject:
         try:

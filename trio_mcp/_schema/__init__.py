@@ -19,6 +19,8 @@ from ._inspect import union_parts as union_parts
 from ._types import UnsupportedType as UnsupportedType
 from ._types import json_schema as json_schema
 from ._types import literal_values as literal_values
+from ._verbatim import asserts as asserts
+from ._verbatim import is_open as is_open
 
 __all__ = [
     "METADATA_KEY",
@@ -26,11 +28,13 @@ __all__ = [
     "Field",
     "FieldInfo",
     "UnsupportedType",
+    "asserts",
     "compile_checks",
     "describe_validator",
     "described",
     "field_info",
     "init_fields",
+    "is_open",
     "is_secret",
     "is_tagged_union",
     "json_schema",

@@ -76,7 +76,12 @@ class Field:
     max_items: int | None = None
     """Most items of an array (``maxItems``)."""
     json_schema: JsonObject | None = attrs.field(default=None, hash=False)
-    """Keywords merged verbatim into the schema; shown, not enforced."""
+    """JSON Schema 2020-12 keywords merged verbatim into the schema, for what the
+    type table cannot derive (``anyOf``, ``const``, ``if``/``then``/``else``,
+    ``$defs`` with local ``$ref`` ...). Decoding enforces every keyword that asserts
+    something (with ``jsonschema``); ``description``, ``examples``, ``x-...`` and
+    other annotations are only shown. ``Annotated[Any, Field(json_schema=...)]``
+    accepts any JSON value the passthrough allows, as is."""
 
     def merge(self, other: Field) -> Field:
         """Return this field overridden by the settings ``other`` gives."""

@@ -1,6 +1,9 @@
 """The type table: Python types -> JSON Schema 2020-12, and what is refused.
 
-Schemas are flat and self-contained (no ``$ref``), so recursive classes are refused.
+Schemas are flat and self-contained: recursive classes are refused, and the only
+``$ref`` are those a ``Field(json_schema=...)`` passthrough brings with its own
+``$defs`` (hoisted to the root; see ``_verbatim``). ``Any`` or ``object`` is
+accepted only under a passthrough that asserts something about the value.
 Decoding accepts exactly what these schemas accept; ``_decode`` calls
 ``json_schema`` once per type to refuse what it cannot decode.
 """
@@ -41,6 +44,7 @@ from ._inspect import (
     strip,
     union_parts,
 )
+from ._verbatim import asserts, is_open, merge_passthrough, passthrough_problem
 
 __all__ = ["UnsupportedType", "json_schema", "literal_values"]
 
@@ -80,8 +84,10 @@ _REFUSED: dict[object, str] = {
     dict: "name the value type, e.g. dict[str, int]",
     bytes: "use str (for example base64 text) instead",
     bytearray: "use str (for example base64 text) instead",
-    Any: "name the type, e.g. str, an attrs class or dict[str, int]",
-    object: "name the type, e.g. str, an attrs class or dict[str, int]",
+    Any: "name the type, e.g. str, an attrs class or dict[str, int], or shape any "
+    "JSON value with Annotated[Any, Field(json_schema={...})]",
+    object: "name the type, e.g. str, an attrs class or dict[str, int], or shape any "
+    "JSON value with Annotated[object, Field(json_schema={...})]",
     inspect.Parameter.empty: "annotate it, e.g. `query: str`",
 }
 
@@ -122,6 +128,8 @@ class _Walker:
     """One walk over a type; ``stack`` holds the attrs classes being expanded."""
 
     stack: list[type] = attrs.Factory(list)
+    defs: JsonObject = attrs.Factory(dict)
+    """``$defs`` of every passthrough met, for the root of the schema."""
 
     def schema(self, tp: object, where: str) -> JsonObject:
         """Return the schema of ``tp``, or raise UnsupportedType naming ``where``."""
@@ -164,13 +172,39 @@ class _Walker:
     def annotated(self, tp: object, where: str) -> JsonObject:
         base: object = tp.__origin__  # type: ignore[attr-defined]
         field = field_of(tp.__metadata__)  # type: ignore[attr-defined]
-        out = self.schema(base, where)
+        if field is not None and is_open(strip(base)) and asserts(field.json_schema):
+            out: JsonObject = {}  # any JSON value, as the passthrough shapes it
+        else:
+            out = self.schema(base, where)
         if field is not None:
             _apply(out, field, base, where)
+            self.hoist(out, where)
         if is_secret(strip(base)):
             # Not even a passthrough may show a secret's value.
             out.pop("default", None)
             out.pop("examples", None)
+        return out
+
+    def hoist(self, out: JsonObject, where: str) -> None:
+        """Move a passthrough's ``$defs`` to ``defs``, refusing a clash of names."""
+        defs = out.pop("$defs", None)
+        if not isinstance(defs, dict):
+            return
+        for name, subschema in defs.items():
+            if name in self.defs and self.defs[name] != subschema:
+                raise UnsupportedType(
+                    f"$defs entry '{name}'",
+                    "two Field(json_schema=...) define it differently; give one "
+                    "of them another name",
+                    where,
+                )
+            self.defs[name] = subschema
+
+    def root(self, tp: object) -> JsonObject:
+        """The schema of ``tp`` with every passthrough's ``$defs`` at its root."""
+        out = self.schema(tp, "")
+        if self.defs:
+            out["$defs"] = self.defs
         return out
 
     def union(
@@ -332,7 +366,12 @@ def _apply(out: JsonObject, field: Field, base: object, where: str) -> None:
             ) from exc
     out.update(keywords(field))
     if field.json_schema:
-        out.update(copy.deepcopy(field.json_schema))
+        problem = passthrough_problem(field.json_schema)
+        if problem is not None:
+            raise UnsupportedType(
+                "Field(json_schema=...)", f"Field(json_schema=...): {problem}", where
+            )
+        merge_passthrough(out, field.json_schema)
 
 
 def _hashable(tp: object) -> bool:
@@ -357,7 +396,7 @@ def _cached(tp: object, spelling: str) -> JsonObject:
     # ``spelling`` keeps equal-but-reordered types apart: Literal["a", 1] equals
     # Literal[1, "a"] (and A | B equals B | A), yet each lists its own order.
     del spelling
-    return _Walker().schema(tp, "")
+    return _Walker().root(tp)
 
 
 def json_schema(tp: object) -> JsonObject:
@@ -370,5 +409,5 @@ def json_schema(tp: object) -> JsonObject:
             ``where`` names the place (``filters.items``).
     """
     if not _hashable(tp):
-        return _Walker().schema(tp, "")
+        return _Walker().root(tp)
     return copy.deepcopy(_cached(tp, repr(tp)))

@@ -3,7 +3,7 @@
 This module owns only the framing and the file descriptors; parsing, the
 concurrency cap, cancellation and replies are ``serve_messages``'s business.
 
-File descriptor invariants while ``serve_stdio`` runs (POSIX only):
+File descriptor invariants while ``serve_stdio`` runs (POSIX and Windows):
 
 - The protocol is read from a private duplicate of the original fd 0 and written
   to a private duplicate of the original fd 1. Both are non-inheritable, so no
@@ -15,6 +15,12 @@ File descriptor invariants while ``serve_stdio`` runs (POSIX only):
 - fd 0 is ``/dev/null``, so a child process that reads its stdin cannot steal
   protocol bytes, and the stream's non-blocking mode (set by ``FdStream`` on the
   shared open file description) is never seen by children.
+- On POSIX the duplicates are ``FdStream``s (non-blocking, on Trio's I/O loop). On
+  Windows, which has no non-blocking pipes, or with ``TRIO_MCP_STDIO_THREADS=1``,
+  they are read and written by blocking calls in worker threads (``_threads``);
+  the invariants above are the same. A serve cancelled while stdin is still open
+  leaves one reader thread blocked until the next chunk arrives or stdin closes;
+  that chunk is discarded.
 - Python's and C's stdio buffers are flushed right after fd 1 is diverted (output
   written before serving lands on stderr) and right before it is restored (output
   written while serving cannot reach the protocol stream later).
@@ -25,6 +31,7 @@ File descriptor invariants while ``serve_stdio`` runs (POSIX only):
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -37,12 +44,18 @@ from .._errors import Transport
 from .._limits import Limits
 from ._stream import Oversized, first_exception, serve_messages
 
-__all__ = ["serve_stdio"]
+__all__ = ["THREADS_ENV", "serve_stdio", "stdio_streams", "use_threads"]
 
 #: How much is read from stdin at once; lines are assembled from these chunks.
 READ_CHUNK_BYTES = 64 * 1024
 #: What RFC 8259 §2 calls whitespace; ``bytes.strip()`` would also drop \v and \f.
 JSON_WHITESPACE = b" \t\r\n"
+
+#: Set to ``1`` to read and write stdio in worker threads on POSIX too (as on
+#: Windows, where it is the only way); the test suite runs stdio both ways.
+THREADS_ENV = "TRIO_MCP_STDIO_THREADS"
+
+log = logging.getLogger("trio_mcp")
 
 _serving = False
 
@@ -73,8 +86,7 @@ async def serve_stdio(
     _serving = True
     try:
         with _diverted_stdio() as (in_fd, out_fd):
-            reader = trio.lowlevel.FdStream(in_fd)
-            writer = trio.lowlevel.FdStream(out_fd)
+            reader, writer = stdio_streams(in_fd, out_fd)
             async with reader, writer, dispatcher.broadcast.running():
                 await _serve(
                     dispatcher,
@@ -86,6 +98,26 @@ async def serve_stdio(
                 )
     finally:
         _serving = False
+
+
+def use_threads() -> bool:
+    """Whether stdio reads and writes in worker threads: on Windows, or when
+    ``TRIO_MCP_STDIO_THREADS=1``."""
+    return sys.platform == "win32" or os.environ.get(THREADS_ENV) == "1"
+
+
+def stdio_streams(
+    in_fd: int, out_fd: int
+) -> tuple[trio.abc.ReceiveStream, trio.abc.SendStream]:
+    """The protocol streams over the private duplicates; each owns its fd."""
+    if use_threads():
+        from ._threads import thread_streams
+
+        log.debug("stdio reads and writes in worker threads")
+        return thread_streams(in_fd, out_fd)
+    if sys.platform == "win32":  # pragma: no cover - use_threads() is true there
+        raise AssertionError("FdStream is POSIX only")
+    return trio.lowlevel.FdStream(in_fd), trio.lowlevel.FdStream(out_fd)
 
 
 async def _serve(
@@ -238,5 +270,6 @@ def _flush_c_stdio() -> None:
     """Call C's ``fflush(NULL)``, so C extensions' buffered stdout goes where fd 1 is."""
     import ctypes
 
-    with contextlib.suppress(OSError, AttributeError):
+    # Windows has no CDLL(None) (TypeError); its C runtime flushes at exit.
+    with contextlib.suppress(OSError, AttributeError, TypeError):
         ctypes.CDLL(None).fflush(None)

@@ -1,0 +1,174 @@
+"""RFC 6570 ``{+var}`` templates, and ``..`` segments refused before any reader runs."""
+
+from __future__ import annotations
+
+import urllib.parse
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from trio_mcp import (
+    InvalidDeclaration,
+    Receipt,
+    ResourceRead,
+    ResourceReply,
+    ResourceSpec,
+    Server,
+    TextResourceContents,
+    resource,
+)
+from trio_mcp._declare import UriTemplate, climbing_variable
+from trio_mcp.testing import McpTestClient, ProtocolError
+
+read_paths: list[str] = []
+
+
+@resource(uri="files://{+path}")
+def read_file(path: str) -> str:
+    """A file under the served folder.
+
+    Args:
+        path: The file's path, which may hold '/'.
+    """
+    read_paths.append(path)
+    return f"contents of {path}"
+
+
+@resource(uri="notes://{folder}/{name}")
+def read_note(folder: str, name: str) -> str:
+    """One note in a folder.
+
+    Args:
+        folder: The folder.
+        name: The note.
+    """
+    read_paths.append(f"{folder}|{name}")
+    return name
+
+
+class RawFiles:
+    """A hand-written resource adopter with a reserved-expansion template."""
+
+    def spec(self) -> ResourceSpec:
+        return ResourceSpec(uri="raw://{+path}", name="raw", description="Raw files.")
+
+    async def dispatch(self, read: ResourceRead) -> ResourceReply:
+        read_paths.append(read.variables["path"])
+        return ResourceReply((TextResourceContents(read.uri, "raw"),))
+
+
+def server(receipts: list[Receipt] | None = None) -> Server:
+    return Server(
+        "files",
+        "1",
+        resources=[read_file, read_note, RawFiles()],
+        receipts=None if receipts is None else receipts.append,
+    )
+
+
+async def test_a_reserved_variable_matches_a_value_with_slashes() -> None:
+    read_paths.clear()
+    async with McpTestClient(server()) as client:
+        templates = await client.list_resource_templates()
+        read = await client.read_resource("files://docs/2026/plan%20b.md")
+
+    assert "files://{+path}" in [t["uriTemplate"] for t in templates]
+    assert "contents of docs/2026/plan b.md" == read["contents"][0]["text"]
+    assert ["docs/2026/plan b.md"] == read_paths
+
+
+async def test_a_simple_variable_still_matches_one_segment_only() -> None:
+    async with McpTestClient(server()) as client:
+        read = await client.read_resource("notes://inbox/today")
+        with pytest.raises(ProtocolError) as info:
+            await client.read_resource("notes://inbox/deep/today")
+
+    assert "today" == read["contents"][0]["text"]
+    assert -32602 == info.value.code
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "files://../etc/passwd",
+        "files://docs/../../etc/passwd",
+        "files://docs/..",
+        "files://%2e%2e/etc/passwd",
+        "files://docs/%2E%2E/secret",
+        "files://docs/%252e%252e/secret",
+        "files://docs\\..\\secret",
+        "notes://..%2Fsecret/x",
+        "notes://%2e%2e/x",
+        "raw://a/../b",
+    ],
+)
+async def test_a_dot_dot_segment_is_refused_before_the_reader_runs(uri: str) -> None:
+    """Brief: -32602 before the handler runs, for any template, however encoded."""
+    read_paths.clear()
+    receipts: list[Receipt] = []
+    async with McpTestClient(server(receipts)) as client:
+        with pytest.raises(ProtocolError) as info:
+            await client.read_resource(uri)
+
+    assert -32602 == info.value.code
+    assert "'..'" in info.value.message
+    assert {"uri": uri} == info.value.data
+    assert [] == read_paths
+    assert ["invalid"] == [r.outcome for r in receipts]
+
+
+@pytest.mark.parametrize("path", ["a..b", "...", "./x", "v1.2/..notes", "x/.", "%2e/x"])
+async def test_dots_that_are_not_a_parent_segment_are_served(path: str) -> None:
+    async with McpTestClient(server()) as client:
+        read = await client.read_resource(f"files://{path}")
+
+    assert read["contents"][0]["text"].startswith("contents of ")
+
+
+@pytest.mark.parametrize("expression", ["{#x}", "{?x}", "{x,y}", "{/x}", "{+}"])
+def test_other_template_operators_are_refused_at_decoration(expression: str) -> None:
+    with pytest.raises(InvalidDeclaration, match="not supported"):
+
+        @resource(uri=f"t://{expression}")
+        def reader(x: str) -> str:
+            """Read.
+
+            Args:
+                x: The value.
+            """
+            return x
+
+
+SEGMENT = st.text(
+    alphabet=st.characters(blacklist_characters="/\\?#%", blacklist_categories=["Cs"]),
+    min_size=1,
+    max_size=8,
+).filter(lambda s: s != "..")
+
+
+@given(st.lists(SEGMENT, min_size=1, max_size=5))
+def test_any_path_without_dot_dot_round_trips_through_a_reserved_template(
+    segments: list[str],
+) -> None:
+    """Property: expanding {+path} with a path and matching gives the path back."""
+    template = UriTemplate.parse("files://{+path}", where="test")
+    path = "/".join(segments)
+    uri = "files://" + urllib.parse.quote(path, safe="/")
+
+    assert {"path": path} == template.match(uri)
+    assert climbing_variable({"path": path}) is None
+
+
+@given(
+    st.lists(SEGMENT, max_size=3),
+    st.lists(SEGMENT, max_size=3),
+    st.sampled_from(["..", "%2e%2e", "%2E.", ".%2e", "%252e%252e"]),
+    st.sampled_from(["/", "\\"]),
+)
+def test_any_path_with_a_parent_segment_is_caught(
+    before: list[str], after: list[str], dots: str, separator: str
+) -> None:
+    path = separator.join([*before, dots, *after])
+
+    assert "path" == climbing_variable({"path": path})

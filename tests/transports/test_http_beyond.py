@@ -1,0 +1,183 @@
+"""Completions, titles and icons, ``{+var}`` templates and verbatim schemas over a real
+Hypercorn server on 127.0.0.1 (Streamable HTTP), every message checked against the
+revision's schema."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Annotated, Any
+
+import httpx
+import trio
+
+from trio_mcp import Field, Icon, Server, prompt, resource, tool
+from trio_mcp.testing import check_message
+
+VERSION = "2026-07-28"
+META = {
+    "io.modelcontextprotocol/protocolVersion": VERSION,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+ICON = Icon("https://example.com/i.png", mime_type="image/png", sizes=("32x32",))
+
+
+@prompt(
+    title="Explain",
+    icons=[ICON],
+    complete={"language": lambda v, c: ["python", "perl"]},
+)
+def explain(language: str) -> str:
+    """Explain a language.
+
+    Args:
+        language: The language.
+    """
+    return language
+
+
+read: list[str] = []
+
+
+@resource(uri="files://{+path}", title="Files")
+def files(path: str) -> str:
+    """A file.
+
+    Args:
+        path: Its path, which may hold '/'.
+    """
+    read.append(path)
+    return path
+
+
+@tool(title="Rate")
+def rate(
+    score: Annotated[
+        Any,
+        Field(
+            json_schema={"anyOf": [{"const": "n/a"}, {"type": "integer", "minimum": 0}]}
+        ),
+    ],
+) -> str:
+    """Record a score.
+
+    Args:
+        score: A non-negative integer, or "n/a".
+    """
+    return f"rated {score}"
+
+
+SERVER = Server(
+    "beyond",
+    "1",
+    tools=[rate],
+    resources=[files],
+    prompts=[explain],
+    title="Beyond",
+    website_url="https://beyond.example",
+    icons=[ICON],
+)
+
+
+@asynccontextmanager
+async def serving() -> AsyncIterator[str]:
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(partial(SERVER.serve_http, port=0))
+        yield f"http://127.0.0.1:{port}/mcp"
+        nursery.cancel_scope.cancel()
+
+
+async def post(
+    client: httpx.AsyncClient,
+    url: str,
+    method: str,
+    params: dict[str, Any],
+    name: str | None = None,
+) -> dict[str, Any]:
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": VERSION,
+        "mcp-method": method,
+    }
+    if name is not None:
+        headers["mcp-name"] = name
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": method,
+        "params": {"_meta": META, **params},
+    }
+    with trio.fail_after(10):
+        response = await client.post(url, json=body, headers=headers)
+    message: dict[str, Any] = response.json()
+    check_message(message, method)
+    return message
+
+
+async def test_everything_beyond_the_peers_works_over_streamable_http() -> None:
+    read.clear()
+    async with serving() as url, httpx.AsyncClient() as client:
+        discovered = await post(client, url, "server/discover", {})
+        prompts = await post(client, url, "prompts/list", {})
+        completion = await post(
+            client,
+            url,
+            "completion/complete",
+            {
+                "ref": {"type": "ref/prompt", "name": "explain"},
+                "argument": {"name": "language", "value": "p"},
+            },
+        )
+        deep = await post(
+            client,
+            url,
+            "resources/read",
+            {"uri": "files://a/b/c.txt"},
+            name="files://a/b/c.txt",
+        )
+        climbing = await post(
+            client,
+            url,
+            "resources/read",
+            {"uri": "files://a/%2e%2e/b"},
+            name="files://a/%2e%2e/b",
+        )
+        good = await post(
+            client,
+            url,
+            "tools/call",
+            {"name": "rate", "arguments": {"score": "n/a"}},
+            name="rate",
+        )
+        bad = await post(
+            client,
+            url,
+            "tools/call",
+            {"name": "rate", "arguments": {"score": -1}},
+            name="rate",
+        )
+
+    server_info = discovered["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]
+    assert ("Beyond", "https://beyond.example", [ICON.to_wire()]) == (
+        server_info["title"],
+        server_info["websiteUrl"],
+        server_info["icons"],
+    )
+    assert "completions" in discovered["result"]["capabilities"]
+    assert ("Explain", [ICON.to_wire()]) == (
+        prompts["result"]["prompts"][0]["title"],
+        prompts["result"]["prompts"][0]["icons"],
+    )
+    assert {"values": ["python", "perl"], "total": 2, "hasMore": False} == completion[
+        "result"
+    ]["completion"]
+    assert "a/b/c.txt" == deep["result"]["contents"][0]["text"]
+    assert -32602 == climbing["error"]["code"]
+    assert ["a/b/c.txt"] == read
+    assert "rated n/a" == good["result"]["structuredContent"]
+    assert bad["result"]["isError"] is True
+    assert [{"path": "score", "message": "must be at least 0"}] == bad["result"][
+        "_meta"
+    ]["dev.trio-mcp/error"]["problems"]
