@@ -107,3 +107,23 @@ def test_every_exception_of_ours_is_in_one_tree() -> None:
     assert all(issubclass(cls, trio_mcp.McpError) for cls in ours)
     assert issubclass(trio_mcp.DecodeError, ValueError)
     assert issubclass(trio_mcp.ResourceNotFound, LookupError)
+
+
+@resource("note://{name}", ttl=5, mime_type="text/plain")
+def note(name: str) -> str:
+    """
+    A note by name.
+
+    Args:
+        name: The note's name.
+    """
+    return f"note {name}"
+
+
+async def test_a_resource_takes_its_uri_positionally_with_options() -> None:
+    """The positional URI and keyword options type-check (mypy runs on tests)."""
+    async with McpTestClient(Server("s", "1", resources=[note])) as client:
+        read = await client.read_resource("note://a")
+
+    assert 5000 == read["ttlMs"]
+    assert "note a" == read["contents"][0]["text"]

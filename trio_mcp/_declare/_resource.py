@@ -328,7 +328,20 @@ def resource(
     complete: Mapping[str, Completer] | None = None,
 ) -> Callable[[Callable[P, R]], FunctionResource[P, R]]: ...
 @overload
-def resource(uri: str, /) -> Callable[[Callable[P, R]], FunctionResource[P, R]]: ...
+def resource(
+    uri: str,
+    /,
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    icons: Sequence[Icon] = (),
+    mime_type: str | None = None,
+    ttl: Seconds | None = None,
+    updatable: bool = False,
+    caps: Sequence[Capability] = (),
+    timeout: Seconds | None = None,
+    complete: Mapping[str, Completer] | None = None,
+) -> Callable[[Callable[P, R]], FunctionResource[P, R]]: ...
 def resource(uri: str | None = None, /, **options: Any) -> Any:
     """Declare a function as a resource reader for a URI or URI template.
 
