@@ -2,7 +2,7 @@
 
 The suite (``@modelcontextprotocol/conformance``, run by ``scripts/conformance``)
 calls tools, prompts and resources by these exact names and checks their payloads;
-the texts below are the reference fixtures' (conformance-suite.md §6).
+the texts below are those of the suite's reference fixtures.
 
     python examples/conformance_server.py --port 3001   # http://127.0.0.1:3001/mcp
 

@@ -63,7 +63,7 @@ def client_supports(
 
     Every key of ``needs`` must be declared, recursively. Elicitation is special: an
     empty ``elicitation`` need means form mode, which a client declares with
-    ``elicitation: {}`` or ``elicitation: {form: {}}`` (mcp-2026-07-28.md §3).
+    ``elicitation: {}`` or ``elicitation: {form: {}}`` (MCP revision 2026-07-28, _meta keys).
     """
     for name, need in needs.items():
         have = declared.get(name)

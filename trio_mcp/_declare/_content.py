@@ -32,7 +32,7 @@ def _b64(data: bytes) -> str:
 
 
 # Checked when built, so a block the revision's schema refuses never reaches the
-# wire: the handler that builds one fails at that line (api.md "The way out").
+# wire: the handler that builds one fails at that line (docs/errors.md, InvalidReply).
 _str = attrs.validators.instance_of(str)
 _optional_str = attrs.validators.optional(_str)
 _bytes = attrs.validators.instance_of(bytes)

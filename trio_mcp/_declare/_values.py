@@ -77,7 +77,7 @@ def _complete_field() -> Mapping[str, Completer]:
 
 
 # Each spec checks its fields when built, so no listing can break the revision's
-# schema, whoever wrote the spec (api.md "Calls as values").
+# schema, whoever wrote the spec (docs/calls-as-values.md).
 _str = attrs.validators.instance_of(str)
 _opt_str = attrs.validators.optional(_str)
 _opt_bool = attrs.validators.optional(attrs.validators.instance_of(bool))

@@ -1,6 +1,6 @@
 """One request in, one reply out; notifications on the side. Knows no transport.
 
-The checks run in the order of mcp-2026-07-28.md §4.2: removed methods, ``_meta``,
+The checks run in the order of MCP revision 2026-07-28, "how a server processes a request": removed methods, ``_meta``,
 (HTTP) the version header, the version, (HTTP) routing headers, the method and its
 capability, the log level; then the method runs. Each failure is a ``Fault`` value.
 

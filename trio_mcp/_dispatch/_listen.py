@@ -5,7 +5,7 @@ A listen request opens a subscription on the broadcast, sends
 this server honours, then one tagged notification per change until the request is
 cancelled (stdio ``notifications/cancelled``, a closed HTTP stream) or the transport
 shuts down gracefully (``closing`` is set), when the listen's result ends it
-(mcp-2026-07-28.md §8). Nothing here knows a transport: ``emit`` writes.
+(MCP revision 2026-07-28, subscriptions/listen). Nothing here knows a transport: ``emit`` writes.
 
 What is honoured (our choice, within the spec's MUSTs): a list-change flag only when
 that kind's ``listChanged`` is advertised (``Server(dynamic=True)``); a resource URI

@@ -1,7 +1,7 @@
 """Multi round-trip requests: open a retry's state and responses; shape ``input_required``.
 
 Only ``tools/call``, ``prompts/get`` and ``resources/read`` get here
-(mcp-2026-07-28.md §7.2 rule 1). A retry's ``requestState`` is verified before the
+(MCP revision 2026-07-28, multi round-trip server rules). A retry's ``requestState`` is verified before the
 handler runs; its responses are decoded by what the previous round asked, so the
 handler sees typed values under the keys it chose. Keys it did not ask for are
 ignored; keys it asked for and the client left out are simply absent, so the usual
@@ -155,7 +155,7 @@ def ask(
 
     Raises:
         MissingClientCapability: if a request needs a capability the request's
-            client did not declare (mcp-2026-07-28.md §7.2 rule 3).
+            client did not declare (MCP revision 2026-07-28, multi round-trip server rules).
     """
     missing: JsonObject = {}
     for request in needs.requests.values():

@@ -1,4 +1,4 @@
-"""Streamable HTTP's mirrored headers, checked against the body (mcp-2026-07-28.md §12).
+"""Streamable HTTP's mirrored headers, checked against the body (MCP revision 2026-07-28, Streamable HTTP).
 
 Header names arrive lower-cased; values are compared case-sensitively after trimming
 surrounding whitespace. ``Mcp-Name`` and ``Mcp-Param-*`` may use the

@@ -1,4 +1,4 @@
-"""Sealing and opening multi round-trip ``requestState`` (mcp-2026-07-28.md §7.2 rule 4).
+"""Sealing and opening multi round-trip ``requestState`` (MCP revision 2026-07-28, multi round-trip server rules).
 
 ``requestState`` travels through the client, so it is attacker-controlled input. We
 protect its integrity, not its secrecy: the payload is readable base64url JSON, so

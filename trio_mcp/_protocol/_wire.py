@@ -13,7 +13,7 @@ PROTOCOL_VERSION: Final = "2026-07-28"
 SUPPORTED_VERSIONS: Final = (PROTOCOL_VERSION,)
 JSONRPC: Final = "2.0"
 
-# _meta keys (mcp-2026-07-28.md §3)
+# _meta keys (MCP revision 2026-07-28, _meta keys)
 META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"

@@ -3,7 +3,7 @@
 Each POST carries one JSON-RPC message and gets its own response: ``application/json``
 for a plain reply, ``text/event-stream`` once a progress or log notification precedes
 the reply (the stream starts lazily at the first notification and the reply ends it).
-There are no sessions, no GET stream and no event ids (mcp-2026-07-28.md §12).
+There are no sessions, no GET stream and no event ids (MCP revision 2026-07-28, Streamable HTTP).
 
 The HTTP-only checks run here, in this order (§4.2, pinned in places by the official
 conformance suite): ``Origin`` (403), ``Host`` (421), the HTTP method (405),
