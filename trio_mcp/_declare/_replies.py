@@ -186,14 +186,6 @@ class ReplyShape:
         # output schema accepts, and a value that changes shape is refused.
         return ToolReply.ok(encode_as(value, self.output_type, where=where))
 
-    def check(self, structured: JsonValue, *, where: str) -> None:
-        """Check structured content against the declared return type.
-
-        Raises:
-            InvalidReply: naming each place it does not fit.
-        """
-        check_as(structured, self.output_type, where=where)
-
 
 def tool_reply_shape(annotation: object, *, where: str) -> ReplyShape:
     """Classify a tool's return annotation.

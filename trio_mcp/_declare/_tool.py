@@ -152,17 +152,6 @@ class FunctionTool(Declaration[P, R]):
         )
         return {name: getattr(value, name) for name in self.plan.names}
 
-    def check_output(self, structured: JsonValue) -> None:
-        """Check encoded structured content against the declared return type.
-
-        The strict decoder accepts exactly what the output schema accepts, so this
-        is the schema check, by construction.
-
-        Raises:
-            InvalidReply: naming every place the value does not fit.
-        """
-        self.reply.check(structured, where=self.declaration)
-
     async def dispatch(self, call: ToolCall) -> ToolReply:
         """Decode the arguments, run the handler and shape its return value.
 
