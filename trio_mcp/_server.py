@@ -56,6 +56,22 @@ def _runs_tasks(serve: _Serve) -> _Serve:
     return cast("_Serve", serving)
 
 
+def _check_strings(name: object, version: object, instructions: object) -> None:
+    """Refuse a non-string identity before it reaches the wire.
+
+    ``serverInfo`` and ``instructions`` go out on replies as given, so a number
+    here would make every message the server sends invalid.
+    """
+    given = {"name": name, "version": version}
+    if instructions is not None:
+        given["instructions"] = instructions
+    for key, value in given.items():
+        if not isinstance(value, str):
+            raise TypeError(
+                f"Server({key}=...) takes a string, got {type(value).__name__} {value!r}"
+            )
+
+
 class Server:
     """An MCP server for an explicit catalog of tools, resources and prompts.
 
@@ -85,7 +101,8 @@ class Server:
 
     Raises:
         ValueError: if a state key is shorter than 32 bytes.
-        TypeError: if ``icons`` holds something other than ``Icon`` values.
+        TypeError: if ``name``, ``version`` or ``instructions`` is not a string, or
+            ``icons`` holds something other than ``Icon`` values.
         McpError.InvalidDeclaration: listing every problem found in the declarations.
         McpError.DuplicateName: if two declarations share a wire name.
     """
@@ -107,6 +124,7 @@ class Server:
         website_url: str | None = None,
         icons: Iterable[Icon] = (),
     ) -> None:
+        _check_strings(name, version, instructions)
         self.name = name
         self.dynamic = dynamic
         self.version = version

@@ -5,7 +5,7 @@ alone, then through the client, where an invalid message a server emits must rai
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -48,12 +48,21 @@ def test_a_valid_call_result_passes() -> None:
 
 # -- through the client: what a server emits is checked as it is emitted ---------------
 #
-# The server checks the values it is handed (progress, log levels, declarations), so
-# an invalid message has to come from a value it passes through as given: the
-# server's own name, version and instructions.
+# The server checks every value it is handed (its name, version and instructions,
+# progress, log levels, declarations), so an invalid message has to come from state
+# corrupted after construction: these tests stand in for a server bug that puts a
+# value of the wrong type on the wire.
 
-#: A value of the wrong JSON type, smuggled past the annotations on purpose.
-NOT_A_STRING: Any = 12
+
+def _corrupted(server: Server, **changes: object) -> Server:
+    """Overwrite what the dispatcher sends as given, past every check."""
+    dispatcher = server.dispatcher
+    for key, value in changes.items():
+        if key == "instructions":
+            dispatcher.instructions = cast(Any, value)
+        else:
+            dispatcher.server_info[key] = cast(Any, value)
+    return server
 
 
 @tool
@@ -64,7 +73,7 @@ def answer() -> int:
 
 async def test_an_invalid_result_raises_through_the_client() -> None:
     """DiscoverResult.instructions must be a string."""
-    server = Server("s", "1", instructions=NOT_A_STRING)
+    server = _corrupted(Server("s", "1"), instructions=12)
 
     with pytest.raises(SchemaViolation, match="instructions"):
         async with McpTestClient(server) as client:
@@ -74,7 +83,7 @@ async def test_an_invalid_result_raises_through_the_client() -> None:
 @pytest.mark.parametrize("method", ["server/discover", "tools/list"])
 async def test_an_invalid_server_version_raises_on_any_result(method: str) -> None:
     """Every result carries serverInfo in _meta; its version must be a string."""
-    server = Server("s", NOT_A_STRING, tools=[answer])
+    server = _corrupted(Server("s", "1", tools=[answer]), version=12)
 
     with pytest.raises(SchemaViolation, match='"version": 12'):
         async with McpTestClient(server) as client:

@@ -130,3 +130,27 @@ def test_an_icon_theme_is_light_or_dark() -> None:
     """Revision: Icon.theme is "light" or "dark"."""
     with pytest.raises(ValueError, match="theme"):
         Icon("https://example.com/x.png", theme="blue")
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        ((1, "1"), {}, "Server(name=...) takes a string, got int 1"),
+        (("s", 2.0), {}, "Server(version=...) takes a string, got float 2.0"),
+        (("s", None), {}, "Server(version=...) takes a string, got NoneType None"),
+        (
+            ("s", "1"),
+            {"instructions": 5},
+            "Server(instructions=...) takes a string, got int 5",
+        ),
+    ],
+    ids=["name-int", "version-float", "version-none", "instructions-int"],
+)
+def test_a_non_string_identity_is_refused_when_the_server_is_built(
+    args: tuple[object, ...], kwargs: dict[str, object], message: str
+) -> None:
+    """serverInfo and instructions go out as given, so they are checked up front."""
+    with pytest.raises(TypeError) as caught:
+        Server(*args, **kwargs)  # type: ignore[arg-type]
+
+    assert message == str(caught.value)

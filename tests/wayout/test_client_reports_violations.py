@@ -4,11 +4,14 @@
 Before, the violation cancelled the client's nursery while the test awaited a reply;
 ``__aexit__`` then awaited the closing of the server's input, a checkpoint that
 raised ``Cancelled`` before the nursery was exited, and the test failed with Trio's
-"Nursery stack corrupted" instead of the violation. ``instructions=5`` stands in for
-any server bug that puts a value of the wrong type on the wire.
+"Nursery stack corrupted" instead of the violation. Instructions overwritten with a
+number after construction (``Server`` refuses one) stand in for any server bug that
+puts a value of the wrong type on the wire.
 """
 
 from __future__ import annotations
+
+from typing import Any, cast
 
 import pytest
 
@@ -23,7 +26,8 @@ def _leaves(error: BaseException) -> list[BaseException]:
 
 
 async def test_a_message_outside_the_schema_fails_with_schema_violation() -> None:
-    server = Server("s", "1", instructions=5)  # type: ignore[arg-type]
+    server = Server("s", "1")
+    server.dispatcher.instructions = cast(Any, 5)
 
     with pytest.raises((SchemaViolation, BaseExceptionGroup)) as caught:
         async with McpTestClient(server) as client:
