@@ -18,8 +18,10 @@ from trio_mcp._protocol._state import (
     ENV_STATE_KEY,
     Binding,
     InvalidState,
+    StateKeyRequired,
     StateSealer,
     parse_keys,
+    require_shared_key,
     salient_digest,
 )
 from trio_mcp._protocol._state import _unb64 as _unb64_strict
@@ -427,3 +429,49 @@ def test_every_length_round_trips_through_base64url() -> None:
     for size in range(1, 50):
         raw = bytes(range(size))
         assert raw == _unb64_strict(_b64(raw)), size
+
+
+# -- several processes need one shared key ----------------------------------------------
+@pytest.mark.parametrize(
+    ("config", "processes", "environ"),
+    [
+        (None, 1, {}),
+        (KEY, 2, {}),
+        ([KEY, OTHER_KEY], 4, {}),
+        (None, 2, {ENV_STATE_KEY: "k" * 43}),
+        (None, 2, {ENV_STATE_KEY: ",k,"}),
+    ],
+)
+def test_a_configured_key_or_one_process_needs_nothing_more(
+    config: Any, processes: int, environ: dict[str, str]
+) -> None:
+    require_shared_key(config, processes=processes, environ=environ)
+
+
+@pytest.mark.parametrize("blank", [None, "", " ", " , ,", "OTHER"])
+def test_several_processes_without_a_shared_key_are_refused(blank: str | None) -> None:
+    environ = {} if blank is None else {ENV_STATE_KEY: blank}
+    if blank == "OTHER":
+        environ = {"TRIO_MCP_STATE_KEYS": "k" * 43}
+
+    with pytest.raises(StateKeyRequired) as refused:
+        require_shared_key(None, processes=2, environ=environ)
+
+    assert (
+        "2 worker processes need one shared requestState key, or a multi round-trip "
+        "request fails when its rounds land on different workers: set "
+        'TRIO_MCP_STATE_KEY (make one with: python -c "import secrets; '
+        'print(secrets.token_urlsafe(32))") or pass Server(state_key=...), the same '
+        "value on every worker and replica"
+    ) == str(refused.value)
+
+
+def test_the_process_environment_is_read_when_none_is_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(ENV_STATE_KEY, "k" * 43)
+    require_shared_key(None, processes=3)
+    monkeypatch.delenv(ENV_STATE_KEY)
+
+    with pytest.raises(StateKeyRequired, match=r"^3 worker processes"):
+        require_shared_key(None, processes=3)
