@@ -27,7 +27,7 @@ from ._authority import Grants, ReceiptSink
 from ._declare import Icon, Prompt, Resource, Tool, implementation_extras
 from ._dispatch import Broadcast, Catalog, Change, Dispatcher
 from ._errors import McpError
-from ._http_options import HttpOptions, http_limits
+from ._http_options import HttpOptions
 from ._limits import Limits
 from ._protocol._state import StateSealer
 from ._transports._stream import Oversized, serve_messages
@@ -512,15 +512,4 @@ def _app_options(path: str, options: HttpOptions, check_host: bool) -> dict[str,
             f"unexpected HTTP option(s): {', '.join(sorted(unknown))}; "
             f"see trio_mcp.HttpOptions for the accepted ones"
         )
-    return {
-        "path": path,
-        "allow": options.get("allow", ()),
-        "require_auth": options.get("require_auth", False),
-        "allowed_hosts": options.get("allowed_hosts"),
-        "allowed_origins": options.get("allowed_origins"),
-        "check_host": check_host,
-        "principal": options.get("principal"),
-        "limits": http_limits(options),
-        "resource_metadata": options.get("resource_metadata"),
-        "cors_origins": options.get("cors_origins"),
-    }
+    return {"path": path, "check_host": check_host, **options}

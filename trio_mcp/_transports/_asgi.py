@@ -37,17 +37,17 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any, Final, Unpack
 from urllib.parse import urlsplit
 
+import attrs
 import trio
 
-from .._authority import Grants, ProtectedResource
-from .._dispatch import LISTEN_METHOD, Caller, Dispatcher
-from .._http_options import PrincipalResolver
+from .._authority import Grants
+from .._dispatch import LISTEN_METHOD, Caller, Dispatcher, Reply
+from .._http_options import HttpOptions, PrincipalResolver, http_limits
 from .._json import JsonObject, encode_message
-from .._limits import Limits
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
 from ._access import (
@@ -59,7 +59,7 @@ from ._access import (
     normalize_origins,
     request_base,
 )
-from ._stream import CALL_METHODS, DEFAULT_LIMITS, oversized_fault
+from ._stream import CALL_METHODS, oversized_fault
 
 __all__ = ["LOOPBACK_HOSTS", "McpAsgiApp", "PrincipalResolver", "is_loopback"]
 
@@ -112,6 +112,69 @@ class _Disconnected(Exception):
     """The client went away while its request body was being read."""
 
 
+async def _cancel_on_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
+    """Cancel ``scope`` when the client goes away; the request then ends quietly."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel()
+            return
+
+
+@attrs.define
+class _Response:
+    """The HTTP response of one request: JSON, or SSE once a notification precedes it.
+
+    The stream starts at the first notification; every write holds ``lock``, so a
+    keep-alive comment never splits a message. Once ``scope`` is cancelled (the
+    client left) nothing more is written.
+    """
+
+    send: Send
+    scope: trio.CancelScope
+    keepalive_interval: float
+    streaming: bool = False
+    last_write: float = attrs.field(factory=trio.current_time)
+    lock: trio.Lock = attrs.field(factory=trio.Lock)
+
+    async def emit(self, note: JsonObject) -> None:
+        """Send a notification, starting the event stream if it is the first."""
+        if self.scope.cancel_called:
+            return
+        async with self.lock:
+            await self._start_stream()
+            await self._write(_sse(note))
+
+    async def keep_alive(self) -> None:
+        """Write a ``:`` comment after each ``keepalive_interval`` of quiet."""
+        while True:
+            await trio.sleep_until(self.last_write + self.keepalive_interval)
+            async with self.lock:
+                if trio.current_time() < self.last_write + self.keepalive_interval:
+                    continue
+                if self.streaming:
+                    await self._write(_KEEPALIVE)
+                self.last_write = trio.current_time()
+
+    async def finish(self, reply: Reply) -> None:
+        """Send the reply: the last event of a stream, or the whole JSON response."""
+        async with self.lock:
+            if self.streaming:
+                await self._write(_sse_data(reply.body), more=False)
+            else:
+                await _json(self.send, reply.http_status, reply.body)
+
+    async def _start_stream(self) -> None:
+        if not self.streaming:
+            self.streaming = True
+            start = {"type": "http.response.start", "status": 200}
+            await self.send({**start, "headers": _SSE_HEADERS})
+
+    async def _write(self, body: bytes, *, more: bool = True) -> None:
+        await self.send({"type": "http.response.body", "body": body, "more_body": more})
+        self.last_write = trio.current_time()
+
+
 class McpAsgiApp:
     """An ASGI 3 application serving one ``Dispatcher`` over Streamable HTTP.
 
@@ -123,33 +186,25 @@ class McpAsgiApp:
         dispatcher: Dispatcher,
         *,
         path: str = "/mcp",
-        allow: Grants = (),
-        require_auth: bool = False,
-        allowed_hosts: Iterable[str] | None = None,
-        allowed_origins: Iterable[str] | None = None,
         check_host: bool = True,
-        principal: PrincipalResolver | None = None,
-        limits: Limits = DEFAULT_LIMITS,
-        resource_metadata: ProtectedResource | None = None,
-        cors_origins: Iterable[str] | None = None,
+        **options: Unpack[HttpOptions],
     ) -> None:
         self.dispatcher = dispatcher
         self.path = _normalize_path(path)
-        self.allow = allow
-        self.require_auth = require_auth
-        hosts = {h.strip().lower() for h in (allowed_hosts or ())}
+        self.allow: Grants = options.get("allow", ())
+        self.require_auth = options.get("require_auth", False)
+        hosts = {h.strip().lower() for h in (options.get("allowed_hosts") or ())}
         self.any_host = "*" in hosts or not check_host
         self.allowed_hosts = frozenset(LOOPBACK_HOSTS | hosts)
-        self.allowed_origins = normalize_origins(allowed_origins)
+        self.allowed_origins = normalize_origins(options.get("allowed_origins"))
         self.any_origin = "*" in self.allowed_origins
-        self.cors = Cors(cors_origins)
+        self.cors = Cors(options.get("cors_origins"))
         """Origins whose browser pages may call (and read) this endpoint."""
-        self.resource_metadata = resource_metadata
+        self.resource_metadata = options.get("resource_metadata")
         self._refusal_logged = False
-        self.resolve_principal = principal
-        self.limits = limits
-        self.max_message_bytes = limits.max_message_bytes
-        self.keepalive_interval = limits.keepalive_interval
+        self.resolve_principal = options.get("principal")
+        self.limits = http_limits(options)
+        self.max_message_bytes = self.limits.max_message_bytes
         # Created lazily: a CapacityLimiter needs a running Trio loop, and the app
         # may be built before one exists.
         self._limiter: trio.CapacityLimiter | None = None
@@ -323,92 +378,30 @@ class McpAsgiApp:
     async def _dispatch(
         self, request: Request, caller: Caller, receive: Receive, send: Send
     ) -> None:
-        if self._limiter is None:
-            self._limiter = trio.CapacityLimiter(self.limits.max_concurrent)
-        limiter = self._limiter
         scope = trio.CancelScope()
-        streaming = False
-        listening = request.method == LISTEN_METHOD
-        send_lock = trio.Lock()
-        last_write = trio.current_time()
-
-        async def emit(note: JsonObject) -> None:
-            nonlocal streaming, last_write
-            if scope.cancel_called:
-                return
-            async with send_lock:
-                if not streaming:
-                    streaming = True
-                    await send(
-                        {
-                            "type": "http.response.start",
-                            "status": 200,
-                            "headers": _SSE_HEADERS,
-                        }
-                    )
-                await send(
-                    {
-                        "type": "http.response.body",
-                        "body": _sse(note),
-                        "more_body": True,
-                    }
-                )
-                last_write = trio.current_time()
-
-        async def keep_alive() -> None:
-            nonlocal last_write
-            while True:
-                await trio.sleep_until(last_write + self.keepalive_interval)
-                async with send_lock:
-                    now = trio.current_time()
-                    if now < last_write + self.keepalive_interval:
-                        continue
-                    if streaming:
-                        await send(
-                            {
-                                "type": "http.response.body",
-                                "body": _KEEPALIVE,
-                                "more_body": True,
-                            }
-                        )
-                    last_write = now
-
-        async def watch_disconnect() -> None:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    scope.cancel()
-                    return
-
+        response = _Response(send, scope, self.limits.keepalive_interval)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(watch_disconnect)
+            nursery.start_soon(_cancel_on_disconnect, receive, scope)
             with scope:
-                if listening:
-                    nursery.start_soon(keep_alive)
-                if request.method not in CALL_METHODS:
-                    reply = await self.dispatcher.handle(
-                        request, caller, emit, scope=scope
-                    )
-                else:
-                    async with limiter:
-                        reply = await self.dispatcher.handle(
-                            request, caller, emit, scope=scope
-                        )
-                async with send_lock:
-                    if streaming:
-                        await send(
-                            {
-                                "type": "http.response.body",
-                                "body": _sse_data(reply.body),
-                                "more_body": False,
-                            }
-                        )
-                    else:
-                        await _json(send, reply.http_status, reply.body)
+                if request.method == LISTEN_METHOD:
+                    nursery.start_soon(response.keep_alive)
+                await response.finish(await self._handle(request, caller, response))
             nursery.cancel_scope.cancel()
         # Whatever still runs for this request (an abandoned worker thread) now
         # sees ``ctx.cancel`` fire.
         scope.cancel()
+
+    async def _handle(
+        self, request: Request, caller: Caller, response: _Response
+    ) -> Reply:
+        """Run the request, in a slot of ``max_concurrent`` when it is a call."""
+        handle = self.dispatcher.handle
+        if request.method not in CALL_METHODS:
+            return await handle(request, caller, response.emit, scope=response.scope)
+        if self._limiter is None:
+            self._limiter = trio.CapacityLimiter(self.limits.max_concurrent)
+        async with self._limiter:
+            return await handle(request, caller, response.emit, scope=response.scope)
 
     # -- checks --------------------------------------------------------------------
     def _host_allowed(self, value: str | None) -> bool:
