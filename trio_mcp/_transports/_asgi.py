@@ -38,6 +38,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
+from functools import partial
 from typing import Any, Final, Unpack
 from urllib.parse import urlsplit
 
@@ -71,6 +72,8 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
+#: A whole response, ready to send: what a check that refuses a request returns.
+_Answer = Callable[[Send], Awaitable[None]]
 
 
 #: Host names a loopback server accepts (with any port): DNS-rebinding protection.
@@ -82,6 +85,11 @@ HEALTH_PATH: Final = "/healthz"
 _KEEPALIVE: Final = b":\n\n"
 
 _JSON_HEADERS: Final = [(b"content-type", b"application/json")]
+_CLOSE: Final = [(b"connection", b"close")]
+_ALLOW_POST: Final = (b"allow", b"POST")
+_POST_ONLY: Final = b"method not allowed: send JSON-RPC with POST\n"
+_FORBIDDEN: Final = "forbidden: this Origin is not allowed"
+_MISDIRECTED: Final = "misdirected request: this Host is not served here"
 _SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache"),
@@ -313,67 +321,75 @@ class McpAsgiApp:
     async def _serve_mcp(
         self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
     ) -> None:
-        origin = headers.get("origin")
-        if origin is not None and not self._origin_allowed(origin):
-            await _fault(send, 403, "forbidden: this Origin is not allowed")
+        refusal = self._gatekeep(scope, headers)
+        principal = None if refusal else await self._principal(scope)
+        if refusal is None and self.require_auth and principal is None:
+            refusal = self._challenge(scope, headers)
+        if refusal is not None:
+            await refusal(send)
             return
-        if not self.any_host and not self._host_allowed(headers.get("host")):
-            await _fault(send, 421, "misdirected request: this Host is not served here")
-            return
-        if scope["method"] != "POST":
-            await _plain(
-                send,
-                405,
-                b"method not allowed: send JSON-RPC with POST\n",
-                [(b"allow", b"POST")],
-            )
-            return
-        principal = await self._principal(scope)
-        if self.require_auth and principal is None:
-            challenge = (
-                b"Bearer"
-                if self.resource_metadata is None
-                else self.resource_metadata.challenge(
-                    metadata_url(self.resource_metadata, scope, headers, self.path)
-                )
-            )
-            await _fault(
-                send,
-                401,
-                "authentication required",
-                UNAUTHENTICATED,
-                [(b"www-authenticate", challenge)],
-            )
-            return
-        try:
-            body = await self._read_body(headers, receive)
-        except _Disconnected:
+        message = await self._read_message(headers, receive)
+        if message is None:
             return  # the client left before sending its message: nothing to answer
-        if body is None:
-            # The rest of the body is never read, so the connection cannot carry
-            # another request: say so, or a keep-alive client sends its next request
-            # on it while the server closes it, and that request is lost.
-            fault = oversized_fault(self.max_message_bytes)
-            await _json(
-                send,
-                fault.http_status,
-                encode_message(fault.to_message()),
-                [(b"connection", b"close")],
-            )
-            return
-        message = parse_message(body, max_depth=self.limits.max_depth)
-        if isinstance(message, Fault):
-            await _json(send, message.http_status, encode_message(message.to_message()))
-            return
-        if isinstance(message, Notification):
-            # No client notification means anything over HTTP (cancellation is a
-            # closed stream); accept without header requirements (§12, [INFERRED]).
-            await _plain(send, 202, b"")
+        if not isinstance(message, Request):
+            await message(send)
             return
         caller = Caller(
             principal=principal, allow=self.allow, headers=headers, closing=self.closing
         )
         await self._dispatch(message, caller, receive, send)
+
+    def _gatekeep(self, scope: Scope, headers: dict[str, str]) -> _Answer | None:
+        """The answer refusing a bad ``Origin`` (403), ``Host`` (421) or method (405)."""
+        origin = headers.get("origin")
+        if origin is not None and not self._origin_allowed(origin):
+            return partial(_fault, status=403, text=_FORBIDDEN)
+        if not self.any_host and not self._host_allowed(headers.get("host")):
+            return partial(_fault, status=421, text=_MISDIRECTED)
+        if scope["method"] != "POST":
+            return partial(_plain, status=405, body=_POST_ONLY, extra=[_ALLOW_POST])
+        return None
+
+    def _challenge(self, scope: Scope, headers: dict[str, str]) -> _Answer:
+        """The 401 for a request without a principal, naming the RFC 9728 metadata."""
+        described = self.resource_metadata
+        challenge = (
+            b"Bearer"
+            if described is None
+            else described.challenge(metadata_url(described, scope, headers, self.path))
+        )
+        return partial(
+            _fault,
+            status=401,
+            text="authentication required",
+            code=UNAUTHENTICATED,
+            extra=[(b"www-authenticate", challenge)],
+        )
+
+    async def _read_message(
+        self, headers: dict[str, str], receive: Receive
+    ) -> Request | _Answer | None:
+        """The request in the body, the answer refusing it, or None if the client left."""
+        try:
+            body = await self._read_body(headers, receive)
+        except _Disconnected:
+            return None
+        if body is None:
+            # The rest of the body is never read, so the connection cannot carry
+            # another request: say so, or a keep-alive client sends its next request
+            # on it while the server closes it, and that request is lost.
+            fault = oversized_fault(self.max_message_bytes)
+            encoded = encode_message(fault.to_message())
+            return partial(_json, status=fault.http_status, body=encoded, extra=_CLOSE)
+        message = parse_message(body, max_depth=self.limits.max_depth)
+        if isinstance(message, Fault):
+            encoded = encode_message(message.to_message())
+            return partial(_json, status=message.http_status, body=encoded)
+        if isinstance(message, Notification):
+            # No client notification means anything over HTTP (cancellation is a
+            # closed stream); accept without header requirements (§12, [INFERRED]).
+            return partial(_plain, status=202, body=b"")
+        return message
 
     async def _dispatch(
         self, request: Request, caller: Caller, receive: Receive, send: Send
