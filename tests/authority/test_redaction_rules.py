@@ -64,6 +64,7 @@ def nested(value: object, levels: int) -> object:
         (1234, "pin 1234", f"pin {MASK}"),
         (123, "pin 123", "pin 123"),
         ("", "nothing to mask", "nothing to mask"),
+        (b"", "nothing to mask", "nothing to mask"),
         ("ab", "tab", f"t{MASK}"),
     ],
 )

@@ -72,7 +72,7 @@ def _text(value: object) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
+        return value.decode(errors="replace")  # UTF-8, the default
     return str(value)
 
 
@@ -154,14 +154,10 @@ def register(value: object) -> None:
     values = _values.get()
     if values is None:
         return
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    elif not isinstance(value, str):
-        value = str(value)
-        if len(value) < 4:
-            return
-    if value:
-        values.add(value)
+    text = _text(value)
+    # An empty text would mask between every character; see MIN_PROCESS_WIDE.
+    if text and (isinstance(value, str | bytes) or len(text) >= 4):
+        values.add(text)
 
 
 def register_in(value: object, _depth: int = 0) -> None:
@@ -186,8 +182,9 @@ def register_in(value: object, _depth: int = 0) -> None:
     ):
         for item in value:
             register_in(item, _depth + 1)
-    elif attrs.has(type(value)):
-        for field in getattr(type(value), "__attrs_attrs__", ()):
+    elif attrs.has(kind := type(value)):
+        for field in attrs.fields(kind):
+            # A field declared init=False and never set has no value to look at.
             register_in(getattr(value, field.name, None), _depth + 1)
 
 
@@ -335,7 +332,6 @@ class SecretFilter(logging.Filter):
 
 _FORMATTER = logging.Formatter()
 _FILTER = SecretFilter()
-_installed: set[str] = set()
 _seen_loggers = -1
 _factory_lock = threading.Lock()
 
@@ -349,8 +345,6 @@ def _install_record_factory() -> None:
     factory in place is wrapped, not replaced, and wrapped again if someone later
     installs one that does not chain to ours.
     """
-    if getattr(logging.getLogRecordFactory(), "_trio_mcp_redacts", False):
-        return
     with _factory_lock:
         previous = logging.getLogRecordFactory()
         if getattr(previous, "_trio_mcp_redacts", False):
@@ -384,12 +378,10 @@ def install_log_filter() -> None:
     if len(manager.loggerDict) == _seen_loggers:
         return
     _seen_loggers = len(manager.loggerDict)
-    names = ["trio_mcp"] + [
+    children = [
         name
         for name, obj in list(manager.loggerDict.items())
         if name.startswith("trio_mcp.") and isinstance(obj, logging.Logger)
     ]
-    for name in names:
-        if name not in _installed:
-            logging.getLogger(name).addFilter(_FILTER)
-            _installed.add(name)
+    for name in ["trio_mcp", *children]:
+        logging.getLogger(name).addFilter(_FILTER)  # a no-op when it is there
