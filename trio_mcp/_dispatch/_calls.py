@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Literal
@@ -253,17 +252,10 @@ class Calls:
         except Failure as failure:
             return Ending(failure.outcome, failure=failure)
         except Exception as exc:
-            reference = secrets.token_hex(6)
-            log.error(
-                "%s %r (%s) failed; error reference %s",
-                kind,
-                entry.name,
-                entry.declaration,
-                reference,
-                exc_info=exc,
+            internal = Failure.unexpected(
+                exc, "%s %r (%s)", kind, entry.name, entry.declaration
             )
-            internal = Failure.internal(reference, qualified(type(exc)))
-            return Ending("internal", failure=internal, error_ref=reference)
+            return Ending("internal", failure=internal, error_ref=internal.reference)
 
     def _context(self, inc: Incoming, entry: AnyEntry) -> ToolContext:
         """The ``ToolContext`` of one call, with the host's grants resolved once."""

@@ -20,7 +20,6 @@ import functools
 import inspect
 import itertools
 import logging
-import secrets
 from collections.abc import Iterable, Sized
 from contextlib import nullcontext
 from typing import TYPE_CHECKING
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._authority import resolve_grants
-from .._declare import Completer, PromptSpec, ResourceSpec, UriTemplate, qualified
+from .._declare import Completer, PromptSpec, ResourceSpec, UriTemplate
 from .._declare._base import worker_threads
 from .._errors import InvalidReply
 from .._json import JsonObject, JsonValue
@@ -110,15 +109,10 @@ async def complete(catalog: Catalog, inc: Incoming) -> JsonObject:
     except trio.TooSlowError:
         raise Failure.timed_out(timeout or 0.0) from None
     except Exception as exc:
-        reference = secrets.token_hex(6)
-        log.error(
-            "completer of '%s' (%s) failed; error reference %s",
-            name,
-            entry.declaration,
-            reference,
-            exc_info=exc,
+        failure = Failure.unexpected(
+            exc, "completer of '%s' (%s)", name, entry.declaration
         )
-        raise Failure.internal(reference, qualified(type(exc))) from None
+        raise failure from None
     return _result(values, total, has_more=has_more)
 
 

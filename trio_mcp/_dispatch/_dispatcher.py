@@ -12,7 +12,6 @@ deadline, receipts and the one ``except Exception``.
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Awaitable, Callable
 
 import trio
@@ -362,12 +361,6 @@ def _fail_on(fault: Fault | None) -> None:
 
 def _internal(request: Request, exc: Exception) -> Reply:
     """-32603 for a failure outside any call (a bug of ours): logged with a reference."""
-    reference = secrets.token_hex(6)
-    log.error(
-        "%s failed outside any call; error reference %s",
-        request.method,
-        reference,
-        exc_info=exc,
-    )
-    fault = Failure.internal(reference, type(exc).__name__).fault(request.id)
+    failure = Failure.unexpected(exc, "%s, outside any call,", request.method)
+    fault = failure.fault(request.id)
     return Reply(encode_message(fault.to_message()), fault.http_status)

@@ -10,6 +10,8 @@ result the model can read (refusals, bad arguments, timeouts) instead.
 
 from __future__ import annotations
 
+import logging
+import secrets
 from collections.abc import Mapping
 
 import attrs
@@ -17,6 +19,7 @@ import trio
 
 from .._authority import Grants, Outcome
 from .._context import Emit, MissingClientCapability
+from .._declare import qualified
 from .._json import JsonObject, JsonValue, loads
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Request
@@ -25,6 +28,9 @@ __all__ = ["REFUSED", "Caller", "Failure", "Incoming", "Reply"]
 
 #: Application code (outside JSON-RPC's reserved range) for a refused prompt or read.
 REFUSED = -31403
+
+
+log = logging.getLogger("trio_mcp")
 
 
 @attrs.frozen
@@ -176,6 +182,24 @@ class Failure(Exception):
             outcome="refused",
             error_type=error_type,
         )
+
+    @classmethod
+    def unexpected(cls, exc: Exception, what: str, *args: object) -> Failure:
+        """-32603 for an exception nobody planned for, logged under a fresh reference.
+
+        ``what`` (a logging format, with ``args``) names what failed; the log record
+        has the traceback, the reply only the reference that finds it.
+        """
+        reference = secrets.token_hex(6)
+        log.error(what + " failed; error reference %s", *args, reference, exc_info=exc)
+        return cls.internal(reference, qualified(type(exc)))
+
+    @property
+    def reference(self) -> str | None:
+        """The log reference of an internal error, else None."""
+        data = self.data
+        found = data.get("reference") if isinstance(data, dict) else None
+        return found if isinstance(found, str) else None
 
     @classmethod
     def internal(cls, reference: str, error_type: str) -> Failure:

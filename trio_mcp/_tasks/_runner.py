@@ -24,7 +24,6 @@ does not know the first one's tasks (route by ``Mcp-Name``, which carries the id
 from __future__ import annotations
 
 import logging
-import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -33,7 +32,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from .._context import ToolContext, client_supports, principal_id
-from .._declare import NeedsInput, ToolCall, ToolReply, qualified
+from .._declare import NeedsInput, ToolCall, ToolReply
 from .._dispatch._broadcast import Change
 from .._dispatch._request import Failure, Incoming, Reply
 from .._errors import InvalidReply, MissingClientCapability
@@ -428,11 +427,4 @@ def _inlined(result: JsonObject) -> JsonObject:
 
 def _internal(entry: ToolEntry, exc: Exception) -> Failure:
     """-32603 for a failure of ours around a task's call, logged with a reference."""
-    reference = secrets.token_hex(6)
-    log.error(
-        "task of tool %r failed outside its call; error reference %s",
-        entry.name,
-        reference,
-        exc_info=exc,
-    )
-    return Failure.internal(reference, qualified(type(exc)))
+    return Failure.unexpected(exc, "task of tool %r, outside its call,", entry.name)
