@@ -33,8 +33,8 @@ def _b64(data: bytes) -> str:
 
 # Checked when built, so a block the revision's schema refuses never reaches the
 # wire: the handler that builds one fails at that line (docs/errors.md, InvalidReply).
-_str = attrs.validators.instance_of(str)
-_optional_str = attrs.validators.optional(_str)
+is_str = attrs.validators.instance_of(str)
+is_optional_str = attrs.validators.optional(is_str)
 _bytes = attrs.validators.instance_of(bytes)
 
 
@@ -42,7 +42,7 @@ _bytes = attrs.validators.instance_of(bytes)
 class TextContent:
     """A text block."""
 
-    text: str = attrs.field(validator=_str)
+    text: str = attrs.field(validator=is_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``TextContent``."""
@@ -54,7 +54,7 @@ class ImageContent:
     """An image block; ``data`` is the raw image bytes."""
 
     data: bytes = attrs.field(validator=_bytes)
-    mime_type: str = attrs.field(validator=_str)
+    mime_type: str = attrs.field(validator=is_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``ImageContent``."""
@@ -66,7 +66,7 @@ class AudioContent:
     """An audio block; ``data`` is the raw audio bytes."""
 
     data: bytes = attrs.field(validator=_bytes)
-    mime_type: str = attrs.field(validator=_str)
+    mime_type: str = attrs.field(validator=is_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``AudioContent``."""
@@ -77,10 +77,10 @@ class AudioContent:
 class ResourceLink:
     """A link to a resource the client may read."""
 
-    uri: str = attrs.field(validator=_str)
-    name: str = attrs.field(validator=_str)
-    description: str | None = attrs.field(default=None, validator=_optional_str)
-    mime_type: str | None = attrs.field(default=None, validator=_optional_str)
+    uri: str = attrs.field(validator=is_str)
+    name: str = attrs.field(validator=is_str)
+    description: str | None = attrs.field(default=None, validator=is_optional_str)
+    mime_type: str | None = attrs.field(default=None, validator=is_optional_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``ResourceLink``."""
@@ -96,9 +96,9 @@ class ResourceLink:
 class TextResourceContents:
     """The text of a resource."""
 
-    uri: str = attrs.field(validator=_str)
-    text: str = attrs.field(validator=_str)
-    mime_type: str | None = attrs.field(default=None, validator=_optional_str)
+    uri: str = attrs.field(validator=is_str)
+    text: str = attrs.field(validator=is_str)
+    mime_type: str | None = attrs.field(default=None, validator=is_optional_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``TextResourceContents``."""
@@ -112,9 +112,9 @@ class TextResourceContents:
 class BlobResourceContents:
     """The bytes of a resource."""
 
-    uri: str = attrs.field(validator=_str)
+    uri: str = attrs.field(validator=is_str)
     blob: bytes = attrs.field(validator=_bytes)
-    mime_type: str | None = attrs.field(default=None, validator=_optional_str)
+    mime_type: str | None = attrs.field(default=None, validator=is_optional_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``BlobResourceContents``."""

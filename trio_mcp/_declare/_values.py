@@ -28,6 +28,8 @@ from ._content import (
     Content,
     PromptMessage,
     TextResourceContents,
+    is_optional_str,
+    is_str,
 )
 from ._needs_input import NeedsInput
 
@@ -78,8 +80,6 @@ def _complete_field() -> Mapping[str, Completer]:
 
 # Each spec checks its fields when built, so no listing can break the revision's
 # schema, whoever wrote the spec (docs/calls-as-values.md).
-_str = attrs.validators.instance_of(str)
-_opt_str = attrs.validators.optional(_str)
 _opt_bool = attrs.validators.optional(attrs.validators.instance_of(bool))
 _object = attrs.validators.instance_of(dict)
 
@@ -116,12 +116,12 @@ def _caps(value: Iterable[Capability]) -> tuple[Capability, ...]:
 class Icon:
     """An icon a client may show for the server or an entry (the revision's ``Icon``)."""
 
-    src: str = attrs.field(validator=_str)
-    mime_type: str | None = attrs.field(default=None, validator=_opt_str)
+    src: str = attrs.field(validator=is_str)
+    mime_type: str | None = attrs.field(default=None, validator=is_optional_str)
     sizes: tuple[str, ...] = attrs.field(
         default=(),
         converter=_strings,
-        validator=attrs.validators.deep_iterable(_str),
+        validator=attrs.validators.deep_iterable(is_str),
     )
     theme: str | None = attrs.field(
         default=None,
@@ -157,7 +157,7 @@ class ToolHints:
     destructive: bool | None = attrs.field(default=None, validator=_opt_bool)
     idempotent: bool | None = attrs.field(default=None, validator=_opt_bool)
     open_world: bool | None = attrs.field(default=None, validator=_opt_bool)
-    title: str | None = attrs.field(default=None, validator=_opt_str)
+    title: str | None = attrs.field(default=None, validator=is_optional_str)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``ToolAnnotations`` with the hints that were set."""
@@ -180,13 +180,13 @@ class ToolSpec:
     ``timeout`` (seconds) becomes each call's deadline.
     """
 
-    name: str = attrs.field(validator=_str)
-    description: str | None = attrs.field(validator=_opt_str)
+    name: str = attrs.field(validator=is_str)
+    description: str | None = attrs.field(validator=is_optional_str)
     input_schema: JsonObject = attrs.field(validator=_object)
     output_schema: JsonObject | None = attrs.field(
         default=None, validator=attrs.validators.optional(_object)
     )
-    title: str | None = attrs.field(default=None, validator=_opt_str)
+    title: str | None = attrs.field(default=None, validator=is_optional_str)
     annotations: ToolHints | None = attrs.field(
         default=None,
         validator=attrs.validators.optional(attrs.validators.instance_of(ToolHints)),
@@ -334,11 +334,11 @@ class Tool(Protocol):
 class ResourceSpec:
     """A resource's catalog entry: a static URI, or an RFC 6570 template with ``{var}``."""
 
-    uri: str = attrs.field(validator=_str)
-    name: str = attrs.field(validator=_str)
-    description: str | None = attrs.field(default=None, validator=_opt_str)
-    mime_type: str | None = attrs.field(default=None, validator=_opt_str)
-    title: str | None = attrs.field(default=None, validator=_opt_str)
+    uri: str = attrs.field(validator=is_str)
+    name: str = attrs.field(validator=is_str)
+    description: str | None = attrs.field(default=None, validator=is_optional_str)
+    mime_type: str | None = attrs.field(default=None, validator=is_optional_str)
+    title: str | None = attrs.field(default=None, validator=is_optional_str)
     icons: tuple[Icon, ...] = attrs.field(default=(), converter=_icons)
     caps: tuple[Capability, ...] = attrs.field(default=(), converter=_caps)
     timeout: float | None = attrs.field(default=None, converter=_timeout)
@@ -419,8 +419,8 @@ class Resource(Protocol):
 class PromptArgument:
     """One argument of a prompt (prompt arguments are strings)."""
 
-    name: str = attrs.field(validator=_str)
-    description: str | None = attrs.field(default=None, validator=_opt_str)
+    name: str = attrs.field(validator=is_str)
+    description: str | None = attrs.field(default=None, validator=is_optional_str)
     required: bool = attrs.field(
         default=False, validator=attrs.validators.instance_of(bool)
     )
@@ -442,8 +442,8 @@ def _arguments(value: Iterable[PromptArgument]) -> tuple[PromptArgument, ...]:
 class PromptSpec:
     """A prompt's catalog entry."""
 
-    name: str = attrs.field(validator=_str)
-    description: str | None = attrs.field(validator=_opt_str)
+    name: str = attrs.field(validator=is_str)
+    description: str | None = attrs.field(validator=is_optional_str)
     arguments: tuple[PromptArgument, ...] = attrs.field(
         default=(),
         converter=_arguments,
@@ -451,7 +451,7 @@ class PromptSpec:
             attrs.validators.instance_of(PromptArgument)
         ),
     )
-    title: str | None = attrs.field(default=None, validator=_opt_str)
+    title: str | None = attrs.field(default=None, validator=is_optional_str)
     icons: tuple[Icon, ...] = attrs.field(default=(), converter=_icons)
     caps: tuple[Capability, ...] = attrs.field(default=(), converter=_caps)
     timeout: float | None = attrs.field(default=None, converter=_timeout)
