@@ -22,8 +22,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import attrs
 import trio
@@ -79,6 +79,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Calls", "Kind"]
 
+E = TypeVar("E")
 log = logging.getLogger("trio_mcp")
 
 Kind = Literal["tool", "prompt", "resource"]
@@ -133,12 +134,7 @@ class Calls:
 
     # -- the three call methods ---------------------------------------------------------
     async def _tools_call(self, inc: Incoming) -> Reply:
-        name = _required_str(inc, "name", "tools/call")
-        entry = self.catalog.tools.get(name)
-        if entry is None:
-            raise Failure.invalid(
-                f"unknown tool '{name}'; call tools/list for the catalog"
-            )
+        name, entry = _named(inc, self.catalog.tools, "tool")
         arguments = inc.params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise Failure.invalid("params.arguments must be an object")
@@ -155,12 +151,7 @@ class Calls:
         )
 
     async def _prompts_get(self, inc: Incoming) -> Reply:
-        name = _required_str(inc, "name", "prompts/get")
-        entry = self.catalog.prompts.get(name)
-        if entry is None:
-            raise Failure.invalid(
-                f"unknown prompt '{name}'; call prompts/list for the catalog"
-            )
+        name, entry = _named(inc, self.catalog.prompts, "prompt")
         raw = inc.params.get("arguments")
 
         async def get() -> AnyReply:
@@ -463,6 +454,17 @@ def _error_result(text: str, detail: JsonValue) -> JsonObject:
 
 
 # -- small readers ------------------------------------------------------------------------
+def _named(inc: Incoming, table: Mapping[str, E], kind: str) -> tuple[str, E]:
+    """The name a ``tools/call`` or ``prompts/get`` asks for, and its catalog entry."""
+    name = _required_str(inc, "name", inc.request.method)
+    entry = table.get(name)
+    if entry is None:
+        raise Failure.invalid(
+            f"unknown {kind} '{name}'; call {kind}s/list for the catalog"
+        )
+    return name, entry
+
+
 def _required_str(inc: Incoming, key: str, method: str) -> str:
     value = inc.params.get(key)
     if not isinstance(value, str):
