@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import subprocess
 import sys
 import types
+import typing
+from typing import Any
 
 import pytest
 
@@ -149,3 +152,59 @@ def test_building_a_server_loads_no_web_stack() -> None:
     loaded = json.loads(completed.stdout)
 
     assert [] == sorted(m for m in loaded if m.split(".")[0] in WEB_STACK)
+
+
+def _as_defined(obj: object) -> Any:
+    """``obj`` as its defining module knew it: the registry of overloads is keyed by
+    module, and trio_mcp re-homes its public names (``__module__ == "trio_mcp"``)."""
+    code = getattr(obj, "__code__", None)
+    if code is None:
+        return obj
+    for module in list(sys.modules.values()):
+        if getattr(module, "__file__", None) == code.co_filename:
+            return types.SimpleNamespace(
+                __module__=module.__name__,
+                __qualname__=obj.__qualname__,  # type: ignore[attr-defined]
+            )
+    return obj
+
+
+def _annotations(obj: object) -> dict[str, object]:
+    """The annotations of a public callable, or of each overload when it has them."""
+    overloads = typing.get_overloads(_as_defined(obj)) if callable(obj) else []
+    targets: list[object] = [*overloads] or [obj]
+    found: dict[str, object] = {}
+    for index, target in enumerate(targets):
+        for key, value in getattr(target, "__annotations__", {}).items():
+            found[f"{key}#{index}"] = value
+    return found
+
+
+def _public_callables(module: types.ModuleType) -> list[tuple[str, object]]:
+    found: list[tuple[str, object]] = []
+    for name in module.__all__:
+        obj = getattr(module, name)
+        found.append((name, obj))
+        if inspect.isclass(obj):
+            for attr, member in vars(obj).items():
+                if attr.startswith("_") and attr not in ("__init__", "__call__"):
+                    continue
+                if isinstance(member, property):
+                    member = member.fget
+                found.append((f"{name}.{attr}", getattr(member, "__func__", member)))
+    return found
+
+
+@pytest.mark.parametrize(
+    "module", [trio_mcp, trio_mcp.testing], ids=lambda m: m.__name__
+)
+def test_no_public_signature_says_any(module: types.ModuleType) -> None:
+    """Raw JSON is ``JsonValue``; ``Any`` would switch the reader's type checker off."""
+    offenders = [
+        f"{name} {key}: {value}"
+        for name, obj in _public_callables(module)
+        for key, value in _annotations(obj).items()
+        if re.search(r"\bAny\b", str(value))
+    ]
+
+    assert [] == offenders

@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 import pytest
 import trio
+from support import wire
 
 from trio_mcp import (
     Capability,
@@ -267,7 +268,7 @@ async def test_caps_in_the_spec_are_enforced_with_a_receipt() -> None:
         granted = await client.call_tool("weather", {"city": "Oslo"})
 
     assert refused.is_error
-    assert refused.meta["dev.trio-mcp/error"]["kind"] == "refused"
+    assert wire(refused.meta)["dev.trio-mcp/error"]["kind"] == "refused"
     assert "forecast" in refused.text
     assert len(forecast.calls) == 1  # the refused call never reached dispatch
     assert granted.structured == {"city": "Oslo", "celsius": 21.5}
@@ -435,7 +436,7 @@ async def test_an_adopter_raising_decode_error_lists_every_problem() -> None:
         "- city: expected a string",
         "- days: unknown key",
     ]
-    assert result.meta["dev.trio-mcp/error"]["kind"] == "invalid_arguments"
+    assert wire(result.meta)["dev.trio-mcp/error"]["kind"] == "invalid_arguments"
     assert receipts[0].outcome == "invalid"
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
+from support import wire
 
 from trio_mcp import Capability, Server, prompt, resource, tool
 from trio_mcp.testing import McpTestClient
@@ -83,7 +84,7 @@ def open_server() -> Server:
 async def _scopes(client: McpTestClient) -> dict[str, tuple[str, int]]:
     found = {}
     for method in LISTS:
-        result = await client.request(method, {})
+        result = wire(await client.request(method, {}))
         found[method] = (result["cacheScope"], result["ttlMs"])
     return found
 

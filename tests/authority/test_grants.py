@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import pytest
+from support import wire
 
 from trio_mcp import Capability, Server, ToolContext, ToolHints, prompt, resource, tool
 from trio_mcp._authority import closure, resolve_grants
@@ -172,7 +173,7 @@ async def test_granting_a_capability_does_not_grant_what_it_requires() -> None:
         result = await client.call_tool("close_ticket", {"ticket_id": 7})
 
     assert (True, refusal("desk_read")) == (result.is_error, result.text)
-    assert "desk_read" == result.meta[ERROR_KEY]["capability"]
+    assert "desk_read" == wire(result.meta)[ERROR_KEY]["capability"]
 
 
 async def test_grants_may_be_names() -> None:
@@ -213,7 +214,7 @@ async def test_the_grant_is_checked_before_arguments_are_decoded(sink: Sink) -> 
         result = await client.call_tool("close_ticket", {"ticket_id": "not a number"})
 
     assert (True, refusal("desk_read")) == (result.is_error, result.text)
-    assert "refused" == result.meta[ERROR_KEY]["kind"]
+    assert "refused" == wire(result.meta)[ERROR_KEY]["kind"]
     assert "refused" == sink.only.outcome
 
 
@@ -232,7 +233,7 @@ async def test_the_instance_a_method_is_bound_to_grants_nothing() -> None:
         result = await client.call_tool("refund", {"amount": 5})
 
     assert (True, refusal("billing")) == (result.is_error, result.text)
-    assert "billing" == result.meta[ERROR_KEY]["capability"]
+    assert "billing" == wire(result.meta)[ERROR_KEY]["capability"]
     assert [] == ran
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 import trio
+from support import wire
 
 from trio_mcp import Capability, Receipt, Server, ToolError, prompt, resource, tool
 from trio_mcp.testing import McpTestClient, ProtocolError
@@ -226,7 +227,7 @@ async def test_an_internal_error_leaves_a_receipt_with_its_reference(
         sink.only.outcome,
         sink.only.error_type,
     )
-    assert info.value.data["reference"] == sink.only.error_ref
+    assert wire(info.value.data)["reference"] == sink.only.error_ref
 
 
 async def test_a_cancelled_call_leaves_a_cancelled_receipt(sink: Sink) -> None:

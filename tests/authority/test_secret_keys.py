@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 import pytest
+from support import wire
 
 from trio_mcp import Elicit, ElicitResult, NeedsInput, Secret, Server, ToolContext, tool
 from trio_mcp._authority import mask_write_only
@@ -93,7 +94,7 @@ async def test_request_state_holds_no_secret_and_does_not_bind_it() -> None:
         first = await client.call_tool(
             "transfer", {"account": "acc-1", "token": "tok-aaaa"}
         )
-        state = first.raw["requestState"]
+        state = wire(first.raw)["requestState"]
         same = await client.call_tool(
             "transfer",
             {"account": "acc-1", "token": "tok-bbbb"},

@@ -12,6 +12,7 @@ import logging
 
 import attrs
 import pytest
+from support import wire
 
 from trio_mcp import (
     DecodeError,
@@ -201,7 +202,7 @@ async def test_a_defaulted_secret_parameter_shows_no_default_or_examples() -> No
     async with McpTestClient(make_server()) as client:
         tools = {t["name"]: t for t in await client.list_tools()}
 
-    prop = tools["fail_with_default"]["inputSchema"]["properties"]["token"]
+    prop = wire(tools)["fail_with_default"]["inputSchema"]["properties"]["token"]
     assert "default" not in prop
     assert "examples" not in prop
     assert DEFAULT not in repr(tools)
@@ -251,7 +252,7 @@ async def test_error_messages_and_their_causes_are_redacted() -> None:
         == result.text
     )
     assert "tok-abcdef" not in repr(result.raw)
-    assert 2 == len(result.meta[ERROR_KEY]["messages"])
+    assert 2 == len(wire(result.meta)[ERROR_KEY]["messages"])
 
 
 async def test_a_secret_default_is_redacted_in_errors() -> None:
@@ -282,7 +283,7 @@ async def test_log_and_progress_notifications_are_redacted() -> None:
     log = next(
         n for n in result.notifications if n["method"] == "notifications/message"
     )
-    assert {"note": f"using {MASK}", MASK: [MASK]} == log["params"]["data"]
+    assert {"note": f"using {MASK}", MASK: [MASK]} == wire(log)["params"]["data"]
 
 
 async def test_an_internal_errors_log_and_traceback_are_redacted(

@@ -12,7 +12,7 @@ import httpx
 import pytest
 import trio
 from cli_helpers import cli, replies, request_line, write_server
-from support import META
+from support import META, wire
 
 from trio_mcp.testing import McpTestClient, ProtocolError, check_message
 
@@ -117,7 +117,7 @@ async def test_the_help_resources_describe_each_command() -> None:
             await client.read_resource("trio-mcp://help/frobnicate")
         prompt = await client.get_prompt("write_tool", {"purpose": "convert units"})
 
-    assert "install" in overview["contents"][0]["text"]
-    assert "--config" in install["contents"][0]["text"]
+    assert "install" in wire(overview)["contents"][0]["text"]
+    assert "--config" in wire(install)["contents"][0]["text"]
     assert -32602 == unknown.value.code
-    assert "convert units" in prompt["messages"][0]["content"]["text"]
+    assert "convert units" in wire(prompt)["messages"][0]["content"]["text"]

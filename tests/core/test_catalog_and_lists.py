@@ -6,6 +6,7 @@ import base64
 from typing import Any
 
 import pytest
+from support import wire
 
 from trio_mcp import Capability, Server, prompt, resource, tool
 from trio_mcp.testing import McpTestClient, ProtocolError
@@ -120,10 +121,10 @@ async def test_more_than_a_page_of_tools_is_paginated_in_order() -> None:
             params = {"cursor": result["nextCursor"]}
         everything = await client.list_tools()
 
-    assert [100, 100, 50] == [len(p["tools"]) for p in pages]
+    assert [100, 100, 50] == [len(wire(p)["tools"]) for p in pages]
     assert [f"tool_{i:03d}" for i in range(250)] == [t["name"] for t in everything]
     assert [f"tool_{i:03d}" for i in range(250)] == [
-        t["name"] for p in pages for t in p["tools"]
+        wire(t)["name"] for p in pages for t in wire(p)["tools"]
     ]
 
 
@@ -141,7 +142,7 @@ async def test_exactly_one_full_page_has_no_next_cursor() -> None:
     async with McpTestClient(Server("hundred", "1", tools=tools)) as client:
         result = await client.request("tools/list", {})
 
-    assert 100 == len(result["tools"])
+    assert 100 == len(wire(result)["tools"])
     assert "nextCursor" not in result
 
 
@@ -150,7 +151,7 @@ async def test_an_empty_cursor_is_a_valid_cursor_for_the_first_page() -> None:
     async with McpTestClient(Server("one", "1", tools=[alpha, mu])) as client:
         result = await client.request("tools/list", {"cursor": ""})
 
-    assert ["alpha", "mu"] == [t["name"] for t in result["tools"]]
+    assert ["alpha", "mu"] == [wire(t)["name"] for t in wire(result)["tools"]]
 
 
 async def test_cursors_are_opaque_and_a_forged_offset_is_refused() -> None:
@@ -162,7 +163,7 @@ async def test_cursors_are_opaque_and_a_forged_offset_is_refused() -> None:
         with pytest.raises(ProtocolError) as info:
             await client.request("tools/list", {"cursor": forged})
 
-    assert not first["nextCursor"].isdigit()
+    assert not wire(first)["nextCursor"].isdigit()
     assert -32602 == info.value.code
 
 
@@ -173,7 +174,7 @@ async def test_prompts_are_paginated_like_tools() -> None:
         first = await client.request("prompts/list", {})
         everything = await client.list_prompts()
 
-    assert 100 == len(first["prompts"])
+    assert 100 == len(wire(first)["prompts"])
     assert 120 == len(everything)
 
 
@@ -237,7 +238,7 @@ async def test_a_resource_ttl_sets_the_reads_ttl_in_milliseconds() -> None:
         result = await client.read_resource("docs://intro")
 
     assert ("private", 60_000) == (result["cacheScope"], result["ttlMs"])
-    assert "page intro" == result["contents"][0]["text"]
+    assert "page intro" == wire(result)["contents"][0]["text"]
 
 
 async def test_static_resources_and_templates_are_listed_separately() -> None:
@@ -255,7 +256,7 @@ async def test_a_static_uri_wins_over_a_template_that_also_matches() -> None:
     async with McpTestClient(Server("r", "1", resources=[doc_page, readme])) as client:
         result = await client.read_resource("docs://readme")
 
-    assert "read me" == result["contents"][0]["text"]
+    assert "read me" == wire(result)["contents"][0]["text"]
 
 
 # -- capabilities -----------------------------------------------------------------------
@@ -264,7 +265,7 @@ async def test_a_static_uri_wins_over_a_template_that_also_matches() -> None:
 async def test_discover_advertises_only_what_the_catalog_has() -> None:
     """Spec (mcp §6.1): advertised capabilities match real behaviour."""
     async with McpTestClient(Server("tools-only", "1", tools=[alpha])) as client:
-        tools_only = (await client.discover())["capabilities"]
+        tools_only = wire(await client.discover())["capabilities"]
         with pytest.raises(ProtocolError) as prompts_error:
             await client.request("prompts/list", {})
         with pytest.raises(ProtocolError) as resources_error:
@@ -285,7 +286,7 @@ async def test_an_empty_server_answers_discover_and_nothing_else() -> None:
             await client.request("tools/list", {})
 
     assert ["2026-07-28"] == discovered["supportedVersions"]
-    assert set(discovered["capabilities"]) <= {"logging"}
+    assert set(wire(discovered)["capabilities"]) <= {"logging"}
     assert -32601 == info.value.code
 
 
@@ -296,7 +297,7 @@ async def test_discover_carries_instructions_and_server_info() -> None:
         discovered = await client.discover()
 
     assert "Be brief." == discovered["instructions"]
-    assert {"name": "named", "version": "2.5"} == discovered["_meta"][
+    assert {"name": "named", "version": "2.5"} == wire(discovered)["_meta"][
         "io.modelcontextprotocol/serverInfo"
     ]
 
@@ -307,8 +308,10 @@ async def test_every_result_carries_server_info() -> None:
         listed = await client.request("tools/list", {})
         called = await client.call_tool("alpha")
 
-    assert "named" == listed["_meta"]["io.modelcontextprotocol/serverInfo"]["name"]
-    assert "named" == called.meta["io.modelcontextprotocol/serverInfo"]["name"]
+    assert (
+        "named" == wire(listed)["_meta"]["io.modelcontextprotocol/serverInfo"]["name"]
+    )
+    assert "named" == wire(called.meta)["io.modelcontextprotocol/serverInfo"]["name"]
 
 
 # -- completion -------------------------------------------------------------------------
@@ -326,8 +329,8 @@ async def test_completion_is_advertised_and_answers_for_prompts() -> None:
             },
         )
 
-    assert "completions" in discovered["capabilities"]
-    assert isinstance(result["completion"]["values"], list)
+    assert "completions" in wire(discovered)["capabilities"]
+    assert isinstance(wire(result)["completion"]["values"], list)
 
 
 async def test_completion_answers_for_a_resource_template() -> None:
@@ -341,7 +344,7 @@ async def test_completion_answers_for_a_resource_template() -> None:
             },
         )
 
-    assert isinstance(result["completion"]["values"], list)
+    assert isinstance(wire(result)["completion"]["values"], list)
 
 
 @pytest.mark.parametrize(
@@ -387,5 +390,5 @@ async def test_completion_is_not_served_for_a_tools_only_catalog() -> None:
                 },
             )
 
-    assert "completions" not in discovered["capabilities"]
+    assert "completions" not in wire(discovered)["capabilities"]
     assert -32601 == info.value.code

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import trio
+from support import wire
 
 from trio_mcp import (
     Capability,
@@ -187,7 +188,7 @@ async def test_a_sync_completer_runs_in_a_worker_thread_with_the_other_arguments
             {"version": "3", "language": "ignored", "nonsense": "dropped"},
         )
 
-    assert {} == discovered["capabilities"]["completions"]
+    assert {} == wire(discovered)["capabilities"]["completions"]
     assert {
         "values": ["python", "pascal", "perl", "php", "prolog"],
         "total": 5,
@@ -260,7 +261,7 @@ async def test_a_failing_completer_is_internal_error_for_that_request_only(
         after = await ask(client, prompt_ref("shapes"), "few_", "")
 
     assert -32603 == info.value.code
-    assert "reference" in info.value.data
+    assert "reference" in wire(info.value.data)
     assert "the index is gone" not in info.value.message
     assert ["a", "b", "c"] == after["values"]
 
@@ -270,7 +271,7 @@ async def test_a_hand_written_prompt_offers_completions_through_its_spec() -> No
         discovered = await client.discover()
         completion = await ask(client, prompt_ref("pick_colour"), "colour", "")
 
-    assert "completions" in discovered["capabilities"]
+    assert "completions" in wire(discovered)["capabilities"]
     assert ["red", "green", "blue"] == completion["values"]
 
 
@@ -316,7 +317,7 @@ async def test_completions_are_advertised_only_when_a_declaration_has_complete()
         with pytest.raises(ProtocolError) as info:
             await ask(client, prompt_ref("plain"), "text", "")
 
-    assert "completions" not in discovered["capabilities"]
+    assert "completions" not in wire(discovered)["capabilities"]
     assert -32601 == info.value.code
 
 
@@ -396,7 +397,7 @@ async def test_a_completer_runs_under_its_declarations_timeout() -> None:
             await ask(client, prompt_ref("slow"), "topic", "")
 
     assert -32603 == info.value.code
-    assert "timeout" == info.value.data["kind"]
+    assert "timeout" == wire(info.value.data)["kind"]
 
 
 class MistypedAdopter:

@@ -11,6 +11,7 @@ import attrs
 import pytest
 import trio
 import trio.testing
+from support import wire
 
 from trio_mcp import Capability, Receipt, Server, ToolContext, tool
 from trio_mcp.testing import McpTestClient, ProtocolError
@@ -123,12 +124,12 @@ async def test_inside_a_call_the_context_describes_the_request() -> None:
             request_id="req-7",
         )
 
-    structured = pending.reply["result"]["structuredContent"]  # type: ignore[index]
-    assert "req-7" == structured["request_id"]
-    assert "user-42" == structured["principal"]
-    assert "probe" == structured["client_name"]
-    assert '{"elicitation": {}}' == structured["client_capabilities"]
-    assert 29 < structured["seconds_left"] <= 30
+    structured = wire(pending.reply)["result"]["structuredContent"]
+    assert "req-7" == wire(structured)["request_id"]
+    assert "user-42" == wire(structured)["principal"]
+    assert "probe" == wire(structured)["client_name"]
+    assert '{"elicitation": {}}' == wire(structured)["client_capabilities"]
+    assert 29 < wire(structured)["seconds_left"] <= 30
 
 
 async def test_a_sync_handler_sees_its_context_in_the_worker_thread() -> None:
@@ -137,9 +138,9 @@ async def test_a_sync_handler_sees_its_context_in_the_worker_thread() -> None:
     async with McpTestClient(server, principal="user-1") as client:
         result = await client.call_tool("inspect_sync")
 
-    assert "user-1" == result.structured["principal"]
-    assert 0.0 == result.structured["seconds_left"]
-    assert result.structured["request_id"] is not None
+    assert "user-1" == wire(result.structured)["principal"]
+    assert 0.0 == wire(result.structured)["seconds_left"]
+    assert wire(result.structured)["request_id"] is not None
 
 
 async def test_without_timeout_there_is_no_deadline() -> None:
@@ -161,7 +162,7 @@ async def test_a_call_past_its_timeout_is_an_error_result_saying_so(
 
     assert result.is_error
     assert "timed out" in result.text
-    assert "timeout" == result.meta[ERROR_KEY]["kind"]
+    assert "timeout" == wire(result.meta)[ERROR_KEY]["kind"]
     assert 2 <= elapsed < 3
 
 
@@ -267,9 +268,9 @@ async def test_progress_is_sent_only_with_a_token_and_only_increasing() -> None:
         n for n in without.notifications if n["method"] == "notifications/progress"
     ]
     assert [(1, "one"), (3, None)] == [
-        (p["progress"], p.get("message")) for p in progress
+        (p["progress"], p.get("message")) for p in wire(progress)
     ]
-    assert {"tok"} == {p["progressToken"] for p in progress}
+    assert {"tok"} == {wire(p)["progressToken"] for p in progress}
 
 
 async def test_logs_are_sent_only_at_or_above_the_requests_level() -> None:
@@ -286,7 +287,9 @@ async def test_logs_are_sent_only_at_or_above_the_requests_level() -> None:
     assert [] == [
         n for n in silent.notifications if n["method"] == "notifications/message"
     ]
-    assert [("warning", "careful")] == [(m["level"], m["data"]) for m in messages]
+    assert [("warning", "careful")] == [
+        (wire(m)["level"], wire(m)["data"]) for m in messages
+    ]
 
 
 async def test_an_unknown_log_level_in_a_handler_is_its_own_bug() -> None:

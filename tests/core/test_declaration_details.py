@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from support import wire
 
 from trio_mcp import InvalidDeclaration, Server, ToolHints, prompt, resource, tool
 from trio_mcp.testing import McpTestClient
@@ -35,7 +36,7 @@ async def test_an_optional_parameter_without_a_default_is_not_required() -> None
         (entry, _) = await client.list_tools()
         result = await client.call_tool("greet", {"name": "Ada"})
 
-    assert ["name"] == entry["inputSchema"]["required"]
+    assert ["name"] == wire(entry)["inputSchema"]["required"]
     assert "Hello, Ada" == result.structured
     assert not result.is_error
 
@@ -126,4 +127,4 @@ async def test_a_resource_takes_its_uri_positionally_with_options() -> None:
         read = await client.read_resource("note://a")
 
     assert 5000 == read["ttlMs"]
-    assert "note a" == read["contents"][0]["text"]
+    assert "note a" == wire(read)["contents"][0]["text"]

@@ -5,6 +5,7 @@ themselves (Google, NumPy and reST docstrings); and that they stay directly call
 from __future__ import annotations
 
 import attrs
+from support import wire
 
 from trio_mcp import Server, Tool, ToolHints, prompt, resource, tool
 from trio_mcp.testing import McpTestClient
@@ -103,8 +104,8 @@ async def test_two_instances_of_one_class_serve_their_own_state() -> None:
         read = await client.read_resource("greetings://bo")
         got = await client.get_prompt("invite", {"name": "cy"})
 
-    assert "hi, bo" == read["contents"][0]["text"]
-    assert "ahoy cy, come in" == got["messages"][0]["content"]["text"]
+    assert "hi, bo" == wire(read)["contents"][0]["text"]
+    assert "ahoy cy, come in" == wire(got)["messages"][0]["content"]["text"]
 
 
 async def test_decorated_functions_stay_directly_callable() -> None:
@@ -219,8 +220,8 @@ async def test_google_numpy_and_rest_docstrings_describe_a_tool_alike() -> None:
     described = {
         (
             t["description"],
-            t["inputSchema"]["properties"]["query"]["description"],
-            t["inputSchema"]["properties"]["limit"]["description"],
+            wire(t)["inputSchema"]["properties"]["query"]["description"],
+            wire(t)["inputSchema"]["properties"]["limit"]["description"],
         )
         for t in listed
     }

@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 import pytest
+from support import wire
 
 from trio_mcp import Server, prompt, resource, tool
 from trio_mcp.testing import McpTestClient, ProtocolError
@@ -85,7 +86,7 @@ async def test_text_that_is_not_json_is_a_parse_error_without_an_id() -> None:
         replies = await client.send_raw('{"jsonrpc": "2.0", "id": 1, "method": ')
 
     assert 1 == len(replies)
-    assert -32700 == replies[0]["error"]["code"]
+    assert -32700 == wire(replies)[0]["error"]["code"]
     assert "id" not in replies[0]
 
 
@@ -118,7 +119,7 @@ async def test_a_response_sent_by_the_client_is_an_invalid_request() -> None:
     async with McpTestClient(make_server()) as client:
         replies = await client.send_raw(raw({"jsonrpc": "2.0", "id": 4, "result": {}}))
 
-    assert -32600 == replies[0]["error"]["code"]
+    assert -32600 == wire(replies)[0]["error"]["code"]
     assert 4 == replies[0]["id"]
 
 
@@ -151,7 +152,7 @@ async def test_a_message_without_jsonrpc_2_0_is_an_invalid_request_echoing_its_i
     async with McpTestClient(make_server()) as client:
         replies = await client.send_raw(raw(message))
 
-    assert -32600 == replies[0]["error"]["code"]
+    assert -32600 == wire(replies)[0]["error"]["code"]
     assert "x" == replies[0]["id"]
 
 
@@ -169,7 +170,7 @@ async def test_a_request_id_that_is_not_a_string_or_integer_is_an_invalid_reques
     async with McpTestClient(make_server()) as client:
         replies = await client.send_raw(raw(message))
 
-    assert -32600 == replies[0]["error"]["code"]
+    assert -32600 == wire(replies)[0]["error"]["code"]
     assert "id" not in replies[0]
 
 
@@ -215,9 +216,9 @@ async def test_a_removed_method_is_method_not_found_naming_the_supported_version
         replies = await client.send_raw(raw(message))
 
     error = replies[0]["error"]
-    assert -32601 == error["code"]
-    assert {"supported": SUPPORTED} == error["data"]
-    assert "2026-07-28" in error["message"]
+    assert -32601 == wire(error)["code"]
+    assert {"supported": SUPPORTED} == wire(error)["data"]
+    assert "2026-07-28" in wire(error)["message"]
     assert 9 == replies[0]["id"]
 
 
@@ -228,7 +229,7 @@ async def test_a_list_method_without_its_capability_is_method_not_found() -> Non
         discovered = await client.discover()
         error = await request_error(client, "tools/list", {})
 
-    assert "tools" not in discovered["capabilities"]
+    assert "tools" not in wire(discovered)["capabilities"]
     assert -32601 == error.code
 
 
@@ -264,7 +265,7 @@ async def test_missing_or_partial_meta_is_invalid_params(params: Any) -> None:
     async with McpTestClient(make_server()) as client:
         replies = await client.send_raw(raw(message))
 
-    assert -32602 == replies[0]["error"]["code"]
+    assert -32602 == wire(replies)[0]["error"]["code"]
     assert 3 == replies[0]["id"]
 
 
@@ -274,7 +275,7 @@ async def test_meta_is_checked_before_the_method_is_looked_up() -> None:
     async with McpTestClient(make_server()) as client:
         replies = await client.send_raw(raw(message))
 
-    assert -32602 == replies[0]["error"]["code"]
+    assert -32602 == wire(replies)[0]["error"]["code"]
 
 
 async def test_calling_an_unknown_tool_is_invalid_params() -> None:
@@ -399,7 +400,7 @@ async def test_an_unexpected_exception_is_an_internal_error_with_only_a_referenc
             await client.call_tool("explode", {})
 
     error = info.value
-    reference = error.data["reference"]
+    reference = wire(error.data)["reference"]
     assert -32603 == error.code
     assert reference in error.message
     assert "hunter2" not in json.dumps([error.message, error.data])

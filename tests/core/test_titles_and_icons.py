@@ -8,6 +8,7 @@ tests also show that the ``Implementation``, ``Tool``, ``Resource``,
 from __future__ import annotations
 
 import pytest
+from support import wire
 
 from trio_mcp import Icon, Server, prompt, resource, tool
 from trio_mcp.testing import McpTestClient
@@ -84,15 +85,15 @@ async def test_server_title_website_and_icons_are_in_server_info() -> None:
             }
         ],
     }
-    assert expected == discovered["_meta"][SERVER_INFO]
-    assert expected == listed["_meta"][SERVER_INFO]
+    assert expected == wire(discovered)["_meta"][SERVER_INFO]
+    assert expected == wire(listed)["_meta"][SERVER_INFO]
 
 
 async def test_server_info_without_extras_is_name_and_version() -> None:
     async with McpTestClient(desk()) as client:
         discovered = await client.discover()
 
-    assert {"name": "desk", "version": "1.0"} == discovered["_meta"][SERVER_INFO]
+    assert {"name": "desk", "version": "1.0"} == wire(discovered)["_meta"][SERVER_INFO]
 
 
 async def test_declaration_titles_and_icons_reach_every_list() -> None:

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 import attrs
 import jsonschema
 import pytest
+from support import wire
 
 from trio_mcp import (
     AudioContent,
@@ -202,7 +203,7 @@ async def call(name: str, arguments: dict[str, object] | None = None) -> ToolRes
 async def output_schema_of(name: str) -> dict[str, object] | None:
     async with McpTestClient(make_server()) as client:
         tools = {t["name"]: t for t in await client.list_tools()}
-    schema: dict[str, object] | None = tools[name].get("outputSchema")
+    schema: dict[str, object] | None = wire(tools[name].get("outputSchema"))
     return schema
 
 
@@ -216,7 +217,7 @@ async def test_a_value_becomes_structured_content_and_one_json_text_block() -> N
     assert not result.is_error
     assert 1 == len(result.content)
     assert "text" == result.content[0]["type"]
-    assert result.structured == json.loads(result.content[0]["text"])
+    assert result.structured == json.loads(wire(result.content)[0]["text"])
     assert {
         "id": "o-1",
         "placed": "2026-07-28T12:30:00+00:00",
@@ -320,7 +321,7 @@ async def test_a_list_of_content_blocks_of_every_kind_is_sent_in_order() -> None
     ]
     assert "iVBORw==" == result.content[1]["data"]
     assert "image/png" == result.content[1]["mimeType"]
-    assert "buy milk" == result.content[4]["resource"]["text"]
+    assert "buy milk" == wire(result.content)[4]["resource"]["text"]
 
 
 # -- errors for the model --------------------------------------------------------------
@@ -337,13 +338,13 @@ async def test_a_tool_error_is_an_error_result_with_its_cause_chain() -> None:
         "caused by: gateway unreachable",
     ] == result.text.splitlines()
     detail = result.meta[ERROR_KEY]
-    assert "error" == detail["kind"]
-    assert "BillingError" == detail["type"]
+    assert "error" == wire(detail)["kind"]
+    assert "BillingError" == wire(detail)["type"]
     assert [
         "could not refund o-1",
         "card network refused",
         "gateway unreachable",
-    ] == detail["messages"]
+    ] == wire(detail)["messages"]
 
 
 async def test_an_exception_listed_in_errors_is_an_error_result() -> None:
@@ -352,7 +353,7 @@ async def test_an_exception_listed_in_errors_is_an_error_result() -> None:
 
     assert result.is_error
     assert "no such order" in result.text
-    assert "KeyError" == result.meta[ERROR_KEY]["type"]
+    assert "KeyError" == wire(result.meta)[ERROR_KEY]["type"]
 
 
 async def test_a_tool_error_not_listed_in_a_custom_errors_is_an_internal_error() -> (
@@ -383,10 +384,10 @@ async def test_bad_arguments_are_one_error_result_listing_every_input() -> None:
     )
 
     assert result.is_error
-    problems = result.meta[ERROR_KEY]["problems"]
-    paths = {p["path"] for p in problems}
+    problems = wire(result.meta)[ERROR_KEY]["problems"]
+    paths = {wire(p)["path"] for p in problems}
     assert {"customer", "quantity", "lines.1.sku", "lines.1.quantity", "mode"} <= paths
-    assert "invalid_arguments" == result.meta[ERROR_KEY]["kind"]
+    assert "invalid_arguments" == wire(result.meta)[ERROR_KEY]["kind"]
     for path in ("customer", "quantity", "lines.1.sku", "lines.1.quantity", "mode"):
         assert f"- {path}: " in result.text
     assert secret_ish not in json.dumps(result.raw)
@@ -398,7 +399,7 @@ async def test_a_missing_required_argument_is_listed() -> None:
     result = await call("place", {"customer": "ana"})
 
     assert result.is_error
-    paths = {p["path"] for p in result.meta[ERROR_KEY]["problems"]}
+    paths = {wire(p)["path"] for p in wire(result.meta)[ERROR_KEY]["problems"]}
     assert {"quantity", "lines"} <= paths
 
 
@@ -420,7 +421,7 @@ async def test_missing_arguments_mean_an_empty_object() -> None:
     assert not result.is_error
     assert also_missing.is_error
     assert {"customer", "quantity", "lines"} <= {
-        p["path"] for p in also_missing.meta[ERROR_KEY]["problems"]
+        wire(p)["path"] for p in wire(also_missing.meta)[ERROR_KEY]["problems"]
     }
 
 

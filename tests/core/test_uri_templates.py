@@ -7,6 +7,7 @@ import urllib.parse
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import wire
 
 from trio_mcp import (
     InvalidDeclaration,
@@ -74,7 +75,7 @@ async def test_a_reserved_variable_matches_a_value_with_slashes() -> None:
         read = await client.read_resource("files://docs/2026/plan%20b.md")
 
     assert "files://{+path}" in [t["uriTemplate"] for t in templates]
-    assert "contents of docs/2026/plan b.md" == read["contents"][0]["text"]
+    assert "contents of docs/2026/plan b.md" == wire(read)["contents"][0]["text"]
     assert ["docs/2026/plan b.md"] == read_paths
 
 
@@ -84,7 +85,7 @@ async def test_a_simple_variable_still_matches_one_segment_only() -> None:
         with pytest.raises(ProtocolError) as info:
             await client.read_resource("notes://inbox/deep/today")
 
-    assert "today" == read["contents"][0]["text"]
+    assert "today" == wire(read)["contents"][0]["text"]
     assert -32602 == info.value.code
 
 
@@ -123,7 +124,7 @@ async def test_dots_that_are_not_a_parent_segment_are_served(path: str) -> None:
     async with McpTestClient(server()) as client:
         read = await client.read_resource(f"files://{path}")
 
-    assert read["contents"][0]["text"].startswith("contents of ")
+    assert wire(read)["contents"][0]["text"].startswith("contents of ")
 
 
 @pytest.mark.parametrize("expression", ["{#x}", "{?x}", "{x,y}", "{/x}", "{+}"])

@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support import wire
 
 from trio_mcp import (
     DecodeError,
@@ -105,13 +106,15 @@ async def test_the_passthrough_keywords_are_listed_verbatim_with_defs_at_the_roo
         (listed,) = await client.list_tools()
 
     schema = listed["inputSchema"]
-    contact = schema["properties"]["contact"]
+    contact = wire(schema)["properties"]["contact"]
     jsonschema.Draft202012Validator.check_schema(schema)
-    assert {"address": ADDRESS} == schema["$defs"]
-    assert {key: contact[key] for key in CONTACT_RULES} == CONTACT_RULES
-    assert "#/$defs/address" == contact["properties"]["address"]["anyOf"][0]["$ref"]
-    assert PRIORITY["anyOf"] == schema["properties"]["priority"]["anyOf"]
-    assert "contact" == schema["properties"]["kind"]["const"]
+    assert {"address": ADDRESS} == wire(schema)["$defs"]
+    assert {key: wire(contact)[key] for key in CONTACT_RULES} == CONTACT_RULES
+    assert (
+        "#/$defs/address" == wire(contact)["properties"]["address"]["anyOf"][0]["$ref"]
+    )
+    assert PRIORITY["anyOf"] == wire(schema)["properties"]["priority"]["anyOf"]
+    assert "contact" == wire(schema)["properties"]["kind"]["const"]
 
 
 GOOD = [
@@ -209,8 +212,8 @@ async def test_every_broken_keyword_is_reported_and_the_handler_never_runs(
 
     assert result.is_error
     problems = {
-        f"{p['path']}: {p['message']}"
-        for p in result.meta["dev.trio-mcp/error"]["problems"]
+        f"{wire(p)['path']}: {p['message']}"
+        for p in wire(result.meta)["dev.trio-mcp/error"]["problems"]
     }
     assert set(expected) == problems
     assert [] == recorded

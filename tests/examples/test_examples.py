@@ -13,7 +13,7 @@ import httpx
 import pytest
 import trio
 from example_loader import EXAMPLES, load
-from support import META
+from support import META, wire
 
 from trio_mcp.testing import McpTestClient, ProtocolError
 
@@ -76,10 +76,10 @@ async def test_file_notes_reads_a_nested_path_and_lists_the_index(
         index = await client.read_resource("notes://index")
         templates = await client.list_resource_templates()
 
-    assert "# Launch\nFriday." == nested["contents"][0]["text"]
-    assert "text/markdown" == nested["contents"][0]["mimeType"]
+    assert "# Launch\nFriday." == wire(nested)["contents"][0]["text"]
+    assert "text/markdown" == wire(nested)["contents"][0]["mimeType"]
     assert ["escape.md", "projects/launch.md", "todo.md"] == json.loads(
-        index["contents"][0]["text"]
+        wire(index)["contents"][0]["text"]
     )
     assert ["notes://{+path}"] == [t["uriTemplate"] for t in templates]
 
@@ -116,7 +116,7 @@ async def test_confirm_delete_asks_first_and_deletes_only_after_yes() -> None:
             input_responses={
                 "confirm": {"action": "accept", "content": {"confirm": True}}
             },
-            request_state=asked.raw["requestState"],
+            request_state=wire(asked.raw)["requestState"],
         )
 
     assert "input_required" == asked.raw["resultType"]
@@ -134,7 +134,7 @@ async def test_confirm_delete_keeps_the_draft_when_the_user_declines() -> None:
             "delete_draft",
             {"name": "welcome"},
             input_responses={"confirm": {"action": "decline"}},
-            request_state=asked.raw["requestState"],
+            request_state=wire(asked.raw)["requestState"],
         )
 
     assert "kept 'welcome'" == kept.structured

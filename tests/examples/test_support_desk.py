@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from support import wire
 
 from trio_mcp import Server
 from trio_mcp.testing import McpTestClient, ProtocolError
@@ -61,16 +62,16 @@ async def test_the_catalog_lists_the_tools_the_template_and_the_prompt(
 
     search, close = tools
     assert "Search open support tickets." == search["description"]
-    assert {"query", "limit"} == set(search["inputSchema"]["properties"])
-    assert ["query"] == search["inputSchema"]["required"]
-    assert search["annotations"]["readOnlyHint"] is True
+    assert {"query", "limit"} == set(wire(search)["inputSchema"]["properties"])
+    assert ["query"] == wire(search)["inputSchema"]["required"]
+    assert wire(search)["annotations"]["readOnlyHint"] is True
     assert (
         "Why it is being closed."
-        == (close["inputSchema"]["properties"]["note"]["description"])
+        == (wire(close)["inputSchema"]["properties"]["note"]["description"])
     )
     assert ["ticket://{ticket_id}"] == [t["uriTemplate"] for t in templates]
     assert ["draft_reply"] == [p["name"] for p in prompts]
-    assert {"tools", "resources", "prompts"} <= set(discovered["capabilities"])
+    assert {"tools", "resources", "prompts"} <= set(wire(discovered)["capabilities"])
 
 
 async def test_searching_returns_matching_open_tickets(example: ModuleType) -> None:
@@ -85,7 +86,7 @@ async def test_searching_returns_matching_open_tickets(example: ModuleType) -> N
         {"id": "T-3", "title": "Refund request: late delivery"},
     ] == result.structured
     assert json.loads(result.text) == result.structured
-    assert 1 == len(limited.structured)
+    assert 1 == len(wire(limited.structured))
 
 
 async def test_closing_without_the_desk_write_grant_is_refused(
@@ -99,7 +100,7 @@ async def test_closing_without_the_desk_write_grant_is_refused(
 
     assert result.is_error
     assert "desk_write" in result.text
-    assert 1 == len(still_open.structured)
+    assert 1 == len(wire(still_open.structured))
 
 
 async def test_closing_with_the_grant_records_who_closed_it(
@@ -114,14 +115,14 @@ async def test_closing_with_the_grant_records_who_closed_it(
         read = await client.read_resource("ticket://T-1")
         search = await client.call_tool("search_tickets", {"query": "refund"})
 
-    ticket = json.loads(read["contents"][0]["text"])
+    ticket = json.loads(wire(read)["contents"][0]["text"])
     assert {"id": "T-1", "title": "Refund for a double charge"} == closed.structured
     assert ("closed", "refunded", "agent-7") == (
         ticket["status"],
         ticket["resolution"],
         ticket["closed_by"],
     )
-    assert ["T-3"] == [t["id"] for t in search.structured]
+    assert ["T-3"] == [t["id"] for t in wire(search.structured)]
 
 
 async def test_closing_twice_is_a_desk_error_the_model_can_read(
@@ -138,7 +139,7 @@ async def test_closing_twice_is_a_desk_error_the_model_can_read(
 
     assert again.is_error
     assert "ticket 'T-2' is already closed" == again.text
-    assert "DeskError" == again.meta[ERROR_KEY]["type"]
+    assert "DeskError" == wire(again.meta)[ERROR_KEY]["type"]
     assert missing.is_error
     assert "there is no ticket 'T-9'" == missing.text
 
@@ -151,7 +152,7 @@ async def test_bad_arguments_list_every_problem(example: ModuleType) -> None:
 
     assert result.is_error
     assert {"query", "limit", "sort"} == {
-        p["path"] for p in result.meta[ERROR_KEY]["problems"]
+        wire(p)["path"] for p in wire(result.meta)[ERROR_KEY]["problems"]
     }
 
 
@@ -159,10 +160,10 @@ async def test_the_ticket_resource_is_json_and_private(example: ModuleType) -> N
     async with McpTestClient(example.server) as client:
         read = await client.read_resource("ticket://T-3")
 
-    (contents,) = read["contents"]
-    assert "ticket://T-3" == contents["uri"]
-    assert "application/json" == contents["mimeType"]
-    assert "cy" == json.loads(contents["text"])["customer"]
+    (contents,) = wire(read)["contents"]
+    assert "ticket://T-3" == wire(contents)["uri"]
+    assert "application/json" == wire(contents)["mimeType"]
+    assert "cy" == json.loads(wire(contents)["text"])["customer"]
     assert ("private", 0) == (read["cacheScope"], read["ttlMs"])
 
 
@@ -192,10 +193,10 @@ async def test_the_prompt_drafts_a_reply_for_a_ticket(example: ModuleType) -> No
             "draft_reply", {"ticket_id": "T-2", "tone": "formal"}
         )
 
-    (message,) = plain["messages"]
-    assert "user" == message["role"]
-    assert "bo" in message["content"]["text"]
-    assert "in a formal tone" in formal["messages"][0]["content"]["text"]
+    (message,) = wire(plain)["messages"]
+    assert "user" == wire(message)["role"]
+    assert "bo" in wire(message)["content"]["text"]
+    assert "in a formal tone" in wire(formal)["messages"][0]["content"]["text"]
 
 
 async def test_the_desk_methods_stay_directly_callable(example: ModuleType) -> None:

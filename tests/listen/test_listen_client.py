@@ -14,6 +14,7 @@ import pytest
 import trio
 import trio.testing
 from listen_server import RESOURCES, URIS, echo, extra, make_server
+from support import wire
 
 from trio_mcp import DuplicateName, McpError, Server, resource, tool
 from trio_mcp.testing import McpTestClient, ProtocolError, check_message
@@ -82,8 +83,8 @@ async def test_a_fixed_catalog_advertises_no_list_changes_and_honours_none() -> 
         ) as sub:
             honoured = sub.honoured
 
-    assert {"listChanged": False} == capabilities["tools"]
-    assert {"subscribe": False, "listChanged": False} == capabilities["resources"]
+    assert {"listChanged": False} == wire(capabilities)["tools"]
+    assert {"subscribe": False, "listChanged": False} == wire(capabilities)["resources"]
     assert {} == honoured
 
 
@@ -92,9 +93,9 @@ async def test_a_dynamic_server_advertises_list_changes_and_subscribe() -> None:
     async with McpTestClient(make_server()) as client:
         capabilities = (await client.discover())["capabilities"]
 
-    assert {"listChanged": True} == capabilities["tools"]
-    assert {"listChanged": True} == capabilities["prompts"]
-    assert {"subscribe": True, "listChanged": True} == capabilities["resources"]
+    assert {"listChanged": True} == wire(capabilities)["tools"]
+    assert {"listChanged": True} == wire(capabilities)["prompts"]
+    assert {"subscribe": True, "listChanged": True} == wire(capabilities)["resources"]
 
 
 @pytest.mark.parametrize(
@@ -335,7 +336,8 @@ async def test_progress_and_logs_never_travel_on_a_listen_stream() -> None:
         n["method"] for n in result.notifications
     ]
     assert all(
-        SUBSCRIPTION not in n["params"].get("_meta", {}) for n in result.notifications
+        SUBSCRIPTION not in wire(n)["params"].get("_meta", {})
+        for n in result.notifications
     )
     assert [] == sub.received
 
@@ -370,9 +372,9 @@ async def test_shutdown_ends_each_listen_with_its_result() -> None:
         await client.close()
         results = [await a.wait_result(), await b.wait_result()]
 
-    assert ["a", 2] == [r["_meta"][SUBSCRIPTION] for r in results]
+    assert ["a", 2] == [wire(r)["_meta"][SUBSCRIPTION] for r in results]
     assert ["complete", "complete"] == [r["resultType"] for r in results]
-    assert {"name": "listen-test", "version": "1.0"} == results[0]["_meta"][
+    assert {"name": "listen-test", "version": "1.0"} == wire(results)[0]["_meta"][
         "io.modelcontextprotocol/serverInfo"
     ]
 
@@ -409,7 +411,7 @@ async def test_a_uri_served_by_an_updatable_template_can_be_watched() -> None:
         await server.notify_updated("note://a")
         received = await sub.next()
 
-    assert "note://a" == received["params"]["uri"]
+    assert "note://a" == wire(received)["params"]["uri"]
     assert [received] == sub.received
 
 

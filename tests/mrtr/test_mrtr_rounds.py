@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from mrtr_server import ALL_CAPS, make_server
+from support import wire
 
 from trio_mcp.testing import McpTestClient, ProtocolError
 
@@ -315,7 +316,7 @@ async def test_a_prompt_may_need_input() -> None:
 
     assert first["resultType"] == "input_required"
     assert second["resultType"] == "complete"
-    assert second["messages"][0]["content"]["text"] == "context: Alice"
+    assert wire(second)["messages"][0]["content"]["text"] == "context: Alice"
 
 
 async def test_a_resource_read_may_need_input() -> None:
@@ -333,7 +334,7 @@ async def test_a_resource_read_may_need_input() -> None:
     assert first["resultType"] == "input_required"
     assert first["inputRequests"] == {"roots": {"method": "roots/list", "params": {}}}
     assert "ttlMs" not in first
-    assert second["contents"][0]["text"] == "roots: []"
+    assert wire(second)["contents"][0]["text"] == "roots: []"
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from typing import Any
 import attrs
 import pytest
 from mrtr_server import ALL_CAPS, KEY, greet, make_server
+from support import wire
 
 from trio_mcp import NeedsInput, Server, ToolContext, tool
 from trio_mcp._protocol._state import (
@@ -43,7 +44,7 @@ class User:
 async def first_state(server: Server, name: str = "greet", **client: Any) -> str:
     async with McpTestClient(server, client_capabilities=ALL_CAPS, **client) as c:
         result = await c.call_tool(name)
-    state: str = result.raw["requestState"]
+    state: str = wire(result.raw)["requestState"]
     return state
 
 

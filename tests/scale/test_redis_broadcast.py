@@ -17,6 +17,7 @@ import trio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scale_procs import RedisServer
+from support import wire
 
 from trio_mcp import RedisBroadcast, Server, tool
 from trio_mcp._dispatch import Change
@@ -303,7 +304,7 @@ async def test_task_changes_stay_in_their_process(redis_server: RedisServer) -> 
             gate.set()
             with trio.fail_after(WAIT):
                 note = await sub.next()
-                while note["params"]["status"] != "completed":
+                while wire(note)["params"]["status"] != "completed":
                     note = await sub.next()
         x.publish(TOOLS)
         with trio.fail_after(WAIT):

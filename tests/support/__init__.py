@@ -16,7 +16,15 @@ import trio
 
 from trio_mcp import Server
 
-__all__ = ["META", "VERSION", "request", "serving", "serving_app", "serving_websocket"]
+__all__ = [
+    "META",
+    "VERSION",
+    "request",
+    "serving",
+    "serving_app",
+    "serving_websocket",
+    "wire",
+]
 
 VERSION: Final = "2026-07-28"
 
@@ -26,6 +34,17 @@ META: Final[dict[str, Any]] = {
     "io.modelcontextprotocol/clientInfo": {"name": "trio-mcp-tests", "version": "1"},
 }
 """The ``_meta`` every request of revision 2026-07-28 carries (no capabilities)."""
+
+
+def wire(value: object) -> Any:
+    """``value`` (a decoded JSON message or part of one) for free indexing in asserts.
+
+    ``trio_mcp.testing`` types what it returns as ``JsonObject``/``JsonValue``, which
+    a type checker will not let a test index without narrowing first. In a test a
+    wrong guess is a failure either way (a ``KeyError``, a ``TypeError``), so the
+    tests opt out of that narrowing here, in one visible place.
+    """
+    return value
 
 
 def request(request_id: str | int, method: str, **params: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import trio
+from support import wire
 from tasks_server import TASKS, WITH_TASKS, gate, make_server, seen
 
 from trio_mcp import (
@@ -65,11 +66,11 @@ async def test_discover_advertises_the_extension_only_with_a_task_tool() -> None
         return "x"
 
     async with client(make_server()) as c:
-        caps = (await c.discover())["capabilities"]
+        caps = wire(await c.discover())["capabilities"]
     async with client(Server("p", "1", tools=[only_plain])) as c:
-        plain_caps = (await c.discover())["capabilities"]
+        plain_caps = wire(await c.discover())["capabilities"]
 
-    assert {TASKS: {}} == caps["extensions"]
+    assert {TASKS: {}} == wire(caps)["extensions"]
     assert "tasks" not in caps
     assert "extensions" not in plain_caps
 
@@ -110,7 +111,9 @@ async def test_a_client_without_the_extension_gets_the_plain_result_or_minus_320
     assert "complete" == plain["resultType"]
     assert "taskId" not in plain
     assert -32021 == refused.value.code
-    assert {"extensions": {TASKS: {}}} == refused.value.data["requiredCapabilities"]
+    assert {"extensions": {TASKS: {}}} == wire(refused.value.data)[
+        "requiredCapabilities"
+    ]
 
 
 async def test_the_extension_can_be_declared_for_one_request() -> None:
@@ -436,7 +439,7 @@ async def test_multi_round_trip_first_then_a_task() -> None:
                 "requestState": first["requestState"],
             },
         )
-        done = await until(c, second["taskId"], "completed")
+        done = await until(c, wire(second)["taskId"], "completed")
 
     assert "input_required" == first["resultType"]
     assert "taskId" not in first
@@ -465,7 +468,7 @@ async def test_a_failure_before_the_task_exists_is_the_requests_own_error() -> N
             await call(c, "early_crash")
 
     assert -32603 == caught.value.code
-    assert "reference" in caught.value.data
+    assert "reference" in wire(caught.value.data)
 
 
 # -- notifications/tasks -----------------------------------------------------------------
@@ -480,13 +483,13 @@ async def test_a_listen_stream_follows_the_tasks_it_names() -> None:
             gate["listen"].set()
             with trio.fail_after(WAIT):
                 note = await sub.next()
-                while note["params"]["status"] != "completed":
+                while wire(note)["params"]["status"] != "completed":
                     note = await sub.next()
 
     assert {"taskIds": [task_id]} == sub.honoured
     assert "notifications/tasks" == note["method"]
-    assert task_id == note["params"]["taskId"]
-    assert "through listen" == note["params"]["result"]["content"][0]["text"]
+    assert task_id == wire(note)["params"]["taskId"]
+    assert "through listen" == wire(note)["params"]["result"]["content"][0]["text"]
 
 
 async def test_listening_for_tasks_needs_the_extension() -> None:

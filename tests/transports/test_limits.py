@@ -19,7 +19,7 @@ from typing import Any, Literal
 import httpx
 import pytest
 import trio
-from support import META, VERSION, serving, serving_websocket
+from support import META, VERSION, serving, serving_websocket, wire
 from test_stdio import spawn
 from test_websocket import connected
 
@@ -295,7 +295,7 @@ async def test_the_test_clients_max_concurrent_is_honoured(limit: int) -> None:
 
         async def one() -> None:
             result = await client.call_tool("nap", {"seconds": 0.3})
-            results.append(int(result.structured))
+            results.append(int(wire(result.structured)))
 
         async with trio.open_nursery() as nursery:
             for _ in range(4):

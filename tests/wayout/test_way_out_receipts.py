@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from support import wire
 from wayout_server import BAD_PROMPTS, BAD_RESOURCES, BAD_TOOLS, make_server
 
 from trio_mcp import InvalidReply, Receipt
@@ -57,7 +58,7 @@ async def test_a_bad_reply_is_internal_with_a_receipt_and_a_log_record(
             after = await client.call_tool("add", {"a": 20, "b": 22})
 
     assert caught.value.code == INTERNAL_ERROR
-    reference = caught.value.data["reference"]
+    reference = wire(caught.value.data)["reference"]
     assert reference in caught.value.message
     assert after.structured == 42
     bad = receipts[0]
@@ -82,7 +83,7 @@ async def test_the_client_never_sees_the_mismatch_or_the_value() -> None:
 
     assert "abc" not in caught.value.message
     assert "integer" not in caught.value.message
-    assert set(caught.value.data) == {"reference"}
+    assert set(wire(caught.value.data)) == {"reference"}
 
 
 async def test_bad_replies_interleaved_with_good_ones_leave_one_receipt_each() -> None:

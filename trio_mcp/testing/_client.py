@@ -13,11 +13,13 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Self, TypeVar
 
 import attrs
 import trio
 
+from .._authority import Grants
+from .._json import JsonObject, JsonValue
 from .._server import Server
 from ._schema import SchemaViolation, check_message
 
@@ -36,7 +38,7 @@ E = TypeVar("E", bound=BaseException)
 class ProtocolError(Exception):
     """The server answered with a JSON-RPC error."""
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
+    def __init__(self, code: int, message: str, data: JsonValue = None) -> None:
         self.code = code
         self.message = message
         self.data = data
@@ -47,26 +49,30 @@ class ProtocolError(Exception):
 class ToolResult:
     """A ``tools/call`` result as the client received it."""
 
-    content: list[dict[str, Any]]
-    structured: Any
+    content: list[JsonObject]
+    structured: JsonValue
     is_error: bool
-    meta: dict[str, Any]
-    raw: dict[str, Any]
-    notifications: list[dict[str, Any]] = attrs.field(factory=list)
+    meta: JsonObject
+    raw: JsonObject
+    notifications: list[JsonObject] = attrs.field(factory=list)
 
     @property
     def text(self) -> str:
         """The text blocks joined with newlines."""
-        return "\n".join(b["text"] for b in self.content if b.get("type") == "text")
+        return "\n".join(
+            text
+            for block in self.content
+            if block.get("type") == "text" and isinstance(text := block.get("text"), str)
+        )
 
 
 @attrs.define
 class _Pending:
     method: str
-    token: Any
+    token: JsonValue
     done: trio.Event = attrs.field(factory=trio.Event)
-    reply: dict[str, Any] | None = None
-    notifications: list[dict[str, Any]] = attrs.field(factory=list)
+    reply: JsonObject | None = None
+    notifications: list[JsonObject] = attrs.field(factory=list)
 
 
 class Listen:
@@ -80,33 +86,32 @@ class Listen:
     """
 
     def __init__(
-        self, client: McpTestClient, request_id: Any, pending: _Pending
+        self, client: McpTestClient, request_id: str | int, pending: _Pending
     ) -> None:
         self.client = client
         self.id = request_id
         """The listen request's id: the subscription id the server tags with."""
-        self.acknowledgement: dict[str, Any] | None = None
+        self.acknowledgement: JsonObject | None = None
         """The whole ``notifications/subscriptions/acknowledged`` message."""
-        self.received: list[dict[str, Any]] = []
+        self.received: list[JsonObject] = []
         self._pending = pending
         self._read = 0
         self._arrived = trio.Event()
         self._acked = trio.Event()
 
     @property
-    def honoured(self) -> dict[str, Any]:
+    def honoured(self) -> JsonObject:
         """The filter the server agreed to honour (the acknowledgement's ``notifications``)."""
         assert self.acknowledgement is not None
-        honoured: dict[str, Any] = self.acknowledgement["params"]["notifications"]
-        return honoured
+        return _object(_object(self.acknowledgement["params"])["notifications"])
 
     @property
-    def result(self) -> dict[str, Any] | None:
+    def result(self) -> JsonObject | None:
         """The listen's result, once the server ended the stream gracefully."""
         reply = self._pending.reply
         return None if reply is None else _result(self._pending)
 
-    def _take(self, message: dict[str, Any]) -> None:
+    def _take(self, message: JsonObject) -> None:
         if self.acknowledgement is None:
             assert message["method"] == _ACKNOWLEDGED, (
                 f"the first message of subscription {self.id!r} must be the "
@@ -122,7 +127,7 @@ class Listen:
         self._arrived.set()
         self._arrived = trio.Event()
 
-    async def next(self, *, timeout: float | None = None) -> dict[str, Any]:  # noqa: ASYNC109 - a test helper bound
+    async def next(self, *, timeout: float | None = None) -> JsonObject:  # noqa: ASYNC109 - a test helper bound
         """Return the next tagged notification not yet returned, waiting for it.
 
         Raises:
@@ -135,7 +140,7 @@ class Listen:
         self._read += 1
         return self.received[self._read - 1]
 
-    async def wait_result(self, *, timeout: float | None = None) -> dict[str, Any]:  # noqa: ASYNC109
+    async def wait_result(self, *, timeout: float | None = None) -> JsonObject:  # noqa: ASYNC109
         """Wait for the listen's result (sent when the server shuts down) and return it.
 
         Raises:
@@ -143,7 +148,7 @@ class Listen:
         """
         with trio.fail_after(self.client.timeout if timeout is None else timeout):
             await self._pending.done.wait()
-        result: dict[str, Any] = _result(self._pending)
+        result: JsonObject = _result(self._pending)
         return result
 
     async def cancel(self) -> None:
@@ -162,11 +167,11 @@ class McpTestClient:
     def __init__(
         self,
         server: Server,
-        client_capabilities: Mapping[str, Any] | None = None,
+        client_capabilities: Mapping[str, object] | None = None,
         principal: object | None = None,
-        allow: Any = (),
+        allow: Grants = (),
         *,
-        client_info: Mapping[str, Any] | None = None,
+        client_info: Mapping[str, object] | None = None,
         max_concurrent: int = 16,
         max_depth: int = 128,
         timeout: float = 30.0,
@@ -181,12 +186,12 @@ class McpTestClient:
         self.max_concurrent = max_concurrent
         self.max_depth = max_depth
         self.timeout = timeout
-        self.notifications: list[dict[str, Any]] = []
+        self.notifications: list[JsonObject] = []
         """Every notification the server emitted, in order."""
         self._ids = itertools.count(1)
-        self._pending: dict[Any, _Pending] = {}
-        self._raw_waiters: list[list[dict[str, Any]]] = []
-        self._listens: dict[Any, Listen] = {}
+        self._pending: dict[str | int, _Pending] = {}
+        self._raw_waiters: list[list[JsonObject]] = []
+        self._listens: dict[str | int, Listen] = {}
         self._ended_listens: set[str] = set()
         """Ids (as JSON) of listens this client ended: late notifications are a race."""
 
@@ -262,9 +267,9 @@ class McpTestClient:
             pending.reply = message
             pending.done.set()
 
-    def meta(self, **extra: Any) -> dict[str, Any]:
+    def meta(self, **extra: object) -> dict[str, object]:
         """Return the ``_meta`` this client sends: version, capabilities, clientInfo."""
-        meta = {
+        meta: dict[str, object] = {
             _META_VERSION: PROTOCOL_VERSION,
             _META_CAPS: self.client_capabilities,
             _META_INFO: self.client_info,
@@ -288,7 +293,7 @@ class McpTestClient:
         prompts_list_changed: bool = False,
         resources_list_changed: bool = False,
         resource_subscriptions: list[str] | None = None,
-        notifications: Mapping[str, Any] | None = None,
+        notifications: Mapping[str, object] | None = None,
         request_id: str | int | None = None,
     ) -> AsyncIterator[Listen]:
         """Open a ``subscriptions/listen`` stream for the block; yield it acknowledged.
@@ -304,7 +309,7 @@ class McpTestClient:
         .. versionadded:: 0.2
         """
         if notifications is None:
-            wanted: dict[str, Any] = {}
+            wanted: JsonObject = {}
             if tools_list_changed:
                 wanted["toolsListChanged"] = True
             if prompts_list_changed:
@@ -355,7 +360,7 @@ class McpTestClient:
 
     async def send_raw(
         self, text: str | bytes, *, settle: float = 0.05
-    ) -> list[dict[str, Any]]:
+    ) -> list[JsonObject]:
         """Write raw text as one message; return what the server emitted for it.
 
         Waits until the server has been quiet for ``settle`` seconds. A
@@ -365,7 +370,7 @@ class McpTestClient:
         Raises:
             trio.TooSlowError: if a request gets nothing within ``timeout``.
         """
-        seen: list[dict[str, Any]] = []
+        seen: list[JsonObject] = []
         expects_reply = not _is_notification(text)
         self._raw_waiters.append(seen)
         try:
@@ -380,7 +385,7 @@ class McpTestClient:
             self._raw_waiters.remove(seen)
         return seen
 
-    async def notify(self, method: str, params: Mapping[str, Any]) -> None:
+    async def notify(self, method: str, params: Mapping[str, object]) -> None:
         """Send a notification (for example ``notifications/cancelled``)."""
         await self._send_in.send(
             json.dumps({"jsonrpc": "2.0", "method": method, "params": dict(params)})
@@ -389,16 +394,17 @@ class McpTestClient:
     async def exchange(
         self,
         method: str,
-        params: Mapping[str, Any] | None = None,
+        params: Mapping[str, object] | None = None,
         *,
-        request_id: Any = None,
+        request_id: str | int | None = None,
     ) -> _Pending:
         """Send a request and wait for its response; return it with its notifications."""
         params = dict(params or {})
         if "_meta" not in params:
             params["_meta"] = self.meta()
         rid = next(self._ids) if request_id is None else request_id
-        token = params["_meta"].get("progressToken")
+        meta = params["_meta"]
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
         pending = _Pending(method, token)
         self._pending[rid] = pending
         try:
@@ -414,54 +420,54 @@ class McpTestClient:
         return pending
 
     async def request(
-        self, method: str, params: Mapping[str, Any] | None = None
-    ) -> Any:
+        self, method: str, params: Mapping[str, object] | None = None
+    ) -> JsonObject:
         """Send a request; return its result or raise ``ProtocolError``."""
         pending = await self.exchange(method, params)
         return _result(pending)
 
-    async def discover(self) -> dict[str, Any]:
+    async def discover(self) -> JsonObject:
         """Call ``server/discover``."""
-        result: dict[str, Any] = await self.request("server/discover")
+        result: JsonObject = await self.request("server/discover")
         return result
 
-    async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
-        items: list[dict[str, Any]] = []
-        params: dict[str, Any] = {}
+    async def _list(self, method: str, key: str) -> list[JsonObject]:
+        items: list[JsonObject] = []
+        params: dict[str, object] = {}
         while True:
             result = await self.request(method, params)
-            items.extend(result[key])
+            items.extend(map(_object, _array(result[key])))
             if "nextCursor" not in result:
                 return items
             params = {"cursor": result["nextCursor"]}
 
-    async def list_tools(self) -> list[dict[str, Any]]:
+    async def list_tools(self) -> list[JsonObject]:
         """Return every tool of every page of ``tools/list``."""
         return await self._list("tools/list", "tools")
 
-    async def list_prompts(self) -> list[dict[str, Any]]:
+    async def list_prompts(self) -> list[JsonObject]:
         """Return every prompt of ``prompts/list``."""
         return await self._list("prompts/list", "prompts")
 
-    async def list_resources(self) -> list[dict[str, Any]]:
+    async def list_resources(self) -> list[JsonObject]:
         """Return every resource of ``resources/list``."""
         return await self._list("resources/list", "resources")
 
-    async def list_resource_templates(self) -> list[dict[str, Any]]:
+    async def list_resource_templates(self) -> list[JsonObject]:
         """Return every template of ``resources/templates/list``."""
         return await self._list("resources/templates/list", "resourceTemplates")
 
     async def call_tool(
         self,
         name: str,
-        arguments: Mapping[str, Any] | None = None,
+        arguments: Mapping[str, object] | None = None,
         *,
         progress_token: str | int | None = None,
         log_level: str | None = None,
-        meta: Mapping[str, Any] | None = None,
-        input_responses: Mapping[str, Any] | None = None,
+        meta: Mapping[str, object] | None = None,
+        input_responses: Mapping[str, object] | None = None,
         request_state: str | None = None,
-        **extra_meta: Any,
+        **extra_meta: object,
     ) -> ToolResult:
         """Call a tool; return its result (JSON-RPC errors raise ``ProtocolError``)."""
         m = self.meta(**extra_meta)
@@ -470,7 +476,7 @@ class McpTestClient:
         if log_level is not None:
             m["io.modelcontextprotocol/logLevel"] = log_level
         m.update(meta or {})
-        params: dict[str, Any] = {"name": name, "_meta": m}
+        params: dict[str, object] = {"name": name, "_meta": m}
         if arguments is not None:
             params["arguments"] = dict(arguments)
         if input_responses is not None:
@@ -480,37 +486,53 @@ class McpTestClient:
         pending = await self.exchange("tools/call", params)
         result = _result(pending)
         return ToolResult(
-            content=result.get("content", []),
+            content=list(map(_object, _array(result.get("content", [])))),
             structured=result.get("structuredContent"),
             is_error=bool(result.get("isError", False)),
-            meta=result.get("_meta", {}),
+            meta=_object(result.get("_meta", {})),
             raw=result,
             notifications=pending.notifications,
         )
 
-    async def read_resource(self, uri: str) -> dict[str, Any]:
+    async def read_resource(self, uri: str) -> JsonObject:
         """Call ``resources/read``."""
-        result: dict[str, Any] = await self.request("resources/read", {"uri": uri})
+        result: JsonObject = await self.request("resources/read", {"uri": uri})
         return result
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         """Call ``prompts/get``."""
-        params: dict[str, Any] = {"name": name}
+        params: dict[str, object] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        result: dict[str, Any] = await self.request("prompts/get", params)
+        result: JsonObject = await self.request("prompts/get", params)
         return result
 
 
-def _result(pending: _Pending) -> Any:
+def _result(pending: _Pending) -> JsonObject:
+    """The reply's result; its error raised as ``ProtocolError``."""
     reply = pending.reply
     assert reply is not None
-    if "error" in reply:
-        err = reply["error"]
-        raise ProtocolError(err["code"], err["message"], err.get("data"))
-    return reply["result"]
+    error = reply.get("error")
+    if error is not None:
+        error = _object(error)
+        code, message = error["code"], error["message"]
+        assert isinstance(code, int)
+        assert isinstance(message, str)
+        raise ProtocolError(code, message, error.get("data"))
+    return _object(reply["result"])
+
+
+def _object(value: JsonValue) -> JsonObject:
+    """``value`` as an object; the schema check has already made sure it is one."""
+    assert isinstance(value, dict), f"expected a JSON object, got {value!r}"
+    return value
+
+
+def _array(value: JsonValue) -> list[JsonValue]:
+    assert isinstance(value, list), f"expected a JSON array, got {value!r}"
+    return value
 
 
 def _is_notification(text: str | bytes) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
@@ -142,7 +143,7 @@ def _errors(definition: str, value: object) -> list[str]:
     ]
 
 
-def check_message(message: dict[str, Any], method: str | None) -> None:
+def check_message(message: Mapping[str, object], method: str | None) -> None:
     """Validate one emitted message; ``method`` is the request's, for responses.
 
     Raises:
