@@ -189,10 +189,12 @@ def as_json(value: Any) -> str:
 # -- the framing, in-process ---------------------------------------------------------
 
 
-async def framed(data: bytes, limit: int, chunk: int) -> list[bytes | Oversized]:
-    """Feed ``data`` to read_lines in ``chunk``-byte pieces; return what it produced."""
+async def batches(
+    data: bytes, limit: int, chunk: int
+) -> list[list[str | bytes | Oversized]]:
+    """Feed ``data`` to read_lines in ``chunk``-byte pieces; return its batches."""
     send_stream, receive_stream = trio.testing.memory_stream_one_way_pair()
-    out, items = trio.open_memory_channel[bytes | Oversized](1000)
+    out, items = trio.open_memory_channel[list[str | bytes | Oversized]](1000)
 
     async def feed() -> None:
         for start in range(0, len(data), chunk):
@@ -203,7 +205,22 @@ async def framed(data: bytes, limit: int, chunk: int) -> list[bytes | Oversized]
         async with trio.open_nursery() as nursery:
             nursery.start_soon(feed)
             nursery.start_soon(read_lines, receive_stream, out, limit)
-    return [item async for item in items]
+    return [batch async for batch in items]
+
+
+async def framed(data: bytes, limit: int, chunk: int) -> list[str | bytes | Oversized]:
+    """The messages read_lines produced from ``data``, batches joined."""
+    return [line for batch in await batches(data, limit, chunk) for line in batch]
+
+
+async def test_the_lines_of_one_read_go_to_the_loop_together() -> None:
+    """One hand-over per read, not per line; a read with only blank lines sends none."""
+    data = b'{"a":1}\n{"b":2}\n\n{"c":'
+
+    assert [[b'{"a":1}', b'{"b":2}'], [b'{"c":']] == await batches(
+        data, limit=100, chunk=len(data)
+    )
+    assert [] == await batches(b"\n \n\t\n", limit=100, chunk=2)
 
 
 async def test_lines_are_split_on_newlines_whatever_the_read_sizes() -> None:
@@ -548,8 +565,7 @@ async def test_a_failing_stdin_is_a_transport_error_that_says_what_to_do() -> No
     async def fail() -> None:
         raise trio.BrokenResourceError
 
-    stream.receive_some_hook = fail
-    out, items = trio.open_memory_channel[bytes | Oversized](1)
+    out, items = trio.open_memory_channel[list[str | bytes | Oversized]](1)
 
     with pytest.raises(McpError.Transport) as caught:
         await read_lines(stream, out, 10)

@@ -36,13 +36,14 @@ import os
 import sys
 from collections.abc import Iterator
 
+import attrs
 import trio
 
 from .._authority import Grants
-from .._dispatch import Dispatcher
+from .._dispatch import Caller, Dispatcher
 from .._errors import Transport
 from .._limits import Limits
-from ._stream import Oversized, first_exception, serve_messages
+from ._stream import Oversized, Received, first_exception, serve_messages
 
 __all__ = ["THREADS_ENV", "serve_stdio", "stdio_streams", "use_threads"]
 
@@ -131,27 +132,28 @@ async def _serve(
 ) -> None:
     """Run the line reader and the message loop; surface a transport failure alone."""
 
-    async def send(data: bytes) -> None:
+    async def write(batch: list[bytes]) -> None:
         try:
-            await writer.send_all(data + b"\n")
+            await writer.send_all(b"\n".join(batch) + b"\n")
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
             raise Transport(
                 "cannot write to stdout, the protocol stream: the client closed it "
                 "or went away; restart the server from the client"
             ) from exc
 
-    # Capacity 0: the reader hands over one message at a time, so when the loop
-    # stops taking messages (backpressure) the reader stops reading and the pipe
-    # fills, which blocks the client instead of growing our memory.
-    send_channel, receive_channel = trio.open_memory_channel[bytes | Oversized](0)
+    # Capacity 0: the reader hands over the lines of one read at a time, so when
+    # the loop stops taking messages (backpressure) the reader stops reading and
+    # the pipe fills, which blocks the client instead of growing our memory.
+    send_channel, receive_channel = trio.open_memory_channel[list[Received]](0)
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(
                 read_lines, reader, send_channel, limits.max_message_bytes
             )
             task_status.started()
+            caller = Caller(principal=None, allow=allow, closing=trio.Event())
             await serve_messages(
-                dispatcher, receive_channel, send, allow=allow, limits=limits
+                dispatcher, receive_channel, write, caller=caller, limits=limits
             )
     except* Transport as group:
         # A new exception: re-raising a member of the group would re-wrap it.
@@ -161,10 +163,10 @@ async def _serve(
 
 async def read_lines(
     stream: trio.abc.ReceiveStream,
-    out: trio.MemorySendChannel[bytes | Oversized],
+    out: trio.MemorySendChannel[list[Received]],
     limit: int,
 ) -> None:
-    """Send each line of ``stream`` (without its newline) to ``out``; close at EOF.
+    """Send the lines of each read of ``stream`` (without newlines) to ``out``.
 
     A line longer than ``limit`` bytes is never held whole: once the buffer would
     exceed the limit it is dropped, the rest of the line is skipped up to its
@@ -172,57 +174,75 @@ async def read_lines(
     but JSON whitespace: space, tab, CR) are ignored (our choice: a stray newline
     from a client is not worth an error reply); any other byte, a form feed or a
     vertical tab included, makes a message, which then gets its parse error.
+    ``out`` is closed at end of file.
 
     Raises:
         McpError.Transport: if reading fails for a reason other than end of file.
     """
-    buffer = bytearray()
-    skipping = False
-
-    async def deliver(item: bytes | Oversized) -> None:
-        if isinstance(item, bytes) and not item.strip(JSON_WHITESPACE):
-            return
-        await out.send(item)
-
+    lines = _Lines(limit)
     try:
         async with out:
-            while True:
-                try:
-                    chunk = await stream.receive_some(READ_CHUNK_BYTES)
-                except (trio.BrokenResourceError, OSError) as exc:
-                    raise Transport(
-                        "cannot read stdin, the protocol stream; launch the server "
-                        "with a pipe on stdin"
-                    ) from exc
-                if not chunk:
-                    break
-                start = 0
-                while (end := chunk.find(b"\n", start)) >= 0:
-                    piece = chunk[start:end]
-                    start = end + 1
-                    if skipping or len(buffer) + len(piece) > limit:
-                        skipping = False
-                        buffer.clear()
-                        await deliver(Oversized(limit))
-                    else:
-                        buffer += piece
-                        line = bytes(buffer)
-                        buffer.clear()
-                        await deliver(line)
-                rest = chunk[start:]
-                if not skipping and len(buffer) + len(rest) > limit:
-                    skipping = True
-                    buffer.clear()
-                elif not skipping:
-                    buffer += rest
-            # End of file: a last line without its newline still counts.
-            if skipping:
-                await deliver(Oversized(limit))
-            elif buffer:
-                await deliver(bytes(buffer))
+            while chunk := await _receive(stream):
+                if batch := lines.split(chunk):
+                    await out.send(batch)
+            if batch := lines.end():
+                await out.send(batch)
     except trio.BrokenResourceError:
         # The message loop has stopped (it failed); its error is the one to report.
         return
+
+
+async def _receive(stream: trio.abc.ReceiveStream) -> bytes:
+    try:
+        return bytes(await stream.receive_some(READ_CHUNK_BYTES))
+    except (trio.BrokenResourceError, OSError) as exc:
+        raise Transport(
+            "cannot read stdin, the protocol stream; launch the server with a pipe "
+            "on stdin"
+        ) from exc
+
+
+@attrs.define
+class _Lines:
+    """Splits chunks into lines, never buffering more than ``limit`` bytes of one."""
+
+    limit: int
+    buffer: bytearray = attrs.field(factory=bytearray)
+    skipping: bool = False
+    """The current line has outgrown the limit: drop it up to its newline."""
+
+    def split(self, chunk: bytes) -> list[Received]:
+        """The lines this chunk completes, an ``Oversized`` for each too long."""
+        found: list[Received] = []
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            piece = chunk[start:end]
+            start = end + 1
+            if self.skipping or len(self.buffer) + len(piece) > self.limit:
+                self.skipping = False
+                found.append(Oversized(self.limit))
+            else:
+                self.buffer += piece
+                found.append(bytes(self.buffer))
+            self.buffer.clear()
+        rest = chunk[start:]
+        if not self.skipping and len(self.buffer) + len(rest) > self.limit:
+            self.skipping = True
+            self.buffer.clear()
+        elif not self.skipping:
+            self.buffer += rest
+        return [line for line in found if not _blank(line)]
+
+    def end(self) -> list[Received]:
+        """At end of file a last line without its newline still counts."""
+        if self.skipping:
+            return [Oversized(self.limit)]
+        last = bytes(self.buffer)
+        return [] if _blank(last) else [last]
+
+
+def _blank(line: Received) -> bool:
+    return isinstance(line, bytes) and not line.strip(JSON_WHITESPACE)
 
 
 @contextlib.contextmanager

@@ -36,7 +36,6 @@ from typing import TypeVar
 import attrs
 import trio
 
-from .._authority import Grants
 from .._context import Emit
 from .._dispatch import LISTEN_METHOD, Caller, Dispatcher, Reply
 from .._json import JsonObject, encode_message
@@ -49,11 +48,26 @@ __all__ = [
     "SERVER_BUSY",
     "Oversized",
     "first_exception",
+    "one_by_one",
     "serve_messages",
 ]
 
 Send = Callable[[bytes], Awaitable[None]]
 """Writes one whole encoded message (no newline); never cancelled mid-write."""
+
+Write = Callable[[list[bytes]], Awaitable[None]]
+"""Writes whole encoded messages in order, as one write where the framing allows."""
+
+
+def one_by_one(send: Send) -> Write:
+    """A ``Write`` for framings that send each message on its own (frames, channels)."""
+
+    async def write(batch: list[bytes]) -> None:
+        for data in batch:
+            await send(data)
+
+    return write
+
 
 DEFAULT_LIMITS = Limits()
 _E = TypeVar("_E", bound=BaseException)
@@ -77,6 +91,10 @@ class Oversized:
     """A message the framing layer skipped because it exceeded ``max_message_bytes``."""
 
     size_limit: int
+
+
+Received = str | bytes | Oversized
+"""One message as the framing layer read it."""
 
 
 def oversized_fault(limit: int) -> Fault:
@@ -145,19 +163,18 @@ class _Load:
 
 async def serve_messages(
     dispatcher: Dispatcher,
-    incoming: trio.abc.ReceiveChannel[str | bytes | Oversized],
-    send: Send,
+    incoming: trio.abc.ReceiveChannel[Received | list[Received]],
+    write: Write,
     *,
-    allow: Grants = (),
-    principal: object | None = None,
+    caller: Caller,
     limits: Limits = DEFAULT_LIMITS,
 ) -> None:
-    """Serve messages from ``incoming`` until it ends, writing each with ``send``.
+    """Serve messages from ``incoming`` until it ends, writing replies with ``write``.
 
-    When ``incoming`` ends, requests still running get ``limits.grace_period``
-    seconds to finish and are then cancelled.
+    An item of ``incoming`` is one message or, from a reader that splits a read
+    into lines, every message of one read. When ``incoming`` ends, requests still
+    running get ``limits.grace_period`` seconds to finish and are then cancelled.
     """
-    caller = Caller(principal=principal, allow=allow, closing=trio.Event())
     loop = _Loop(dispatcher, caller, limits)
     # One writer task owns ``send``: a request's cancel scope can stop it from
     # handing a message over, never interrupt the write of one already handed over.
@@ -166,10 +183,11 @@ async def serve_messages(
         loop.to_writer,
         trio.open_nursery() as nursery,
     ):
-        writing.start_soon(loop.write_all, send)
+        writing.start_soon(loop.write_all, write)
         async with incoming:
-            async for raw in incoming:
-                await loop.take(raw, nursery)
+            async for item in incoming:
+                for raw in item if isinstance(item, list) else (item,):
+                    await loop.take(raw, nursery)
         deadline = loop.input_ended()
         nursery.cancel_scope.deadline = deadline
         # The writer gets the same deadline: a client that stops reading cannot
@@ -192,14 +210,24 @@ class _Loop:
         """Requests still counted in ``load``, by their scope."""
         self.to_writer, self.from_requests = trio.open_memory_channel[bytes](0)
 
-    async def write_all(self, send: Send) -> None:
-        """The writer task: each message handed over is written whole."""
+    async def write_all(self, write: Write) -> None:
+        """The writer task: each message handed over is written whole.
+
+        What other requests handed over meanwhile goes out in the same write: a
+        burst of replies costs one system call on stdio, not one each.
+        """
         # Not closed on failure: senders then wait to be cancelled rather than
         # raise BrokenResourceError beside the transport's own error.
         async for data in self.from_requests:
-            await send(data)
+            batch = [data]
+            while True:
+                try:
+                    batch.append(self.from_requests.receive_nowait())
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break
+            await write(batch)
 
-    async def take(self, raw: str | bytes | Oversized, nursery: trio.Nursery) -> None:
+    async def take(self, raw: Received, nursery: trio.Nursery) -> None:
         """Act on one incoming message; never waits for a call slot."""
         message = _read(raw, self.limits.max_depth)
         if isinstance(message, Fault):
@@ -277,9 +305,7 @@ async def _drop(note: JsonObject) -> None:
     """Quick methods send no notifications."""
 
 
-def _read(
-    raw: str | bytes | Oversized, max_depth: int
-) -> Request | Notification | Fault:
+def _read(raw: Received, max_depth: int) -> Request | Notification | Fault:
     if isinstance(raw, Oversized):
         return oversized_fault(raw.size_limit)
     return parse_message(raw, max_depth=max_depth)

@@ -31,10 +31,10 @@ import attrs
 import trio
 
 from .._authority import Grants
-from .._dispatch import Dispatcher
+from .._dispatch import Caller, Dispatcher
 from .._errors import Transport
 from .._limits import Limits
-from ._stream import Oversized, first_exception, serve_messages
+from ._stream import Oversized, first_exception, one_by_one, serve_messages
 
 if TYPE_CHECKING:
     from trio_websocket import WebSocketConnection, WebSocketRequest
@@ -170,8 +170,8 @@ async def serve_connection(
             await serve_messages(
                 dispatcher,
                 receive_channel,
-                send,
-                allow=allow,
+                one_by_one(send),
+                caller=Caller(principal=None, allow=allow, closing=trio.Event()),
                 limits=attrs.evolve(limits, grace_period=0),
             )
     finally:

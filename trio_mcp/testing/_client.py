@@ -62,7 +62,8 @@ class ToolResult:
         return "\n".join(
             text
             for block in self.content
-            if block.get("type") == "text" and isinstance(text := block.get("text"), str)
+            if block.get("type") == "text"
+            and isinstance(text := block.get("text"), str)
         )
 
 
