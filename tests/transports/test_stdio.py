@@ -565,6 +565,7 @@ async def test_a_failing_stdin_is_a_transport_error_that_says_what_to_do() -> No
     async def fail() -> None:
         raise trio.BrokenResourceError
 
+    stream.receive_some_hook = fail
     out, items = trio.open_memory_channel[list[str | bytes | Oversized]](1)
 
     with pytest.raises(McpError.Transport) as caught:
