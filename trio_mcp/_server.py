@@ -25,12 +25,17 @@ import trio
 
 from ._authority import Grants, ReceiptSink
 from ._declare import Icon, Prompt, Resource, Tool, implementation_extras
-from ._dispatch import Broadcast, Caller, Catalog, Change, Dispatcher
+from ._dispatch import Broadcast, Catalog, Change, Dispatcher
 from ._errors import McpError
 from ._http_options import HttpOptions
 from ._limits import Limits
 from ._protocol._state import StateSealer
-from ._transports._stream import Oversized, one_by_one, serve_messages
+from ._transports._stream import (
+    Oversized,
+    one_by_one,
+    serve_messages,
+    stream_caller,
+)
 
 if TYPE_CHECKING:
     from ._declare import PromptSpec, ResourceSpec, ToolSpec
@@ -280,12 +285,11 @@ class Server:
         async def send_text(data: bytes) -> None:
             await send(data.decode("utf-8"))
 
-        caller = Caller(principal=principal, allow=allow, closing=trio.Event())
         await serve_messages(
             self.dispatcher,
             incoming,
             one_by_one(send_text),
-            caller=caller,
+            caller=stream_caller(allow, principal),
             limits=(limits or Limits()).with_overrides(
                 max_depth=max_depth, max_concurrent=max_concurrent
             ),

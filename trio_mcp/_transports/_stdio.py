@@ -40,10 +40,16 @@ import attrs
 import trio
 
 from .._authority import Grants
-from .._dispatch import Caller, Dispatcher
+from .._dispatch import Dispatcher
 from .._errors import Transport
 from .._limits import Limits
-from ._stream import Oversized, Received, first_exception, serve_messages
+from ._stream import (
+    Oversized,
+    Received,
+    first_exception,
+    serve_messages,
+    stream_caller,
+)
 
 __all__ = ["THREADS_ENV", "serve_stdio", "stdio_streams", "use_threads"]
 
@@ -151,9 +157,12 @@ async def _serve(
                 read_lines, reader, send_channel, limits.max_message_bytes
             )
             task_status.started()
-            caller = Caller(principal=None, allow=allow, closing=trio.Event())
             await serve_messages(
-                dispatcher, receive_channel, write, caller=caller, limits=limits
+                dispatcher,
+                receive_channel,
+                write,
+                caller=stream_caller(allow),
+                limits=limits,
             )
     except* Transport as group:
         # A new exception: re-raising a member of the group would re-wrap it.

@@ -36,6 +36,7 @@ from typing import TypeVar
 import attrs
 import trio
 
+from .._authority import Grants
 from .._context import Emit
 from .._dispatch import LISTEN_METHOD, Caller, Dispatcher, Reply
 from .._json import JsonObject, encode_message
@@ -50,6 +51,7 @@ __all__ = [
     "first_exception",
     "one_by_one",
     "serve_messages",
+    "stream_caller",
 ]
 
 Send = Callable[[bytes], Awaitable[None]]
@@ -57,6 +59,12 @@ Send = Callable[[bytes], Awaitable[None]]
 
 Write = Callable[[list[bytes]], Awaitable[None]]
 """Writes whole encoded messages in order, as one write where the framing allows."""
+
+
+def stream_caller(allow: Grants, principal: object | None = None) -> Caller:
+    """The caller of a stream transport: its grants, and the event that
+    ``serve_messages`` sets when the input ends (listen streams then finish)."""
+    return Caller(principal=principal, allow=allow, closing=trio.Event())
 
 
 def one_by_one(send: Send) -> Write:
@@ -176,7 +184,7 @@ async def serve_messages(
     running get ``limits.grace_period`` seconds to finish and are then cancelled.
     """
     loop = _Loop(dispatcher, caller, limits)
-    # One writer task owns ``send``: a request's cancel scope can stop it from
+    # One writer task owns ``write``: a request's cancel scope can stop it from
     # handing a message over, never interrupt the write of one already handed over.
     async with (
         trio.open_nursery() as writing,

@@ -31,10 +31,16 @@ import attrs
 import trio
 
 from .._authority import Grants
-from .._dispatch import Caller, Dispatcher
+from .._dispatch import Dispatcher
 from .._errors import Transport
 from .._limits import Limits
-from ._stream import Oversized, first_exception, one_by_one, serve_messages
+from ._stream import (
+    Oversized,
+    first_exception,
+    one_by_one,
+    serve_messages,
+    stream_caller,
+)
 
 if TYPE_CHECKING:
     from trio_websocket import WebSocketConnection, WebSocketRequest
@@ -171,7 +177,7 @@ async def serve_connection(
                 dispatcher,
                 receive_channel,
                 one_by_one(send),
-                caller=Caller(principal=None, allow=allow, closing=trio.Event()),
+                caller=stream_caller(allow),
                 limits=attrs.evolve(limits, grace_period=0),
             )
     finally:
