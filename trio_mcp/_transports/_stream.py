@@ -252,7 +252,9 @@ class _Loop:
             # Ids must be unique among outstanding requests; a duplicate is
             # answered but cannot be cancelled separately.
             self.in_flight.setdefault(message.id, scope)
-            nursery.start_soon(self.run, message, scope)
+            # start, not start_soon: a call is queued for its slot before the next
+            # message is taken, so calls of one read wait in the order they came.
+            await nursery.start(self.run, message, scope)
 
     def cancel(self, message: Notification) -> None:
         """Honour a ``notifications/cancelled``; other notifications mean nothing."""
@@ -262,7 +264,12 @@ class _Loop:
             # cancel and send another request in the same breath.
             self.load.release(self.running.pop(cancelled))
 
-    async def run(self, request: Request, scope: trio.CancelScope) -> None:
+    async def run(
+        self,
+        request: Request,
+        scope: trio.CancelScope,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
         """One admitted request in its own task and cancel scope."""
 
         async def emit(note: JsonObject) -> None:
@@ -272,7 +279,7 @@ class _Loop:
         self.running[scope] = request
         try:
             with scope:
-                reply = await self._handle(request, emit, scope)
+                reply = await self._handle(request, emit, scope, task_status)
                 if not scope.cancel_called:
                     await self.to_writer.send(reply.body)
         finally:
@@ -285,9 +292,16 @@ class _Loop:
                 self.load.release(request)
 
     async def _handle(
-        self, request: Request, emit: Emit, scope: trio.CancelScope
+        self,
+        request: Request,
+        emit: Emit,
+        scope: trio.CancelScope,
+        task_status: trio.TaskStatus[None],
     ) -> Reply:
         handle = self.dispatcher.handle
+        # Nothing awaits between started() and the limiter: a call that must wait
+        # parks in the limiter's FIFO before the loop takes the next message.
+        task_status.started()
         if request.method not in CALL_METHODS:
             return await handle(request, self.caller, emit, scope=scope)
         async with self.slots:
