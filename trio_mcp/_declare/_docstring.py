@@ -7,12 +7,17 @@ and long description's first paragraph, so ``Args:`` never leaks into it.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 
 import attrs
 import docstring_parser
 
 __all__ = ["Described", "describe"]
+
+#: A line that only the reST (``:param``), Epydoc (``@param``) or NumPy (a
+#: ``----`` underline) parsers give meaning to.
+_OTHER_STYLES = re.compile(r"^\s*[:@]|^\s*-{3,}\s*$", re.MULTILINE)
 
 
 @attrs.frozen
@@ -28,7 +33,7 @@ def describe(fn: Callable[..., object]) -> Described:
     doc = inspect.getdoc(fn)
     if not doc:
         return Described(None, {})
-    parsed = docstring_parser.parse(doc)
+    parsed = _parse(doc)
     parts = [p for p in (parsed.short_description, parsed.long_description) if p]
     # A summary that runs onto a second line is still one paragraph.
     joiner = "\n\n" if parsed.blank_after_short_description else "\n"
@@ -40,3 +45,29 @@ def describe(fn: Callable[..., object]) -> Described:
         if p.description and p.description.strip()
     }
     return Described(summary or None, params)
+
+
+def _parse(doc: str) -> docstring_parser.Docstring:
+    """``docstring_parser.parse`` with its automatic style, at a quarter of the cost.
+
+    The automatic style runs all four parsers and keeps the one that found the
+    most sections. A Google docstring whose sections the other three cannot
+    read is therefore Google's result; only then is the Google parser trusted
+    alone (declaring a thousand tools spent a sixth of its time here).
+    """
+    if not _OTHER_STYLES.search(doc):
+        try:
+            parsed = docstring_parser.google.parse(doc)
+        except docstring_parser.ParseError:
+            pass  # another style may still read it
+        else:
+            if parsed.meta:
+                return parsed
+    try:
+        return docstring_parser.parse(doc)
+    except Exception:  # ParseError, or IndexError on a lone ":" line
+        # A docstring is prose: one the parsers cannot read still describes
+        # the tool by its first paragraph, with no parameter entries.
+        plain = docstring_parser.Docstring()
+        plain.short_description = doc
+        return plain

@@ -16,7 +16,7 @@ import attrs
 
 from .._errors import InvalidDeclaration
 from .._json import JsonObject
-from .._schema import Field, UnsupportedType, json_schema
+from .._schema import Field, UnsupportedType, check_supported, json_schema
 
 __all__ = [
     "Plan",
@@ -133,7 +133,7 @@ def plan_arguments(
             continue
         annotation = hints[param.name]
         try:
-            json_schema(annotation)
+            check_supported(annotation)
         except UnsupportedType as exc:
             inner = f" at '{exc.where}'" if exc.where else ""
             problems.append(f"{where}: parameter '{param.name}'{inner}: {exc.reason}")
@@ -155,6 +155,8 @@ def plan_arguments(
     if problems:
         raise InvalidDeclaration(problems)
     name = f"ArgumentsOf_{getattr(fn, '__name__', 'handler')}"
-    cls = attrs.make_class(name, fields, frozen=True, slots=True)
-    schema = json_schema(cls)
+    # Only __init__ is generated: instances live for one call and are never
+    # compared or printed, and each generated method is one more compile().
+    cls = attrs.make_class(name, fields, frozen=True, slots=False, repr=False, eq=False)
+    schema = json_schema(cls, cache=False)
     return Plan(cls, schema, tuple(fields))

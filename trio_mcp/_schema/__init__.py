@@ -17,6 +17,7 @@ from ._inspect import is_tagged_union as is_tagged_union
 from ._inspect import strip as strip
 from ._inspect import union_parts as union_parts
 from ._types import UnsupportedType as UnsupportedType
+from ._types import check_supported as check_supported
 from ._types import json_schema as json_schema
 from ._types import literal_values as literal_values
 from ._verbatim import asserts as asserts
@@ -29,6 +30,7 @@ __all__ = [
     "FieldInfo",
     "UnsupportedType",
     "asserts",
+    "check_supported",
     "compile_checks",
     "describe_validator",
     "described",

@@ -46,7 +46,7 @@ from ._inspect import (
 )
 from ._verbatim import asserts, is_open, merge_passthrough, passthrough_problem
 
-__all__ = ["UnsupportedType", "json_schema", "literal_values"]
+__all__ = ["UnsupportedType", "check_supported", "json_schema", "literal_values"]
 
 
 class UnsupportedType(TypeError):
@@ -399,15 +399,29 @@ def _cached(tp: object, spelling: str) -> JsonObject:
     return _Walker().root(tp)
 
 
-def json_schema(tp: object) -> JsonObject:
+def json_schema(tp: object, *, cache: bool = True) -> JsonObject:
     """Return the JSON Schema 2020-12 of a supported type.
 
-    The result is a fresh dict each call, so callers may change it.
+    The result is a fresh dict each call, so callers may change it. Pass
+    ``cache=False`` for a type met once (a declaration's arguments class): it
+    is walked directly, neither kept nor copied.
 
     Raises:
         UnsupportedType: if ``tp`` or a type inside it is outside the table; its
             ``where`` names the place (``filters.items``).
     """
-    if not _hashable(tp):
+    if not cache or not _hashable(tp):
         return _Walker().root(tp)
     return copy.deepcopy(_cached(tp, repr(tp)))
+
+
+def check_supported(tp: object) -> None:
+    """Raise what ``json_schema(tp)`` would raise; copy nothing.
+
+    Raises:
+        UnsupportedType: as ``json_schema`` does.
+    """
+    if _hashable(tp):
+        _cached(tp, repr(tp))
+    else:
+        _Walker().root(tp)
