@@ -216,6 +216,10 @@ class _Loop:
         """Cancel scopes by request id, for ``notifications/cancelled``."""
         self.running: dict[trio.CancelScope, Request] = {}
         """Requests still counted in ``load``, by their scope."""
+        self.holding: set[trio.CancelScope] = set()
+        """Calls holding a slot the loop took for them, by their scope."""
+        # Unbuffered: a lagging client holds up the senders, not a queue of ours
+        # (a buffer of one message per call slot measured no faster).
         self.to_writer, self.from_requests = trio.open_memory_channel[bytes](0)
 
     async def write_all(self, write: Write) -> None:
@@ -239,22 +243,48 @@ class _Loop:
         """Act on one incoming message; never waits for a call slot."""
         message = _read(raw, self.limits.max_depth)
         if isinstance(message, Fault):
-            await self.to_writer.send(encode_message(message.to_message()))
+            await self.hand_over(encode_message(message.to_message()))
         elif isinstance(message, Notification):
             self.cancel(message)
         elif _is_quick(message):
             reply = await self.dispatcher.handle(message, self.caller, _drop)
-            await self.to_writer.send(reply.body)
+            await self.hand_over(reply.body)
         elif (refused := self.load.admit(message)) is not None:
-            await self.to_writer.send(encode_message(refused.to_message()))
+            await self.hand_over(encode_message(refused.to_message()))
         else:
             scope = trio.CancelScope()
             # Ids must be unique among outstanding requests; a duplicate is
             # answered but cannot be cancelled separately.
             self.in_flight.setdefault(message.id, scope)
-            # start, not start_soon: a call is queued for its slot before the next
-            # message is taken, so calls of one read wait in the order they came.
-            await nursery.start(self.run, message, scope)
+            if self._take_slot(message, scope):
+                nursery.start_soon(self.run, message, scope)
+            else:
+                # start, not start_soon: the call is queued for its slot before
+                # the next message is taken, so waiting calls keep their order.
+                await nursery.start(self.run, message, scope)
+
+    def _take_slot(self, request: Request, scope: trio.CancelScope) -> bool:
+        """Take a free call slot for ``request`` now, on its task's behalf.
+
+        Fails when none is free or others already wait (the limiter is fair);
+        requests that take no slot need none.
+        """
+        if request.method not in CALL_METHODS:
+            return True
+        try:
+            self.slots.acquire_on_behalf_of_nowait(scope)
+        except trio.WouldBlock:
+            return False
+        self.holding.add(scope)
+        return True
+
+    async def hand_over(self, data: bytes) -> None:
+        """Give the writer one whole message; without a scheduler pass when it
+        is already waiting for one (``send`` always yields)."""
+        try:
+            self.to_writer.send_nowait(data)
+        except trio.WouldBlock:
+            await self.to_writer.send(data)
 
     def cancel(self, message: Notification) -> None:
         """Honour a ``notifications/cancelled``; other notifications mean nothing."""
@@ -274,15 +304,18 @@ class _Loop:
 
         async def emit(note: JsonObject) -> None:
             if not scope.cancel_called:
-                await self.to_writer.send(encode_message(note))
+                await self.hand_over(encode_message(note))
 
         self.running[scope] = request
         try:
             with scope:
                 reply = await self._handle(request, emit, scope, task_status)
                 if not scope.cancel_called:
-                    await self.to_writer.send(reply.body)
+                    await self.hand_over(reply.body)
         finally:
+            if scope in self.holding:
+                self.holding.remove(scope)
+                self.slots.release_on_behalf_of(scope)
             # Whatever still runs for this request (an abandoned worker thread)
             # now sees ``ctx.cancel`` fire.
             scope.cancel()
@@ -302,7 +335,7 @@ class _Loop:
         # Nothing awaits between started() and the limiter: a call that must wait
         # parks in the limiter's FIFO before the loop takes the next message.
         task_status.started()
-        if request.method not in CALL_METHODS:
+        if scope in self.holding or request.method not in CALL_METHODS:
             return await handle(request, self.caller, emit, scope=scope)
         async with self.slots:
             return await handle(request, self.caller, emit, scope=scope)
