@@ -72,25 +72,33 @@ def _enabled() -> bool:
     return _available
 
 
-@contextlib.contextmanager
+_NO_SPAN: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+
+
 def request_span(
     method: str, meta: Mapping[str, object] | None, request_id: str | int | None
-) -> Iterator[None]:
+) -> contextlib.AbstractContextManager[None]:
     """Run the block in a server span for one request, continuing the client's trace.
 
     Exceptions pass through unrecorded (their messages could carry secrets); the
-    dispatcher reports outcomes with ``annotate``.
+    dispatcher reports outcomes with ``annotate``. Without OpenTelemetry, or with
+    no tracer provider configured (every span would be a no-op), this is a shared
+    null context: nothing is built on the request's path.
     """
     if not _enabled():
-        yield
-        return
+        return _NO_SPAN
     from opentelemetry import trace
 
     if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
-        # No tracer provider is configured: every span would be a no-op, so skip
-        # the work of making one (this is on every request's path).
-        yield
-        return
+        return _NO_SPAN
+    return _server_span(method, meta, request_id)
+
+
+@contextlib.contextmanager
+def _server_span(
+    method: str, meta: Mapping[str, object] | None, request_id: str | int | None
+) -> Iterator[None]:
+    from opentelemetry import trace
     from opentelemetry.trace.propagation.tracecontext import (
         TraceContextTextMapPropagator,
     )

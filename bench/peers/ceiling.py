@@ -1,11 +1,17 @@
 """The ceilings: the least a Trio server can do per call, with no framework at all.
 
     python bench/peers/ceiling.py stdio
+    python bench/peers/ceiling.py stdio-tasks
     python bench/peers/ceiling.py http PORT [--set FIELD=VALUE ...]
     python bench/peers/ceiling.py http-asyncio PORT     (Hypercorn's asyncio worker)
 
 ``stdio`` is a raw Trio loop: read stdin, split lines, parse each JSON-RPC request,
-answer the three benchmark tools, write the replies back in one write per read. ``http``
+answer the three benchmark tools, write the replies back in one write per read.
+``stdio-tasks`` is the least a Trio server that can cancel a call and keep reading
+while calls run must add: one task per request in its own cancel scope under a
+``CapacityLimiter``, the reply handed to one writer task over an unbuffered channel
+(the writer joins what waits into one write). It is not a target, it measures what
+that structure costs by itself (docs/performance.md). ``http``
 is a bare ASGI app (one POST in, one JSON reply out) on Hypercorn's Trio worker, the
 stack ``serve_http`` uses; ``--set`` overrides a ``hypercorn.config.Config`` field (the
 value is parsed as JSON when it can be, e.g. ``keep_alive_timeout=60``), which is how
@@ -62,6 +68,42 @@ async def serve_stdio() -> None:
             await stdout.send_all(b"".join(replies))
 
 
+async def serve_stdio_tasks() -> None:
+    """The raw loop with a task, a cancel scope and a limiter slot per request."""
+    stdin = trio.lowlevel.FdStream(os.dup(0))
+    stdout = trio.lowlevel.FdStream(os.dup(1))
+    slots = trio.CapacityLimiter(16)
+    to_writer, from_calls = trio.open_memory_channel[bytes](0)
+
+    async def write_all() -> None:
+        async for data in from_calls:
+            batch = [data]
+            with contextlib.suppress(trio.WouldBlock):
+                while True:
+                    batch.append(from_calls.receive_nowait())
+            await stdout.send_all(b"".join(batch))
+
+    async def call(line: bytes, scope: trio.CancelScope) -> None:
+        with scope:
+            async with slots:
+                reply = answer(line) + b"\n"
+            try:
+                to_writer.send_nowait(reply)
+            except trio.WouldBlock:
+                await to_writer.send(reply)
+
+    async with trio.open_nursery() as writing:
+        writing.start_soon(write_all)
+        async with trio.open_nursery() as nursery:
+            pending = b""
+            while chunk := await stdin.receive_some(1 << 16):
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        nursery.start_soon(call, line, trio.CancelScope())
+        writing.cancel_scope.cancel()
+
+
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     """A bare ASGI app: the POSTed JSON-RPC request in, its reply as JSON out."""
     if scope["type"] == "lifespan":
@@ -110,6 +152,9 @@ def main(argv: list[str]) -> None:
     if mode == "stdio":
         trio.run(serve_stdio)
         return
+    if mode == "stdio-tasks":
+        trio.run(serve_stdio_tasks)
+        return
     overrides = [argv[i + 1] for i, arg in enumerate(argv) if arg == "--set"]
     config = hypercorn_config(int(argv[2]), overrides)
     if mode == "http":
@@ -124,7 +169,7 @@ def main(argv: list[str]) -> None:
         asyncio.run(serve_asyncio(app, config))
     else:
         raise SystemExit(
-            f"ceiling: unknown mode {mode!r}; use stdio, http or http-asyncio"
+            f"ceiling: unknown mode {mode!r}; use stdio, stdio-tasks, http or http-asyncio"
         )
 
 
