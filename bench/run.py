@@ -3,7 +3,8 @@
     bash bench/run.sh [--quick] [--repeat N] [--peers trio_mcp,ceiling] ...
 
 (run.sh builds bench/.venv first, then runs this file with it.) Peers: the ceilings
-(a raw Trio stdio loop, a bare ASGI app on Hypercorn's Trio worker), trio_mcp
+(a raw Trio stdio loop, a bare ASGI app on Hypercorn's Trio worker), the Trio floor
+(the raw loop with a task, cancel scope and limiter slot per request), trio_mcp
 (``examples/bench_server.py``), ``mcp`` 2.3.0 and ``fastmcp`` 4.1.6, all with the same
 three tools. Repeats are interleaved (peer A, B, C, then again) and the best repeat is
 shown, since noise on a shared machine only slows a run down; ratios are best ÷ best
@@ -74,6 +75,12 @@ PEERS = [
         [PY, "bench/peers/ceiling.py", "http", "{port}"],
         "import json, trio, hypercorn.trio",
         "ceiling",
+    ),
+    Peer(
+        "Trio floor (a task per request, stdio)",
+        [PY, "bench/peers/ceiling.py", "stdio-tasks"],
+        [],
+        "import json, trio",
     ),
     Peer(
         "trio_mcp",
@@ -510,12 +517,16 @@ def main(argv: list[str]) -> None:
         print(f"bench: repeat {repeat + 1} of {settings.repeat}", file=sys.stderr)
         for peer in peers:
             for transport in ("stdio", "http"):
+                if not getattr(peer, transport):
+                    continue  # the peer does not speak it
                 rss = measure(peer, transport, settings, rows)
                 key = f"rss_{transport}"
                 extras[peer.name][key] = max(extras[peer.name].get(key, 0.0), rss)
     print("bench: start-up and import times", file=sys.stderr)
     for transport in ("stdio", "http"):
         for peer in peers:
+            if not getattr(peer, transport):
+                continue
             times = [start_to_answer(peer, transport) for _ in range(settings.starts)]
             extras[peer.name][f"start_{transport}"] = statistics.median(times) * 1e3
     statements = {peer.name: peer.imports for peer in peers} | FLOORS
