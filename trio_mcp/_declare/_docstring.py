@@ -9,9 +9,12 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import attrs
-import docstring_parser
+
+if TYPE_CHECKING:
+    import docstring_parser
 
 __all__ = ["Described", "describe"]
 
@@ -55,6 +58,9 @@ def _parse(doc: str) -> docstring_parser.Docstring:
     read is therefore Google's result; only then is the Google parser trusted
     alone (declaring a thousand tools spent a sixth of its time here).
     """
+    # Imported here: ``import trio_mcp`` does not need it (6 ms), a declaration does.
+    import docstring_parser
+
     if not _OTHER_STYLES.search(doc):
         try:
             parsed = docstring_parser.google.parse(doc)
