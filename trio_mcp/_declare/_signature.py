@@ -155,8 +155,11 @@ def plan_arguments(
     if problems:
         raise InvalidDeclaration(problems)
     name = f"ArgumentsOf_{getattr(fn, '__name__', 'handler')}"
-    # Only __init__ is generated: instances live for one call and are never
-    # compared or printed, and each generated method is one more compile().
-    cls = attrs.make_class(name, fields, frozen=True, slots=False, repr=False, eq=False)
+    # Only a plain __init__ is generated: an instance lives inside one call, is
+    # never compared, printed or handed on (the handler gets keyword arguments),
+    # and each generated method is one more compile() at declaration time.
+    cls = attrs.make_class(
+        name, fields, frozen=False, slots=False, repr=False, eq=False
+    )
     schema = json_schema(cls, cache=False)
     return Plan(cls, schema, tuple(fields))
