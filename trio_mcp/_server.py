@@ -396,22 +396,23 @@ class Server:
             McpError.Transport: if trio-websocket is not installed or the port
                 cannot be bound.
         """
-        from ._transports._websocket import serve_websocket  # loaded on use
+        from ._transports._websocket import (  # loaded on use
+            WebSocketEndpoint,
+            serve_websocket,
+        )
 
-        await serve_websocket(
+        endpoint = WebSocketEndpoint(
             self.dispatcher,
-            host=host,
-            port=port,
-            path=path,
-            limits=(limits or Limits()).with_overrides(
+            path,
+            (limits or Limits()).with_overrides(
                 max_message_bytes=max_message_bytes,
                 max_depth=max_depth,
                 max_concurrent=max_concurrent,
             ),
-            allow=allow,
-            allowed_origins=allowed_origins,
-            task_status=task_status,
+            allow,
+            allowed_origins,
         )
+        await serve_websocket(endpoint, host=host, port=port, task_status=task_status)
 
     def mount(self, path: str = "/mcp", **options: Unpack[HttpOptions]) -> McpAsgiApp:
         """Return an ASGI 3 app serving the catalog over Streamable HTTP at ``path``.

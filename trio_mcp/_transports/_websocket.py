@@ -45,7 +45,7 @@ from ._stream import (
 if TYPE_CHECKING:
     from trio_websocket import WebSocketConnection, WebSocketRequest
 
-__all__ = ["SUBPROTOCOL", "serve_websocket"]
+__all__ = ["SUBPROTOCOL", "WebSocketEndpoint", "serve_websocket"]
 
 SUBPROTOCOL = "mcp"
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -53,18 +53,63 @@ LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 TOO_BIG = 1009
 
 
+def _origins(values: Iterable[str]) -> frozenset[str]:
+    return frozenset(values)
+
+
+@attrs.frozen
+class WebSocketEndpoint:
+    """What every connection of one listener shares: the catalog and its settings."""
+
+    dispatcher: Dispatcher
+    path: str
+    limits: Limits
+    allow: Grants = ()
+    allowed_origins: frozenset[str] = attrs.field(default=(), converter=_origins)
+
+    def refusal(self, request: WebSocketRequest) -> tuple[int, bytes] | None:
+        """The status and body refusing a handshake, or None to accept it."""
+        origin = next((v for k, v in request.headers if k.lower() == b"origin"), None)
+        if origin is not None and not origin_allowed(
+            origin.decode("latin-1"), self.allowed_origins
+        ):
+            return 403, (
+                b"cross-origin WebSocket connections are refused; add the origin "
+                b"to allowed_origins to permit it\n"
+            )
+        if urlsplit(request.path).path != self.path:
+            return 404, b"no MCP endpoint at this path\n"
+        offered = request.proposed_subprotocols
+        if offered and SUBPROTOCOL not in offered:
+            return 400, b"offer the WebSocket subprotocol 'mcp' to speak MCP\n"
+        return None
+
+    async def handshake(self, request: WebSocketRequest) -> None:
+        """Refuse the handshake or accept it and serve the connection."""
+        from trio_websocket import ConnectionClosed
+
+        # trio-websocket lets a handler's exception end the whole listener, and
+        # accept or reject raise ConnectionClosed when the client already left.
+        with contextlib.suppress(ConnectionClosed):
+            refused = self.refusal(request)
+            if refused is not None:
+                await request.reject(refused[0], body=refused[1])
+                return
+            # A client offering no subprotocol is accepted too (our choice):
+            # simple tools rarely set one, and the path already names the endpoint.
+            offered = request.proposed_subprotocols
+            ws = await request.accept(subprotocol=SUBPROTOCOL if offered else None)
+            await serve_connection(self, ws)
+
+
 async def serve_websocket(
-    dispatcher: Dispatcher,
+    endpoint: WebSocketEndpoint,
     *,
     host: str,
     port: int,
-    path: str,
-    limits: Limits,
-    allow: Grants = (),
-    allowed_origins: Iterable[str] = (),
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Accept WebSocket connections at ``path`` until cancelled.
+    """Accept WebSocket connections at ``endpoint.path`` until cancelled.
 
     Raises:
         McpError.Transport: if trio-websocket is missing or the port cannot be bound.
@@ -76,47 +121,19 @@ async def serve_websocket(
             "serve_websocket needs trio-websocket; install trio-mcp[websocket]"
         ) from exc
 
-    origins = frozenset(allowed_origins)
-
-    async def handle(request: WebSocketRequest) -> None:
-        # trio-websocket lets a handler's exception end the whole listener, and
-        # accept or reject raise ConnectionClosed when the client already left.
-        with contextlib.suppress(trio_websocket.ConnectionClosed):
-            await handshake(request)
-
-    async def handshake(request: WebSocketRequest) -> None:
-        origin = next((v for k, v in request.headers if k.lower() == b"origin"), None)
-        if origin is not None and not origin_allowed(origin.decode("latin-1"), origins):
-            await request.reject(
-                403,
-                body=b"cross-origin WebSocket connections are refused; add the "
-                b"origin to allowed_origins to permit it\n",
-            )
-            return
-        if urlsplit(request.path).path != path:
-            await request.reject(404, body=b"no MCP endpoint at this path\n")
-            return
-        offered = request.proposed_subprotocols
-        if offered and SUBPROTOCOL not in offered:
-            await request.reject(
-                400, body=b"offer the WebSocket subprotocol 'mcp' to speak MCP\n"
-            )
-            return
-        # A client offering no subprotocol is accepted too (our choice): simple
-        # tools rarely set one, and the path already names the endpoint.
-        ws = await request.accept(subprotocol=SUBPROTOCOL if offered else None)
-        await serve_connection(dispatcher, ws, limits=limits, allow=allow)
-
     listen = functools.partial(
         trio_websocket.serve_websocket,
-        handle,
+        endpoint.handshake,
         host,
         port,
         None,
-        max_message_size=2 * limits.max_message_bytes,
+        max_message_size=2 * endpoint.limits.max_message_bytes,
     )
     try:
-        async with dispatcher.broadcast.running(), trio.open_nursery() as nursery:
+        async with (
+            endpoint.dispatcher.broadcast.running(),
+            trio.open_nursery() as nursery,
+        ):
             try:
                 server = await nursery.start(listen)
             except OSError as exc:
@@ -132,53 +149,23 @@ async def serve_websocket(
 
 
 async def serve_connection(
-    dispatcher: Dispatcher,
-    ws: WebSocketConnection,
-    *,
-    limits: Limits,
-    allow: Grants,
+    endpoint: WebSocketEndpoint, ws: WebSocketConnection
 ) -> None:
     """Serve one accepted connection until it closes; never raises for a closed one."""
-    from trio_websocket import ConnectionClosed
-
-    max_message_bytes = limits.max_message_bytes
-
-    async def send(data: bytes) -> None:
-        try:
-            # Text frames; encode_message wrote valid UTF-8 (surrogates escaped).
-            await ws.send_message(data.decode("utf-8"))
-        except ConnectionClosed:
-            # The reader sees the close too and cancels the connection's work.
-            return
-
     # Capacity 0: when the loop stops taking messages, we stop reading frames and
     # TCP flow control pushes back on the client.
     send_channel, receive_channel = trio.open_memory_channel[str | bytes | Oversized](0)
-
-    async def read_frames() -> None:
-        async with send_channel:
-            while True:
-                try:
-                    message = await ws.get_message()
-                except ConnectionClosed:
-                    # The end of input: with no grace period (nothing more can be
-                    # sent), each request's own scope is cancelled at once, so its
-                    # ``ctx.cancel`` has fired when the handler sees ``Cancelled``.
-                    return
-                if _size(message, max_message_bytes) > max_message_bytes:
-                    await send_channel.send(Oversized(max_message_bytes))
-                else:
-                    await send_channel.send(message)
-
     try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(read_frames)
+        async with trio.open_nursery() as nursery, receive_channel:
+            nursery.start_soon(
+                read_frames, ws, send_channel, endpoint.limits.max_message_bytes
+            )
             await serve_messages(
-                dispatcher,
+                endpoint.dispatcher,
                 receive_channel,
-                one_by_one(send),
-                caller=stream_caller(allow),
-                limits=attrs.evolve(limits, grace_period=0),
+                one_by_one(functools.partial(send_frame, ws)),
+                caller=stream_caller(endpoint.allow),
+                limits=attrs.evolve(endpoint.limits, grace_period=0),
             )
     finally:
         reason = ws.closed
@@ -186,6 +173,42 @@ async def serve_connection(
             # trio-websocket 0.12 stops reading after sending 1009 and never closes
             # the TCP stream, so the socket would linger until garbage collection.
             await ws._stream.aclose()
+
+
+async def read_frames(
+    ws: WebSocketConnection,
+    out: trio.MemorySendChannel[str | bytes | Oversized],
+    limit: int,
+) -> None:
+    """Send each message of ``ws`` to ``out``, an ``Oversized`` for one over ``limit``.
+
+    The connection's close is the end of input: with no grace period (nothing
+    more can be sent), each request's own scope is cancelled at once, so its
+    ``ctx.cancel`` has fired when the handler sees ``Cancelled``.
+    """
+    from trio_websocket import ConnectionClosed
+
+    async with out:
+        while True:
+            try:
+                message = await ws.get_message()
+            except ConnectionClosed:
+                return
+            await out.send(
+                Oversized(limit) if _size(message, limit) > limit else message
+            )
+
+
+async def send_frame(ws: WebSocketConnection, data: bytes) -> None:
+    """Send one message as a text frame; a closed connection drops it."""
+    from trio_websocket import ConnectionClosed
+
+    try:
+        # Text frames; encode_message wrote valid UTF-8 (surrogates escaped).
+        await ws.send_message(data.decode("utf-8"))
+    except ConnectionClosed:
+        # The reader sees the close too and cancels the connection's work.
+        return
 
 
 def origin_allowed(origin: str, allowed: frozenset[str]) -> bool:
