@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
+import attrs
 import trio
 
 from .._context import ToolContext, client_supports, principal_id
@@ -186,59 +187,7 @@ class TaskRunner:
             self.ttl_ms,
             self.poll_ms,
         )
-        started = False
-
-        async def start() -> str:
-            nonlocal started
-            started = True
-            record.scope.deadline = trio.current_time() + self.ttl_ms / 1000
-            self._records[record.task_id] = record
-            created: JsonObject = {"resultType": "task", **record.base()}
-            task_status.started(Reply(calls.encode_result(inc.id, created)))
-            return record.task_id
-
-        async def emit(message: JsonObject) -> None:
-            # Progress and logs reach the request only while it waits for the task.
-            if not started:
-                await inc.emit(message)
-
-        async def run() -> ToolReply:
-            ctx = ToolContext.current()
-            ctx._bind_task_start(start)
-            if entry.spec.task_start == "call":
-                await ctx.task_started()
-            while True:
-                reply = await entry.adopter.dispatch(call)
-                if reply.needs is None or not started:
-                    return reply
-                ctx.input_responses = await self._ask(record, entry, reply.needs, ctx)
-                ctx.state = reply.needs.state
-
-        task_inc = Incoming(inc.request, inc.caller, emit, record.scope)
-        task_inc.params, task_inc.meta = inc.params, inc.meta
-        reply: Reply | None = None
-        failure: Failure | None = None
-        try:
-            with record.scope:
-                try:
-                    reply = await calls.invoke(task_inc, entry, "tool", call.name, run)
-                except Failure as exc:
-                    if not started:
-                        raise
-                    failure = exc
-                except Exception as exc:
-                    if not started:
-                        raise
-                    failure = _internal(entry, exc)
-            if not started:
-                assert reply is not None
-                task_status.started(reply)
-                return
-            self._settle(record, reply, failure)
-        finally:
-            if started and not record.terminal:
-                record.set_status("cancelled", "the server stopped serving")
-                self.publish(record)
+        await _TaskCall(self, calls, inc, entry, call, record, task_status).execute()
 
     async def _ask(
         self, record: TaskRecord, entry: ToolEntry, needs: NeedsInput, ctx: ToolContext
@@ -403,6 +352,89 @@ class TaskRunner:
         ]
         for task_id in expired:
             del self._records[task_id]
+
+
+@attrs.define
+class _TaskCall:
+    """One tool call that may become a task: the request's part, then the task's.
+
+    Until ``start`` the call belongs to its request (its notifications reach the
+    request, its end is the request's reply); from then on it runs as the task
+    ``record``, and only ``tasks/get`` and listen streams see it.
+    """
+
+    runner: TaskRunner
+    calls: Calls
+    inc: Incoming
+    entry: ToolEntry
+    call: ToolCall
+    record: TaskRecord
+    task_status: trio.TaskStatus[Reply]
+    started: bool = False
+
+    async def execute(self) -> None:
+        """Run the call; settle the task, or hand the request its reply."""
+        inc, record = self.inc, self.record
+        task_inc = Incoming(inc.request, inc.caller, self.emit, record.scope)
+        task_inc.params, task_inc.meta = inc.params, inc.meta
+        try:
+            with record.scope:
+                reply, failure = await self._invoke(task_inc)
+            if not self.started:
+                assert reply is not None
+                self.task_status.started(reply)
+                return
+            self.runner._settle(record, reply, failure)
+        finally:
+            if self.started and not record.terminal:
+                record.set_status("cancelled", "the server stopped serving")
+                self.runner.publish(record)
+
+    async def _invoke(self, task_inc: Incoming) -> tuple[Reply | None, Failure | None]:
+        """The call's reply, or (once it is a task) how it failed."""
+        try:
+            reply = await self.calls.invoke(
+                task_inc, self.entry, "tool", self.call.name, self.run
+            )
+        except Failure as exc:
+            if not self.started:
+                raise
+            return None, exc
+        except Exception as exc:
+            if not self.started:
+                raise
+            return None, _internal(self.entry, exc)
+        return reply, None
+
+    async def start(self) -> str:
+        """Make the call a task: answer the request with ``CreateTaskResult``."""
+        record = self.record
+        self.started = True
+        record.scope.deadline = trio.current_time() + self.runner.ttl_ms / 1000
+        self.runner._records[record.task_id] = record
+        created: JsonObject = {"resultType": "task", **record.base()}
+        self.task_status.started(Reply(self.calls.encode_result(self.inc.id, created)))
+        return record.task_id
+
+    async def emit(self, message: JsonObject) -> None:
+        """Progress and logs reach the request only while it waits for the task."""
+        if not self.started:
+            await self.inc.emit(message)
+
+    async def run(self) -> ToolReply:
+        """The handler, run again with the answers while the task needs input."""
+        ctx = ToolContext.current()
+        ctx._bind_task_start(self.start)
+        if self.entry.spec.task_start == "call":
+            await ctx.task_started()
+        while True:
+            reply = await self.entry.adopter.dispatch(self.call)
+            if reply.needs is None or not self.started:
+                return reply
+            ctx.input_responses = await self.runner._ask(
+                self.record, self.entry, reply.needs, ctx
+            )
+            ctx.state = reply.needs.state
 
 
 def _error_object(failure: Failure) -> JsonObject:
