@@ -377,7 +377,10 @@ class _TaskCall:
         inc, record = self.inc, self.record
         task_inc = Incoming(inc.request, inc.caller, self.emit, record.scope)
         task_inc.params, task_inc.meta = inc.params, inc.meta
+        reply: Reply | None = None
+        failure: Failure | None = None
         try:
+            # The scope absorbs a cancellation (tasks/cancel, the deadline).
             with record.scope:
                 reply, failure = await self._invoke(task_inc)
             if not self.started:
