@@ -300,26 +300,16 @@ class Dispatcher(Calls):
         return await complete(self.catalog, inc)
 
     async def _listen(self, inc: Incoming) -> JsonObject:
+        requested = inc.params.get("notifications")
         try:
-            honoured, wants = honour(
-                inc.params.get("notifications"), self.capabilities, self.catalog
-            )
+            wanted = honour(requested, self.capabilities, self.catalog)
         except BadFilter as exc:
             raise Failure.invalid(str(exc)) from None
         if self.catalog.has_task_tools:
-            task_ids = self.tasks.listen_filter(inc.params.get("notifications"), inc)
+            task_ids = self.tasks.listen_filter(requested, inc)
             if task_ids:
-                honoured["taskIds"] = list(task_ids)
-                wants.extend(Change.task(t) for t in task_ids)
-        return await stream(
-            inc.id,
-            honoured,
-            wants,
-            self.broadcast,
-            inc.emit,
-            inc.caller.closing,
-            self.tasks.view,
-        )
+                wanted.add("taskIds", list(task_ids), map(Change.task, task_ids))
+        return await stream(inc, wanted, self.broadcast, self.tasks.view)
 
 
 def _params(request: Request) -> JsonObject:

@@ -17,17 +17,25 @@ subscriptions by exact URI: ``notify_updated("ticket://42")`` reaches listeners 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
+import attrs
 import trio
 
-from .._context import Emit
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
 from ._broadcast import Broadcast, Change, ListKind, Subscription
 from ._catalog import Catalog
+from ._request import Incoming
 
-__all__ = ["LISTEN_METHOD", "BadFilter", "honour", "is_updatable", "stream"]
+__all__ = [
+    "LISTEN_METHOD",
+    "BadFilter",
+    "Wanted",
+    "honour",
+    "is_updatable",
+    "stream",
+]
 
 LISTEN_METHOD = "subscriptions/listen"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
@@ -49,10 +57,22 @@ def is_updatable(catalog: Catalog, uri: str) -> bool:
     return found is not None and found[0].spec.updatable
 
 
-def honour(
-    requested: JsonValue, capabilities: JsonObject, catalog: Catalog
-) -> tuple[JsonObject, list[Change]]:
-    """Return the honoured filter (for the acknowledgement) and the changes wanted.
+@attrs.define
+class Wanted:
+    """What one listen asked for and is honoured: the acknowledgement's filter and
+    the changes it receives."""
+
+    honoured: JsonObject = attrs.Factory(dict)
+    changes: list[Change] = attrs.Factory(list)
+
+    def add(self, key: str, value: JsonValue, changes: Iterable[Change]) -> None:
+        """Honour ``value`` under ``key`` of the filter, receiving ``changes``."""
+        self.honoured[key] = value
+        self.changes.extend(changes)
+
+
+def honour(requested: JsonValue, capabilities: JsonObject, catalog: Catalog) -> Wanted:
+    """Return what of ``requested`` (``params.notifications``) this server honours.
 
     Raises:
         BadFilter: if ``requested`` is not a SubscriptionFilter object.
@@ -62,77 +82,86 @@ def honour(
             "subscriptions/listen needs params.notifications, a SubscriptionFilter "
             'object such as {"toolsListChanged": true}'
         )
-    honoured: JsonObject = {}
-    wants: list[Change] = []
+    wanted = Wanted()
     for flag, kind in _FLAGS.items():
-        value = requested.get(flag)
-        if value is not None and not isinstance(value, bool):
-            raise BadFilter(f"params.notifications.{flag} must be a boolean")
-        advertised = capabilities.get(kind)
-        if (
-            value
-            and isinstance(advertised, dict)
-            and advertised.get("listChanged") is True
-        ):
-            honoured[flag] = True
-            wants.append(Change.list_changed(kind))
+        if _flag(requested, flag) and _advertised(capabilities, kind, "listChanged"):
+            wanted.add(flag, True, [Change.list_changed(kind)])
+    uris = _uris(requested)
+    if uris and _advertised(capabilities, "resources", "subscribe"):
+        kept = [u for u in dict.fromkeys(uris) if is_updatable(catalog, u)]
+        if kept:
+            wanted.add("resourceSubscriptions", list(kept), map(Change.updated, kept))
+    return wanted
+
+
+def _flag(requested: JsonObject, flag: str) -> bool:
+    value = requested.get(flag)
+    if value is not None and not isinstance(value, bool):
+        raise BadFilter(f"params.notifications.{flag} must be a boolean")
+    return bool(value)
+
+
+def _uris(requested: JsonObject) -> list[str]:
     uris = requested.get("resourceSubscriptions")
-    if uris is not None and (
-        not isinstance(uris, list) or not all(isinstance(u, str) for u in uris)
-    ):
+    if uris is None:
+        return []
+    strings = [u for u in uris if isinstance(u, str)] if isinstance(uris, list) else []
+    if not isinstance(uris, list) or len(strings) != len(uris):
         raise BadFilter(
             "params.notifications.resourceSubscriptions must be a list of URIs"
         )
-    resources = capabilities.get("resources")
-    if uris and isinstance(resources, dict) and resources.get("subscribe") is True:
-        kept = [
-            u
-            for u in dict.fromkeys(uris)
-            if isinstance(u, str) and is_updatable(catalog, u)
-        ]
-        if kept:
-            honoured["resourceSubscriptions"] = list(kept)
-            wants.extend(Change.updated(u) for u in kept)
-    return honoured, wants
+    return strings
+
+
+def _advertised(capabilities: JsonObject, kind: str, flag: str) -> bool:
+    advertised = capabilities.get(kind)
+    return isinstance(advertised, dict) and advertised.get(flag) is True
 
 
 async def stream(
-    subscription_id: str | int,
-    honoured: JsonObject,
-    wants: list[Change],
+    inc: Incoming,
+    wanted: Wanted,
     broadcast: Broadcast,
-    emit: Emit,
-    closing: trio.Event | None,
     task_view: Callable[[str], JsonObject | None] | None = None,
 ) -> JsonObject:
-    """Acknowledge, then emit each wanted change; return the result once ``closing``.
+    """Acknowledge, then emit each wanted change; return the result once the
+    transport is closing (``inc.caller.closing``).
 
     Subscribes before acknowledging, so no change after the acknowledgement is lost.
     A task's change is sent as ``task_view`` renders the task when it is sent (the
     task as ``tasks/get`` would show it then); a task that is gone is skipped.
     """
-    with broadcast.subscribe(wants) as subscription:
-        await emit(
-            wire.notification_message(
-                ACKNOWLEDGED,
-                {"_meta": _tag(subscription_id), "notifications": honoured},
-            )
-        )
+    tag = _tag(inc.id)
+    closing = inc.caller.closing
+    with broadcast.subscribe(wanted.changes) as subscription:
+        acknowledged: JsonObject = {"_meta": tag, "notifications": wanted.honoured}
+        await inc.emit(wire.notification_message(ACKNOWLEDGED, acknowledged))
         async with trio.open_nursery() as nursery:
             if closing is not None:
                 nursery.start_soon(_end_when, closing, subscription)
             async for change in subscription:
-                params: JsonObject = {"_meta": _tag(subscription_id)}
-                if change.uri is not None:
-                    params["uri"] = change.uri
-                if change.task_id is not None:
-                    view = None if task_view is None else task_view(change.task_id)
-                    if view is None:
-                        continue
-                    params.update(view)
-                await emit(wire.notification_message(change.method, params))
+                params = _change_params(change, tag, task_view)
+                if params is not None:
+                    await inc.emit(wire.notification_message(change.method, params))
             nursery.cancel_scope.cancel()
-    return {"_meta": _tag(subscription_id)}
+    return {"_meta": tag}
+
+
+def _change_params(
+    change: Change,
+    tag: JsonObject,
+    task_view: Callable[[str], JsonObject | None] | None,
+) -> JsonObject | None:
+    """The params of the notification for ``change``; None for a task now gone."""
+    params: JsonObject = {"_meta": tag}
+    if change.uri is not None:
+        params["uri"] = change.uri
+    if change.task_id is not None:
+        view = None if task_view is None else task_view(change.task_id)
+        if view is None:
+            return None
+        params.update(view)
+    return params
 
 
 def _tag(subscription_id: str | int) -> JsonObject:
