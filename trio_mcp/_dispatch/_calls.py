@@ -69,10 +69,10 @@ from .._errors import DecodeError, InvalidReply, ResourceNotFound
 from .._json import JsonObject, JsonValue, dumps, encode_message
 from .._protocol import _wire as wire
 from .._protocol._headers import check_param_headers
-from .._protocol._state import StateSealer
+from .._protocol._state import Binding, StateSealer
 from ._catalog import Catalog, Entry, ToolEntry
 from ._request import Failure, Incoming, Reply
-from ._rounds import BadRound, ask, open_round, pre_answered
+from ._rounds import BadRound, ask, open_round, pre_answered, round_binding
 
 if TYPE_CHECKING:
     from .._tasks import TaskRunner
@@ -276,11 +276,8 @@ class Calls:
         """Step 3: read the ``requestState`` of an earlier round into the context."""
         if "requestState" not in inc.params and "inputResponses" not in inc.params:
             return run
-        bound = _state_params(entry, inc.params)
         try:
-            opened = open_round(
-                self.sealer, inc.request.method, bound, ctx.principal_id
-            )
+            opened = open_round(self.sealer, inc.params, _binding(inc, entry, ctx))
         except BadRound as exc:
             raise Failure.invalid(str(exc), exc.data) from None
         ctx.input_responses, ctx.state = opened.responses, opened.state
@@ -352,12 +349,7 @@ class Calls:
     ) -> JsonObject:
         try:
             return ask(
-                self.sealer,
-                needs,
-                inc.request.method,
-                _state_params(entry, inc.params),
-                ctx.principal_id,
-                ctx.client_capabilities,
+                self.sealer, needs, _binding(inc, entry, ctx), ctx.client_capabilities
             )
         except MissingClientCapability as exc:
             raise Failure.missing_capability(exc) from None
@@ -555,6 +547,12 @@ def _annotate_span(kind: Kind, name: str, inc: Incoming, ending: Ending) -> None
         name=None if kind == "resource" else f"{inc.request.method} {name}",
         error=_error_type(ending),
     )
+
+
+def _binding(inc: Incoming, entry: AnyEntry, ctx: ToolContext) -> Binding:
+    """What this call's round state is bound to (secret arguments masked)."""
+    params = _state_params(entry, inc.params)
+    return round_binding(inc.request.method, params, ctx.principal_id)
 
 
 def _state_params(entry: AnyEntry, params: JsonObject) -> JsonObject:

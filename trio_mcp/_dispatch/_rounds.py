@@ -57,13 +57,13 @@ class Round:
     """Responses sent without a ``requestState``: nothing was asked for them yet."""
 
 
-def _binding(method: str, params: JsonObject, principal: str | None) -> Binding:
+def round_binding(method: str, params: JsonObject, principal: str | None) -> Binding:
+    """What a round's sealed state is bound to: the method, the params a retry must
+    repeat (secrets masked by the caller) and the caller."""
     return Binding(method, salient_digest(method, params), principal)
 
 
-def open_round(
-    sealer: StateSealer, method: str, params: JsonObject, principal: str | None
-) -> Round:
+def open_round(sealer: StateSealer, params: JsonObject, binding: Binding) -> Round:
     """Verify a request's ``requestState`` and decode its ``inputResponses``.
 
     Raises:
@@ -76,15 +76,27 @@ def open_round(
     if "requestState" not in params:
         return Round(unsolicited=raw)
     try:
-        contents = sealer.open(
-            params["requestState"], _binding(method, params, principal)
-        )
+        contents = sealer.open(params["requestState"], binding)
     except InvalidState as exc:
         raise BadRound(f"invalid requestState: {exc}") from None
     asked = contents.get("i")
+    return Round(
+        contents.get("s"),
+        _read_responses(asked if isinstance(asked, dict) else {}, raw),
+    )
+
+
+def _read_responses(
+    asked: Mapping[str, JsonValue], raw: Mapping[str, JsonValue]
+) -> dict[str, object]:
+    """Decode the responses to what was asked; every bad one is reported.
+
+    Raises:
+        BadRound: listing each response that does not fit its request.
+    """
     responses: dict[str, object] = {}
     problems: list[Problem] = []
-    for key, descriptor in (asked if isinstance(asked, dict) else {}).items():
+    for key, descriptor in asked.items():
         if key not in raw:
             continue
         try:
@@ -101,7 +113,7 @@ def open_round(
             "invalid inputResponses:\n" + "\n".join(p.line() for p in problems),
             {"problems": [{"path": p.path, "message": p.message} for p in problems]},
         )
-    return Round(contents.get("s"), responses)
+    return responses
 
 
 def pre_answered(
@@ -146,12 +158,11 @@ def _merge(into: JsonObject, needs: Mapping[str, JsonValue]) -> None:
 def ask(
     sealer: StateSealer,
     needs: NeedsInput,
-    method: str,
-    params: JsonObject,
-    principal: str | None,
+    binding: Binding,
     client_capabilities: Mapping[str, JsonValue],
 ) -> JsonObject:
-    """Return the ``input_required`` result for ``needs``.
+    """Return the ``input_required`` result for ``needs``, its state sealed to
+    ``binding``.
 
     Raises:
         MissingClientCapability: if a request needs a capability the request's
@@ -175,5 +186,5 @@ def ask(
     return {
         "resultType": "input_required",
         "inputRequests": {key: r.to_wire() for key, r in needs.requests.items()},
-        "requestState": sealer.seal(contents, _binding(method, params, principal)),
+        "requestState": sealer.seal(contents, binding),
     }
