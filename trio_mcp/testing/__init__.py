@@ -1,5 +1,6 @@
 """Test a trio_mcp server in-process: ``McpTestClient`` and the pytest plugin."""
 
+from ._client import Exchange as Exchange
 from ._client import Listen as Listen
 from ._client import McpTestClient as McpTestClient
 from ._client import ProtocolError as ProtocolError
@@ -8,6 +9,7 @@ from ._schema import SchemaViolation as SchemaViolation
 from ._schema import check_message as check_message
 
 __all__ = [
+    "Exchange",
     "Listen",
     "McpTestClient",
     "ProtocolError",

@@ -68,12 +68,22 @@ class ToolResult:
 
 
 @attrs.define
-class _Pending:
+class Exchange:
+    """One request as ``McpTestClient.exchange`` saw it: the whole response
+    message and every notification the server tied to the request.
+
+    .. versionadded:: 0.2
+    """
+
     method: str
+    """The request's method."""
     token: JsonValue
-    done: trio.Event = attrs.field(factory=trio.Event)
+    """The request's ``progressToken`` (from ``_meta``), or None."""
     reply: JsonObject | None = None
-    notifications: list[JsonObject] = attrs.field(factory=list)
+    """The whole JSON-RPC response (``result`` or ``error``); None until it came."""
+    notifications: list[JsonObject] = attrs.Factory(list)
+    """The progress and log notifications of this request, in order."""
+    _done: trio.Event = attrs.field(factory=trio.Event, repr=False, eq=False)
 
 
 class Listen:
@@ -87,7 +97,7 @@ class Listen:
     """
 
     def __init__(
-        self, client: McpTestClient, request_id: str | int, pending: _Pending
+        self, client: McpTestClient, request_id: str | int, pending: Exchange
     ) -> None:
         self.client = client
         self.id = request_id
@@ -148,7 +158,7 @@ class Listen:
             ProtocolError: if the server answered with an error.
         """
         with trio.fail_after(self.client.timeout if timeout is None else timeout):
-            await self._pending.done.wait()
+            await self._pending._done.wait()
         result: JsonObject = _result(self._pending)
         return result
 
@@ -190,7 +200,7 @@ class McpTestClient:
         self.notifications: list[JsonObject] = []
         """Every notification the server emitted, in order."""
         self._ids = itertools.count(1)
-        self._pending: dict[str | int, _Pending] = {}
+        self._pending: dict[str | int, Exchange] = {}
         self._raw_waiters: list[list[JsonObject]] = []
         self._listens: dict[str | int, Listen] = {}
         self._ended_listens: set[str] = set()
@@ -266,7 +276,7 @@ class McpTestClient:
             return
         if pending is not None:
             pending.reply = message
-            pending.done.set()
+            pending._done.set()
 
     def meta(self, **extra: object) -> dict[str, object]:
         """Return the ``_meta`` this client sends: version, capabilities, clientInfo."""
@@ -321,7 +331,7 @@ class McpTestClient:
                 wanted["resourceSubscriptions"] = list(resource_subscriptions)
             notifications = wanted
         rid = next(self._ids) if request_id is None else request_id
-        pending = _Pending("subscriptions/listen", None)
+        pending = Exchange("subscriptions/listen", None)
         listen = Listen(self, rid, pending)
         self._pending[rid] = pending
         self._listens[rid] = listen
@@ -347,7 +357,7 @@ class McpTestClient:
                         nursery.cancel_scope.cancel()
 
                     nursery.start_soon(first, listen._acked)
-                    nursery.start_soon(first, pending.done)
+                    nursery.start_soon(first, pending._done)
             if listen.acknowledgement is None:
                 _result(pending)  # raises the ProtocolError
             yield listen
@@ -398,7 +408,7 @@ class McpTestClient:
         params: Mapping[str, object] | None = None,
         *,
         request_id: str | int | None = None,
-    ) -> _Pending:
+    ) -> Exchange:
         """Send a request and wait for its response; return it with its notifications."""
         params = dict(params or {})
         if "_meta" not in params:
@@ -406,7 +416,7 @@ class McpTestClient:
         rid = next(self._ids) if request_id is None else request_id
         meta = params["_meta"]
         token = meta.get("progressToken") if isinstance(meta, dict) else None
-        pending = _Pending(method, token)
+        pending = Exchange(method, token)
         self._pending[rid] = pending
         try:
             await self._send_in.send(
@@ -415,7 +425,7 @@ class McpTestClient:
                 )
             )
             with trio.fail_after(self.timeout):
-                await pending.done.wait()
+                await pending._done.wait()
         finally:
             del self._pending[rid]
         return pending
@@ -511,7 +521,7 @@ class McpTestClient:
         return result
 
 
-def _result(pending: _Pending) -> JsonObject:
+def _result(pending: Exchange) -> JsonObject:
     """The reply's result; its error raised as ``ProtocolError``."""
     reply = pending.reply
     assert reply is not None
