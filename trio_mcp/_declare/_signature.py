@@ -93,6 +93,34 @@ class Plan:
     names: tuple[str, ...]
 
 
+class _Refused(Exception):
+    """Why a parameter cannot be an input; ``str()`` continues its message."""
+
+
+def _annotation(param: inspect.Parameter, hints: dict[str, object]) -> object:
+    """The annotation of an input parameter, checked against the type table.
+
+    Raises:
+        _Refused: for ``*args``/``**kwargs``, positional-only, unannotated or
+            unsupported parameters.
+    """
+    if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+        raise _Refused(" is *args/**kwargs; declare each input as a named parameter")
+    if param.kind is param.POSITIONAL_ONLY:
+        raise _Refused(" is positional-only; inputs are passed by name")
+    if param.name not in hints:
+        raise _Refused(
+            " has no type annotation; annotate it (for example 'str' or 'int')"
+        )
+    annotation = hints[param.name]
+    try:
+        check_supported(annotation)
+    except UnsupportedType as exc:
+        inner = f" at '{exc.where}'" if exc.where else ""
+        raise _Refused(f"{inner}: {exc.reason}") from None
+    return annotation
+
+
 def plan_arguments(
     fn: Callable[..., object],
     *,
@@ -110,33 +138,11 @@ def plan_arguments(
     problems: list[str] = []
     fields: dict[str, object] = {}
     params = list(inspect.signature(fn).parameters.values())
-    if skip_self:
-        params = params[1:]
-    for param in params:
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            problems.append(
-                f"{where}: parameter '{param.name}' is *args/**kwargs; "
-                "declare each input as a named parameter"
-            )
-            continue
-        if param.kind is param.POSITIONAL_ONLY:
-            problems.append(
-                f"{where}: parameter '{param.name}' is positional-only; "
-                "inputs are passed by name"
-            )
-            continue
-        if param.name not in hints:
-            problems.append(
-                f"{where}: parameter '{param.name}' has no type annotation; "
-                "annotate it (for example 'str' or 'int')"
-            )
-            continue
-        annotation = hints[param.name]
+    for param in params[1:] if skip_self else params:
         try:
-            check_supported(annotation)
-        except UnsupportedType as exc:
-            inner = f" at '{exc.where}'" if exc.where else ""
-            problems.append(f"{where}: parameter '{param.name}'{inner}: {exc.reason}")
+            annotation = _annotation(param, hints)
+        except _Refused as refused:
+            problems.append(f"{where}: parameter '{param.name}'{refused}")
             continue
         metadata: dict[str, Field] = {}
         if param.name in descriptions:
