@@ -128,6 +128,33 @@ async def test_more_than_a_page_of_tools_is_paginated_in_order() -> None:
     ]
 
 
+async def test_every_page_lists_the_same_tools_each_time_it_is_asked() -> None:
+    """Pages are encoded once and reused: asking again, or asking for the second
+    page first, gives the same tools; a description holding NUL, JSON escapes or a
+    lone surrogate comes back as written."""
+
+    def tool_999() -> int:
+        return 999
+
+    tool_999.__doc__ = 'NUL \x00 quote " slash \\ lone \ud800 end'
+    odd = tool(tool_999)
+    tools = [numbered_tool(i) for i in range(150)] + [odd]
+    async with McpTestClient(Server("again", "1", tools=tools)) as client:
+        first = await client.request("tools/list")
+        second = await client.request("tools/list", {"cursor": first["nextCursor"]})
+        again = await client.request("tools/list", {"cursor": first["nextCursor"]})
+        first_again = await client.request("tools/list")
+
+    assert first == first_again
+    assert second == again
+    names = [wire(t)["name"] for t in [*wire(first)["tools"], *wire(second)["tools"]]]
+    assert [f"tool_{i:03d}" for i in range(150)] + ["tool_999"] == names
+    assert (
+        'NUL \x00 quote " slash \\ lone \ud800 end'
+        == wire(second)["tools"][-1]["description"]
+    )
+
+
 async def test_a_list_that_fits_one_page_has_no_next_cursor() -> None:
     """Spec (mcp §10): nextCursor is absent at the end."""
     async with McpTestClient(Server("one", "1", tools=[alpha])) as client:

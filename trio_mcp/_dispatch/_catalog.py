@@ -31,6 +31,7 @@ from .._errors import DuplicateName, InvalidDeclaration, InvalidReply
 from .._json import JsonObject, JsonValue
 from .._protocol._headers import ParamHeader, param_headers
 from ._complete import completion_problems
+from ._pages import Pages
 
 __all__ = [
     "Catalog",
@@ -319,6 +320,15 @@ class Catalog:
         self.wire_templates: list[JsonObject] = [
             e.spec.to_wire() for e in self.templates
         ]
+        self.pages = {
+            "tools/list": Pages("tools", "tools", self.wire_tools),
+            "prompts/list": Pages("prompts", "prompts", self.wire_prompts),
+            "resources/list": Pages("resources", "resources", self.wire_resources),
+            "resources/templates/list": Pages(
+                "templates", "resourceTemplates", self.wire_templates
+            ),
+        }
+        """Each list method's pages, encoded on first use."""
 
     def specs(self) -> list[ToolSpec | ResourceSpec | PromptSpec]:
         """Return every entry's spec: tools, then resources, then prompts, in list order."""

@@ -30,7 +30,7 @@ from ._calls import Calls
 from ._catalog import Catalog
 from ._complete import completable, complete
 from ._listen import LISTEN_METHOD, BadFilter, honour, is_updatable, stream
-from ._pages import InvalidCursor, page
+from ._pages import InvalidCursor
 from ._request import Caller as Caller
 from ._request import Failure, Incoming, Reply
 
@@ -39,25 +39,6 @@ __all__ = ["Caller", "Dispatcher", "Reply"]
 log = logging.getLogger("trio_mcp")
 
 LIST_TTL_MS = 3_600_000
-
-#: Each list method: what ``page`` calls the items (for cursors), the catalog kind
-#: whose guards make the listing private, the listed entries, and the result key.
-LISTS: dict[str, tuple[str, str, Callable[[Catalog], list[JsonObject]], str]] = {
-    "tools/list": ("tools", "tools", lambda c: c.wire_tools, "tools"),
-    "prompts/list": ("prompts", "prompts", lambda c: c.wire_prompts, "prompts"),
-    "resources/list": (
-        "resources",
-        "resources",
-        lambda c: c.wire_resources,
-        "resources",
-    ),
-    "resources/templates/list": (
-        "templates",
-        "resources",
-        lambda c: c.wire_templates,
-        "resourceTemplates",
-    ),
-}
 
 
 #: A method: a result to finish and encode, or a reply a call already encoded.
@@ -282,17 +263,21 @@ class Dispatcher(Calls):
         return "private" if guarded or caller.principal is not None else "public"
 
     def _lister(self, method: str) -> Handler:
-        """The handler of one of the ``LISTS`` methods: a page of the catalog's entries."""
-        kind, _scope_kind, entries, key = LISTS[method]
+        """The handler of a list method: a page of the catalog's entries.
 
-        async def handler(inc: Incoming) -> JsonObject:
+        The page's items were encoded once; each reply encodes only its envelope
+        (id, cursor, cache scope, server info) and splices them in.
+        """
+
+        async def handler(inc: Incoming) -> Reply:
+            pages = self.catalog.pages[method]
             try:
-                result = page(kind, entries(self.catalog), inc.params, key)
+                result, offset = pages.result(inc.params)
             except InvalidCursor as exc:
                 raise Failure.invalid(f"invalid cursor: {exc}") from None
             result["ttlMs"] = LIST_TTL_MS
             result["cacheScope"] = self._cache_scope(inc.caller)
-            return result
+            return Reply(pages.splice(self.encode_result(inc.id, result), offset))
 
         return handler
 
