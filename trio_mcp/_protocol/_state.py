@@ -97,6 +97,28 @@ class Binding:
     principal: str | None = None
 
 
+def _split(token: object) -> tuple[str, bytes, bytes]:
+    """Return the payload of ``v1.<payload>.<mac>`` as sent and decoded, and the MAC.
+
+    Only the shape is checked here; ``StateSealer.open`` verifies the MAC.
+
+    Raises:
+        InvalidState: if ``token`` is not a string of that shape in base64url.
+    """
+    if not isinstance(token, str):
+        raise InvalidState("requestState must be a string")
+    parts = token.split(".")
+    if len(parts) != 3 or parts[0] != _VERSION:
+        raise InvalidState("requestState is not a token this server issued")
+    _, payload, mac_text = parts
+    try:
+        mac = _unb64(mac_text)
+        raw = _unb64(payload)
+    except (ValueError, binascii.Error):
+        raise InvalidState("requestState is not a token this server issued") from None
+    return payload, raw, mac
+
+
 def _canonical(value: JsonValue) -> bytes:
     return json.dumps(
         value,
@@ -240,19 +262,7 @@ class StateSealer:
                 signed with an unknown key, or for another principal or request), has
                 expired, or was issued for another method.
         """
-        if not isinstance(token, str):
-            raise InvalidState("requestState must be a string")
-        parts = token.split(".")
-        if len(parts) != 3 or parts[0] != _VERSION:
-            raise InvalidState("requestState is not a token this server issued")
-        _, payload, mac_text = parts
-        try:
-            mac = _unb64(mac_text)
-            raw = _unb64(payload)
-        except (ValueError, binascii.Error):
-            raise InvalidState(
-                "requestState is not a token this server issued"
-            ) from None
+        payload, raw, mac = _split(token)
         if not any(
             hmac.compare_digest(self._mac(key, payload, binding), mac)
             for key in self.keys
