@@ -86,43 +86,33 @@ def parse_message(
 def classify(value: JsonValue) -> Request | Notification | Fault:
     """Sort a decoded JSON value into a request, a notification or an invalid message."""
     if isinstance(value, list):
-        return Fault(
-            wire.INVALID_REQUEST,
-            "invalid request: batches are not supported; send one message",
-            http_status=400,
-        )
+        return _invalid("batches are not supported; send one message")
     if not isinstance(value, dict):
-        return Fault(
-            wire.INVALID_REQUEST,
-            "invalid request: a message must be a JSON object",
-            http_status=400,
-        )
+        return _invalid("a message must be a JSON object")
     raw_id = value.get("id")
     request_id = raw_id if raw_id is not None and _is_request_id(raw_id) else None
     assert request_id is None or isinstance(request_id, str | int)
     method = value.get("method")
     if value.get("jsonrpc") != wire.JSONRPC:
-        return Fault(
-            wire.INVALID_REQUEST,
-            'invalid request: "jsonrpc" must be "2.0"',
-            request_id=request_id,
-            http_status=400,
-        )
+        return _invalid('"jsonrpc" must be "2.0"', request_id)
     if not isinstance(method, str):
-        return Fault(
-            wire.INVALID_REQUEST,
-            'invalid request: "method" must be a string; '
-            "clients send only requests and notifications",
-            request_id=request_id,
-            http_status=400,
+        return _invalid(
+            '"method" must be a string; clients send only requests and notifications',
+            request_id,
         )
     params = value.get("params")
     if "id" not in value:
         return Notification(method, params)
     if request_id is None:
-        return Fault(
-            wire.INVALID_REQUEST,
-            'invalid request: "id" must be a string or an integer',
-            http_status=400,
-        )
+        return _invalid('"id" must be a string or an integer')
     return Request(request_id, method, params)
+
+
+def _invalid(reason: str, request_id: str | int | None = None) -> Fault:
+    """-32600 (HTTP 400) for a message that is JSON but not a request we take."""
+    return Fault(
+        wire.INVALID_REQUEST,
+        f"invalid request: {reason}",
+        request_id=request_id,
+        http_status=400,
+    )
