@@ -152,33 +152,37 @@ def param_headers(input_schema: JsonObject) -> tuple[list[ParamHeader], list[str
     for prop, schema in (properties if isinstance(properties, dict) else {}).items():
         if not isinstance(schema, dict) or "x-mcp-header" not in schema:
             continue
-        name = schema["x-mcp-header"]
-        if not isinstance(name, str) or not _TOKEN.match(name):
-            problems.append(
-                f"parameter '{prop}': x-mcp-header must be a header name "
-                "(letters, digits and !#$%&'*+.^_`|~-)"
-            )
+        found = _param_header(prop, schema, seen)
+        if isinstance(found, str):
+            problems.append(f"parameter '{prop}': {found}")
             continue
-        if name.lower() in seen:
-            problems.append(f"parameter '{prop}': x-mcp-header '{name}' is used twice")
-            continue
-        if _write_only(schema):
-            problems.append(
-                f"parameter '{prop}': x-mcp-header would copy a Secret into the "
-                f"Mcp-Param-{name} HTTP header, which proxies and access logs keep; "
-                "remove x-mcp-header from this parameter"
-            )
-            continue
-        kind = _scalar_kind(schema)
-        if kind not in _HEADER_TYPES:
-            problems.append(
-                f"parameter '{prop}': x-mcp-header needs a string, integer or boolean "
-                "parameter"
-            )
-            continue
-        seen.add(name.lower())
-        headers.append(ParamHeader(prop, name, kind))
+        seen.add(found.name.lower())
+        headers.append(found)
     return headers, problems
+
+
+def _param_header(prop: str, schema: JsonObject, seen: set[str]) -> ParamHeader | str:
+    """The header one property declares, or why it cannot have one.
+
+    ``seen`` holds the names (lower case) already taken by earlier properties.
+    """
+    name = schema["x-mcp-header"]
+    if not isinstance(name, str) or not _TOKEN.match(name):
+        return (
+            "x-mcp-header must be a header name (letters, digits and !#$%&'*+.^_`|~-)"
+        )
+    if name.lower() in seen:
+        return f"x-mcp-header '{name}' is used twice"
+    if _write_only(schema):
+        return (
+            f"x-mcp-header would copy a Secret into the Mcp-Param-{name} HTTP header, "
+            "which proxies and access logs keep; remove x-mcp-header from this "
+            "parameter"
+        )
+    kind = _scalar_kind(schema)
+    if kind not in _HEADER_TYPES:
+        return "x-mcp-header needs a string, integer or boolean parameter"
+    return ParamHeader(prop, name, kind)
 
 
 def _same(text: str, value: JsonValue, kind: str) -> bool:
