@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -134,18 +134,28 @@ async def serve_websocket(
             endpoint.dispatcher.broadcast.running(),
             trio.open_nursery() as nursery,
         ):
-            try:
-                server = await nursery.start(listen)
-            except OSError as exc:
-                raise Transport(
-                    "cannot listen for WebSocket connections on the requested host "
-                    "and port; pick a free port (0 picks one) or another host"
-                ) from exc
-            task_status.started(server.port)
+            task_status.started(await _bind(nursery, listen))
     except* Transport as group:
         # A new exception: re-raising a member of the group would re-wrap it.
         failure = first_exception(group)
         raise Transport(str(failure)) from failure.__cause__
+
+
+async def _bind(nursery: trio.Nursery, listen: Callable[..., Awaitable[object]]) -> int:
+    """Start trio-websocket's listener in ``nursery``; return the port it bound.
+
+    Raises:
+        McpError.Transport: if the port cannot be bound.
+    """
+    try:
+        server = await nursery.start(listen)
+    except OSError as exc:
+        raise Transport(
+            "cannot listen for WebSocket connections on the requested host "
+            "and port; pick a free port (0 picks one) or another host"
+        ) from exc
+    port: int = server.port
+    return port
 
 
 async def serve_connection(
