@@ -138,6 +138,25 @@ class Listen:
         self._arrived.set()
         self._arrived = trio.Event()
 
+    async def _acknowledged(self) -> None:
+        """Wait for the acknowledgement, or for the response that came instead.
+
+        Raises:
+            ProtocolError: if the server answered the listen with an error.
+            trio.TooSlowError: if neither arrives within the client's timeout.
+        """
+        with trio.fail_after(self.client.timeout):
+            async with trio.open_nursery() as nursery:
+
+                async def first(event: trio.Event) -> None:
+                    await event.wait()
+                    nursery.cancel_scope.cancel()
+
+                nursery.start_soon(first, self._acked)
+                nursery.start_soon(first, self._pending._done)
+        if self.acknowledgement is None:
+            _result(self._pending)  # raises the ProtocolError
+
     async def next(self, *, timeout: float | None = None) -> JsonObject:  # noqa: ASYNC109 - a test helper bound
         """Return the next tagged notification not yet returned, waiting for it.
 
@@ -320,46 +339,39 @@ class McpTestClient:
         .. versionadded:: 0.2
         """
         if notifications is None:
-            wanted: JsonObject = {}
-            if tools_list_changed:
-                wanted["toolsListChanged"] = True
-            if prompts_list_changed:
-                wanted["promptsListChanged"] = True
-            if resources_list_changed:
-                wanted["resourcesListChanged"] = True
+            flags = {
+                "toolsListChanged": tools_list_changed,
+                "promptsListChanged": prompts_list_changed,
+                "resourcesListChanged": resources_list_changed,
+            }
+            wanted: JsonObject = {flag: True for flag, on in flags.items() if on}
             if resource_subscriptions is not None:
                 wanted["resourceSubscriptions"] = list(resource_subscriptions)
             notifications = wanted
         rid = next(self._ids) if request_id is None else request_id
+        async with self._listening(rid, notifications) as listen:
+            yield listen
+
+    @asynccontextmanager
+    async def _listening(
+        self, rid: str | int, notifications: Mapping[str, object]
+    ) -> AsyncIterator[Listen]:
+        """Send the listen request ``rid``; yield its stream once acknowledged.
+
+        ``_on_message`` routes the stream's notifications to it during the block;
+        after the block, a late one is a race with the cancellation, not an error.
+        """
         pending = Exchange("subscriptions/listen", None)
         listen = Listen(self, rid, pending)
         self._pending[rid] = pending
         self._listens[rid] = listen
         try:
-            await self._send_in.send(
-                json.dumps(
-                    {
-                        "jsonrpc": "2.0",
-                        "id": rid,
-                        "method": "subscriptions/listen",
-                        "params": {
-                            "_meta": self.meta(),
-                            "notifications": dict(notifications),
-                        },
-                    }
-                )
-            )
-            with trio.fail_after(self.timeout):
-                async with trio.open_nursery() as nursery:
-
-                    async def first(event: trio.Event) -> None:
-                        await event.wait()
-                        nursery.cancel_scope.cancel()
-
-                    nursery.start_soon(first, listen._acked)
-                    nursery.start_soon(first, pending._done)
-            if listen.acknowledgement is None:
-                _result(pending)  # raises the ProtocolError
+            params: dict[str, object] = {
+                "_meta": self.meta(),
+                "notifications": dict(notifications),
+            }
+            await self._send_request(rid, "subscriptions/listen", params)
+            await listen._acknowledged()
             yield listen
             if pending.reply is None:
                 with contextlib.suppress(trio.ClosedResourceError):  # after close()
@@ -419,16 +431,22 @@ class McpTestClient:
         pending = Exchange(method, token)
         self._pending[rid] = pending
         try:
-            await self._send_in.send(
-                json.dumps(
-                    {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
-                )
-            )
+            await self._send_request(rid, method, params)
             with trio.fail_after(self.timeout):
                 await pending._done.wait()
         finally:
             del self._pending[rid]
         return pending
+
+    async def _send_request(
+        self, rid: str | int, method: str, params: dict[str, object]
+    ) -> None:
+        """Write one request as JSON text to the server's input."""
+        await self._send_in.send(
+            json.dumps(
+                {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+            )
+        )
 
     async def request(
         self, method: str, params: Mapping[str, object] | None = None
