@@ -14,7 +14,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from trio_mcp._json import JsonValue, could_exceed, depth_exceeds, dumps, loads
+from trio_mcp._json import (
+    JsonValue,
+    could_exceed,
+    depth_exceeds,
+    dumps,
+    encode_message,
+    loads,
+)
 
 scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
 documents = st.recursive(
@@ -114,3 +121,41 @@ def test_loads_refuses_nan_and_infinity(constant: str) -> None:
 def test_loads_refuses_invalid_utf8() -> None:
     with pytest.raises(UnicodeDecodeError):
         loads(b'"\xff"')
+
+
+# -- encode_message: the bytes every transport writes ------------------------------------
+texts_with_surrogates = st.text(
+    st.characters(codec=None, exclude_categories=()), max_size=8
+)
+
+
+@given(
+    st.recursive(
+        scalars | texts_with_surrogates,
+        lambda inner: (
+            st.lists(inner, max_size=3)
+            | st.dictionaries(texts_with_surrogates, inner, max_size=3)
+        ),
+        max_leaves=12,
+    )
+)
+def test_encode_message_writes_valid_utf8_that_reads_back_as_the_value(
+    value: JsonValue,
+) -> None:
+    """Lone surrogates included: they travel as ``\\uXXXX`` escapes."""
+    body = encode_message(value)
+
+    text = body.decode("utf-8")  # strict: raises on anything that is not UTF-8
+    assert "\n" not in text
+    assert value == json.loads(text)
+
+
+def test_encode_message_keeps_text_as_is_unless_a_surrogate_forces_escapes() -> None:
+    assert '{"a":"é ✓"}'.encode() == encode_message({"a": "é ✓"})
+    assert b'{"a":"\\u00e9 \\ud800"}' == encode_message({"a": "é \ud800"})
+
+
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
+def test_encode_message_refuses_nan_and_infinity(number: float) -> None:
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        encode_message({"x": [number]})
