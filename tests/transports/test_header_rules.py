@@ -137,6 +137,11 @@ NOT_A_NAME = (
 NOT_A_SCALAR = (
     "parameter '{}': x-mcp-header needs a string, integer or boolean parameter"
 )
+SECRET = (
+    "parameter '{}': x-mcp-header would copy a Secret into the Mcp-Param-{} HTTP "
+    "header, which proxies and access logs keep; remove x-mcp-header from this "
+    "parameter"
+)
 
 
 @pytest.mark.parametrize(
@@ -196,6 +201,19 @@ NOT_A_SCALAR = (
             ),
             [ParamHeader("g", "G", "string")],
             [NOT_A_SCALAR.format(p) for p in "abcdef"],
+        ),
+        (
+            _schema(
+                a={"type": "string", "writeOnly": True, "x-mcp-header": "A"},
+                b={
+                    "anyOf": [{"type": "string", "writeOnly": True}, {"type": "null"}],
+                    "x-mcp-header": "B",
+                },
+                c={"type": "string", "writeOnly": False, "x-mcp-header": "C"},
+                d={"anyOf": "not a list", "type": "string", "x-mcp-header": "D"},
+            ),
+            [ParamHeader("c", "C", "string"), ParamHeader("d", "D", "string")],
+            [SECRET.format(p, p.upper()) for p in "ab"],
         ),
         ({"type": "object"}, [], []),
         ({"type": "object", "properties": ["not", "an", "object"]}, [], []),
