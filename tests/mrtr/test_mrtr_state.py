@@ -387,6 +387,35 @@ def test_a_str_key_and_its_bytes_are_the_same_key() -> None:
     assert parse_keys("k" * 32) == parse_keys(b"k" * 32)
 
 
+@pytest.mark.parametrize(
+    ("config", "error", "message"),
+    [
+        ([], ValueError, "state_key is an empty list; give at least one key"),
+        (
+            "short",
+            ValueError,
+            "a state key must be at least 32 bytes; make one with "
+            "secrets.token_urlsafe(32)",
+        ),
+        ([b"k" * 32, 7], TypeError, "a state key is bytes or str"),
+    ],
+)
+def test_a_bad_state_key_says_what_to_give_instead(
+    config: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as caught:
+        parse_keys(config)
+
+    assert message == str(caught.value)
+
+
+def test_a_sealer_from_config_keeps_its_ttl() -> None:
+    sealer = StateSealer.from_config("k" * 32, ttl=12.5)
+
+    assert (b"k" * 32,) == sealer.keys
+    assert 12.5 == sealer.ttl
+
+
 def _digest_of(canonical: str) -> str:
     return _b64(hashlib.sha256(canonical.encode()).digest())
 
