@@ -20,7 +20,7 @@ import trio
 from trio_websocket import open_websocket_url
 from wayout_peer import META, WAIT, spawn
 
-from trio_mcp import Server, ToolContext, tool
+from trio_mcp import Limits, Server, ToolContext, tool
 
 
 @pytest.mark.parametrize("tool", ["sync_watch_cancel", "async_watch_cancel"])
@@ -62,7 +62,8 @@ async def test_stdin_end_fires_ctx_cancel_of_sync_and_async_handlers_together(
 
 async def test_a_closed_websocket_fires_ctx_cancel_before_the_handler_sees_it() -> None:
     """The same on WebSocket: a closed connection cancels its requests at once, and
-    ``ctx.cancel`` has fired when an async handler sees ``Cancelled``."""
+    ``ctx.cancel`` has fired when an async handler sees ``Cancelled``. At once even
+    with an hour's grace period configured: nobody is left to read their replies."""
     started = trio.Event()
     seen: list[bool] = []
 
@@ -79,7 +80,10 @@ async def test_a_closed_websocket_fires_ctx_cancel_before_the_handler_sees_it() 
 
     server = Server("ws-close", "1", tools=[wait_here])
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(partial(server.serve_websocket, port=0))
+        serve = partial(
+            server.serve_websocket, port=0, limits=Limits(grace_period=3600)
+        )
+        port = await nursery.start(serve)
         url = f"ws://127.0.0.1:{port}/mcp"
         async with open_websocket_url(url, subprotocols=["mcp"]) as ws:
             call = {"name": "wait_here", "arguments": {}, "_meta": META}
