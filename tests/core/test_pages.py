@@ -8,6 +8,8 @@ be the one a whole encode would give, page after page, asked once or twice.
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -63,6 +65,7 @@ def test_walking_the_pages_twice_gives_every_item_once_in_order(
             assert isinstance(page, list)
             assert envelope == decoded["note"]
             assert len(page) <= size
+            assert page or not items  # no empty page after the last one
             walked.extend(page)
             if "nextCursor" not in result:
                 break
@@ -81,3 +84,36 @@ def test_a_cursor_of_another_list_is_refused_and_the_last_page_has_none() -> Non
         prompts.result({"cursor": second})
     assert "nextCursor" not in last
     assert 4 == offset
+
+
+def _cursor(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode()
+
+
+@pytest.mark.parametrize(
+    ("cursor", "message"),
+    [
+        (7, "the cursor must be a string"),
+        ("!!!", "the cursor is not one this server issued"),
+        (_cursor("tools:0"), "the cursor is not one this server issued"),
+        (_cursor("tools:6"), "the cursor is not one this server issued"),
+        (_cursor("tools:-2"), "the cursor is not one this server issued"),
+        (_cursor("tools:x"), "the cursor is not one this server issued"),
+        (_cursor("prompts:2"), "the cursor is not one this server issued"),
+    ],
+)
+def test_a_cursor_the_server_did_not_issue_is_refused_saying_so(
+    cursor: JsonValue, message: str
+) -> None:
+    pages = Pages("tools", "tools", [{"name": str(i)} for i in range(5)], 2)
+
+    with pytest.raises(InvalidCursor) as caught:
+        pages.result({"cursor": cursor})
+    assert message == str(caught.value)
+
+
+def test_an_empty_cursor_is_the_first_page() -> None:
+    pages = Pages("tools", "tools", [{"name": str(i)} for i in range(5)], 2)
+
+    assert pages.result({}) == pages.result({"cursor": ""})
+    assert 0 == pages.result({"cursor": ""})[1]
