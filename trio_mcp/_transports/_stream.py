@@ -216,8 +216,6 @@ class _Loop:
         """Cancel scopes by request id, for ``notifications/cancelled``."""
         self.running: dict[trio.CancelScope, Request] = {}
         """Requests still counted in ``load``, by their scope."""
-        self.holding: set[trio.CancelScope] = set()
-        """Calls holding a slot the loop took for them, by their scope."""
         # Unbuffered: a lagging client holds up the senders, not a queue of ours
         # (a buffer of one message per call slot measured no faster).
         self.to_writer, self.from_requests = trio.open_memory_channel[bytes](0)
@@ -256,26 +254,24 @@ class _Loop:
             # Ids must be unique among outstanding requests; a duplicate is
             # answered but cannot be cancelled separately.
             self.in_flight.setdefault(message.id, scope)
-            if self._take_slot(message, scope):
-                nursery.start_soon(self.run, message, scope)
+            if message.method not in CALL_METHODS:
+                nursery.start_soon(self.run, message, scope, False)
+            elif self._take_slot(scope):
+                nursery.start_soon(self.run, message, scope, True)
             else:
                 # start, not start_soon: the call is queued for its slot before
                 # the next message is taken, so waiting calls keep their order.
-                await nursery.start(self.run, message, scope)
+                await nursery.start(self.run, message, scope, False)
 
-    def _take_slot(self, request: Request, scope: trio.CancelScope) -> bool:
-        """Take a free call slot for ``request`` now, on its task's behalf.
+    def _take_slot(self, scope: trio.CancelScope) -> bool:
+        """Take a free call slot now, on behalf of the task of ``scope``.
 
-        Fails when none is free or others already wait (the limiter is fair);
-        requests that take no slot need none.
+        Fails when none is free or others already wait (the limiter is fair).
         """
-        if request.method not in CALL_METHODS:
-            return True
         try:
             self.slots.acquire_on_behalf_of_nowait(scope)
         except trio.WouldBlock:
             return False
-        self.holding.add(scope)
         return True
 
     async def hand_over(self, data: bytes) -> None:
@@ -298,9 +294,11 @@ class _Loop:
         self,
         request: Request,
         scope: trio.CancelScope,
+        held: bool,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """One admitted request in its own task and cancel scope."""
+        """One admitted request in its own task and cancel scope; ``held``: the
+        loop took its call slot for it (``_take_slot``)."""
 
         async def emit(note: JsonObject) -> None:
             if not scope.cancel_called:
@@ -309,12 +307,11 @@ class _Loop:
         self.running[scope] = request
         try:
             with scope:
-                reply = await self._handle(request, emit, scope, task_status)
+                reply = await self._handle(request, emit, scope, held, task_status)
                 if not scope.cancel_called:
                     await self.hand_over(reply.body)
         finally:
-            if scope in self.holding:
-                self.holding.remove(scope)
+            if held:
                 self.slots.release_on_behalf_of(scope)
             # Whatever still runs for this request (an abandoned worker thread)
             # now sees ``ctx.cancel`` fire.
@@ -329,13 +326,14 @@ class _Loop:
         request: Request,
         emit: Emit,
         scope: trio.CancelScope,
+        held: bool,
         task_status: trio.TaskStatus[None],
     ) -> Reply:
         handle = self.dispatcher.handle
         # Nothing awaits between started() and the limiter: a call that must wait
         # parks in the limiter's FIFO before the loop takes the next message.
         task_status.started()
-        if scope in self.holding or request.method not in CALL_METHODS:
+        if held or request.method not in CALL_METHODS:
             return await handle(request, self.caller, emit, scope=scope)
         async with self.slots:
             return await handle(request, self.caller, emit, scope=scope)
