@@ -1,7 +1,8 @@
 """File notes: a resource server that shows the text files under one folder.
 
 ``notes://{+path}`` takes a path that may contain ``/`` (RFC 6570 reserved
-expansion). trio_mcp refuses a ``..`` segment before the handler runs; the handler
+expansion). trio_mcp refuses a ``..`` segment, an absolute path, a drive letter or a
+NUL (however percent-encoded) before the handler runs; the handler
 also resolves the path and refuses anything outside the folder (a symbolic link
 pointing out, an absolute path), so a client can read notes and nothing else.
 ``NOTES_ROOT`` names the folder (default: ``notes`` in the current directory).

@@ -5,7 +5,8 @@ from __future__ import annotations
 import urllib.parse
 
 import pytest
-from hypothesis import given
+import trio
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import wire
 
@@ -19,7 +20,7 @@ from trio_mcp import (
     TextResourceContents,
     resource,
 )
-from trio_mcp._declare import UriTemplate, climbing_variable
+from trio_mcp._declare import UriTemplate, escaping_variable
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 read_paths: list[str] = []
@@ -48,6 +49,17 @@ def read_note(folder: str, name: str) -> str:
     return name
 
 
+@resource(uri="memo://{name}")
+def read_memo(name: str) -> str:
+    """One memo, named by a single path segment.
+
+    Args:
+        name: The memo's name.
+    """
+    read_paths.append(name)
+    return name
+
+
 class RawFiles:
     """A hand-written resource adopter with a reserved-expansion template."""
 
@@ -63,7 +75,7 @@ def server(receipts: list[Receipt] | None = None) -> Server:
     return Server(
         "files",
         "1",
-        resources=[read_file, read_note, RawFiles()],
+        resources=[read_file, read_note, read_memo, RawFiles()],
         receipts=None if receipts is None else receipts.append,
     )
 
@@ -119,6 +131,49 @@ async def test_a_dot_dot_segment_is_refused_before_the_reader_runs(uri: str) -> 
     assert ["invalid"] == [r.outcome for r in receipts]
 
 
+@pytest.mark.parametrize(
+    ("uri", "why"),
+    [
+        ("memo://%2Fetc%2Fpasswd", "'/'"),
+        ("memo://etc%2Fpasswd", "'/'"),
+        ("memo://etc%5Cpasswd", "'/'"),
+        ("memo://etc%252Fpasswd", "'/'"),
+        ("notes://inbox/%2Fetc%2Fpasswd", "'/'"),
+        ("notes://%2F/x", "'/'"),
+        ("files:////etc/passwd", "leading"),
+        ("files://%2Fetc/passwd", "leading"),
+        ("files://%252Fetc/passwd", "leading"),
+        ("files://\\\\server\\share", "leading"),
+        ("files://%5Cwindows", "leading"),
+        ("files://C:/Windows/win.ini", "drive"),
+        ("files://c%3A%5Cboot.ini", "drive"),
+        ("files://d:", "drive"),
+        ("memo://C:", "drive"),
+        ("files://notes/a%00.txt", "NUL"),
+        ("memo://a%2500b", "NUL"),
+        ("raw:////etc/passwd", "leading"),
+        ("raw://%2e%2e%2fetc", "'..'"),
+        ("files://%25252525252Fetc", "encod"),
+    ],
+)
+async def test_a_variable_that_escapes_is_refused_before_the_reader_runs(
+    uri: str, why: str
+) -> None:
+    """Trust: a leading '/' or '\\', a drive letter, a NUL or a '/' inside a
+    single-segment variable, however percent-encoded, is -32602 with a receipt."""
+    read_paths.clear()
+    receipts: list[Receipt] = []
+    async with McpTestClient(server(receipts)) as client:
+        with pytest.raises(ProtocolError) as info:
+            await client.read_resource(uri)
+
+    assert -32602 == info.value.code
+    assert why in info.value.message
+    assert {"uri": uri} == info.value.data
+    assert [] == read_paths
+    assert ["invalid"] == [r.outcome for r in receipts]
+
+
 @pytest.mark.parametrize("path", ["a..b", "...", "./x", "v1.2/..notes", "x/.", "%2e/x"])
 async def test_dots_that_are_not_a_parent_segment_are_served(path: str) -> None:
     async with McpTestClient(server()) as client:
@@ -142,7 +197,9 @@ def test_other_template_operators_are_refused_at_decoration(expression: str) -> 
 
 
 SEGMENT = st.text(
-    alphabet=st.characters(blacklist_characters="/\\?#%", blacklist_categories=["Cs"]),
+    alphabet=st.characters(
+        blacklist_characters="/\\?#%:\x00", blacklist_categories=["Cs"]
+    ),
     min_size=1,
     max_size=8,
 ).filter(lambda s: s != "..")
@@ -158,7 +215,7 @@ def test_any_path_without_dot_dot_round_trips_through_a_reserved_template(
     uri = "files://" + urllib.parse.quote(path, safe="/")
 
     assert {"path": path} == template.match(uri)
-    assert climbing_variable({"path": path}) is None
+    assert escaping_variable({"path": path}) is None
 
 
 @given(
@@ -172,4 +229,83 @@ def test_any_path_with_a_parent_segment_is_caught(
 ) -> None:
     path = separator.join([*before, dots, *after])
 
-    assert "path" == climbing_variable({"path": path})
+    assert "path" == (escaping_variable({"path": path}) or ("",))[0]
+
+
+PIECE = st.sampled_from(
+    ["a", "b.txt", "..", ".", "/", "\\", "C:", "z:", "\x00", "%", "%2F", "é", "?", "#"]
+)
+
+
+def _layers(value: str) -> list[str]:
+    """``value`` and every percent-decoding of it, until nothing changes."""
+    layers = [value]
+    while (decoded := urllib.parse.unquote(layers[-1])) != layers[-1]:
+        layers.append(decoded)
+    return layers
+
+
+def _stays(value: str, *, segment: bool) -> bool:
+    """The contract, read independently: no layer of ``value`` leaves its place."""
+    for layer in _layers(value):
+        parts = layer.replace("\\", "/").split("/")
+        if ".." in parts or "\x00" in layer or layer[:1] in ("/", "\\"):
+            return False
+        if (
+            len(layer) > 1
+            and layer[0].isascii()
+            and layer[0].isalpha()
+            and layer[1] == ":"
+        ):
+            return False
+        if segment and len(parts) > 1:
+            return False
+    return True
+
+
+async def _read_all(uris: list[str]) -> list[int | str]:
+    """Read every URI through real JSON: the error code, or the text read."""
+    outcomes: list[int | str] = []
+    async with McpTestClient(server()) as client:
+        for uri in uris:
+            try:
+                read = await client.read_resource(uri)
+            except ProtocolError as exc:
+                outcomes.append(exc.code)
+            else:
+                outcomes.append(wire(read)["contents"][0]["text"])
+    return outcomes
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.lists(PIECE, min_size=1, max_size=6), st.integers(0, 2), st.booleans()
+        ),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_a_reader_never_receives_a_value_that_escapes(
+    drawn: list[tuple[list[str], int, bool]],
+) -> None:
+    """Property (Trust): over real JSON, with separators encoded up to three times,
+    a read is refused (-32602) exactly when its value would leave its place, and a
+    reader only ever receives a value that stays."""
+    uris, expected = [], []
+    for pieces, layers, reserved in drawn:
+        value = "".join(pieces)
+        encoded = urllib.parse.quote(value, safe="/" if reserved else "")
+        for _ in range(layers):
+            encoded = urllib.parse.quote(encoded, safe="")
+        uris.append(("files://" if reserved else "memo://") + encoded)
+        received = urllib.parse.unquote(encoded)
+        stays = _stays(received, segment=not reserved)
+        expected.append(
+            (f"contents of {received}" if reserved else received) if stays else -32602
+        )
+    read_paths.clear()
+
+    assert expected == trio.run(_read_all, uris)
+    assert all(_stays(p, segment=False) for p in read_paths)

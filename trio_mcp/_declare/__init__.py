@@ -28,7 +28,7 @@ from ._prompt import prompt as prompt
 from ._replies import content_blocks as content_blocks
 from ._resource import FunctionResource as FunctionResource
 from ._resource import UriTemplate as UriTemplate
-from ._resource import climbing_variable as climbing_variable
+from ._resource import escaping_variable as escaping_variable
 from ._resource import resource as resource
 from ._tool import FunctionTool as FunctionTool
 from ._tool import error_reply as error_reply

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import typing
 import urllib.parse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar, overload
 
 import attrs
@@ -35,7 +35,7 @@ from ._values import (
     ResourceSpec,
 )
 
-__all__ = ["FunctionResource", "UriTemplate", "climbing_variable", "resource"]
+__all__ = ["FunctionResource", "UriTemplate", "escaping_variable", "resource"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -59,6 +59,8 @@ class UriTemplate:
     template: str
     variables: tuple[str, ...]
     pattern: re.Pattern[str]
+    segments: frozenset[str] = frozenset()
+    """The ``{name}`` variables, which match one path segment (no ``{+name}``)."""
 
     @classmethod
     def parse(cls, template: str, *, where: str) -> UriTemplate:
@@ -69,6 +71,7 @@ class UriTemplate:
                 empty or repeated name, or unbalanced braces.
         """
         names: list[str] = []
+        segments: set[str] = set()
         regex = ["^"]
         pos = 0
         for m in _VAR.finditer(template):
@@ -86,6 +89,8 @@ class UriTemplate:
                     f"{where}: URI template variable {{{name}}} appears twice"
                 )
             names.append(name)
+            if not reserved:
+                segments.add(name)
             regex.append(re.escape(template[pos : m.start()]))
             regex.append(f"(?P<{name}>{_RESERVED if reserved else _SEGMENT})")
             pos = m.end()
@@ -93,47 +98,74 @@ class UriTemplate:
         regex.append(r"\Z")
         if "{" in template[pos:] or "}" in template[pos:]:
             raise InvalidDeclaration(f"{where}: unbalanced braces in URI template")
-        return cls(template, tuple(names), re.compile("".join(regex)))
+        pattern = re.compile("".join(regex))
+        return cls(template, tuple(names), pattern, frozenset(segments))
 
     def match(self, uri: str) -> dict[str, str] | None:
         """Return the variables if ``uri`` matches, else None.
 
-        A value with a ``..`` segment still matches: the server refuses the read
-        (``climbing_variable``, -32602 and a receipt) before any reader runs.
+        A value that escapes (``..``, a leading ``/``, ``%2F`` in a ``{name}``, ...)
+        still matches: the server refuses the read (``escape``, -32602 and a
+        receipt) before any reader runs.
         """
         m = self.pattern.match(uri)
         if m is None:
             return None
         return {k: urllib.parse.unquote(v) for k, v in m.groupdict().items()}
 
+    def escape(self, variables: Mapping[str, str]) -> tuple[str, str] | None:
+        """Return a matched variable whose value escapes its place, and why, if any."""
+        return escaping_variable(variables, self.segments)
 
-#: How often a value is percent-decoded when looking for ``..``: more layers of
+
+#: How often a value is percent-decoded when looking for an escape: more layers of
 #: encoding than this are refused outright.
 _MAX_DECODINGS = 4
+_DRIVE = re.compile(r"[A-Za-z]:")
 
 
-def climbing_variable(variables: Mapping[str, str]) -> str | None:
-    """Return the name of a variable whose value has a ``..`` path segment, if any.
+def escaping_variable(
+    variables: Mapping[str, str], segments: Collection[str] = ()
+) -> tuple[str, str] | None:
+    """Return a variable whose value escapes its place, and why, if any.
 
-    Segments are split on ``/`` and ``\\``; the value is percent-decoded again and
-    again (``%2e%2e``, ``%252e%252e``), so no encoding smuggles a ``..`` past the
-    check to a handler that decodes once more or builds a path from the value.
+    A value escapes with a ``..`` path segment, a leading ``/`` or ``\\``, a drive
+    letter (``C:``), a NUL, or, for a name in ``segments`` (the single-segment
+    ``{name}`` variables), a ``/`` or ``\\`` anywhere. The value is percent-decoded
+    again and again (``%2F``, ``%252F``), so no encoding smuggles an escape past the
+    check to a reader that decodes once more or builds a path from the value.
     """
     for name, value in variables.items():
-        if _climbs(value):
-            return name
+        why = _escape(value, segment=name in segments)
+        if why is not None:
+            return name, why
     return None
 
 
-def _climbs(value: str) -> bool:
+def _escape(value: str, *, segment: bool) -> str | None:
     for _ in range(_MAX_DECODINGS):
-        if ".." in _SEPARATORS.split(value):
-            return True
+        why = _escape_in(value, segment=segment)
+        if why is not None:
+            return why
         decoded = urllib.parse.unquote(value)
         if decoded == value:
-            return False
+            return None
         value = decoded
-    return True
+    return f"more than {_MAX_DECODINGS} layers of percent-encoding"
+
+
+def _escape_in(value: str, *, segment: bool) -> str | None:
+    if ".." in _SEPARATORS.split(value):
+        return "a '..' path segment"
+    if "\x00" in value:
+        return "a NUL character"
+    if segment and _SEPARATORS.search(value):
+        return "a '/' or '\\' inside a single path segment"
+    if value.startswith(("/", "\\")):
+        return "a leading '/' or '\\'"
+    if _DRIVE.match(value):
+        return "a drive letter"
+    return None
 
 
 def _is_contents(annotation: object) -> bool:
@@ -348,8 +380,9 @@ def resource(uri: str | None = None, /, **options: Any) -> Any:
     Args:
         uri: ``scheme://path`` or an RFC 6570 template such as ``ticket://{ticket_id}``
             (one path segment) or ``file:///{+path}`` (a value that may contain
-            ``/``). A read whose variable holds a ``..`` segment is refused (-32602)
-            before the reader runs.
+            ``/``). A read whose variable escapes (a ``..`` segment, a leading
+            ``/`` or ``\\``, a drive letter, a NUL, a ``/`` in a ``{name}``, however
+            percent-encoded) is refused (-32602) before the reader runs.
         mime_type: The contents' MIME type; inferred from the return type by default.
         name: The resource's name; defaults to the function's name.
         ttl: Seconds (or timedelta) a read may be cached; without it ``ttlMs`` is 0.

@@ -61,7 +61,6 @@ from .._declare import (
     ToolReply,
     ToolSpec,
     _Absent,
-    climbing_variable,
     content_blocks,
     qualified,
 )
@@ -173,7 +172,7 @@ class Calls:
         read = ResourceRead(uri, variables, inc.id, inc.caller.principal)
 
         async def run() -> AnyReply:
-            _refuse_climbing(uri, variables)
+            _refuse_escaping(uri, entry.template.escape(variables))
             try:
                 return await entry.adopter.dispatch(read)
             except ResourceNotFound as exc:
@@ -464,13 +463,13 @@ def _required_str(inc: Incoming, key: str, method: str) -> str:
     return value
 
 
-def _refuse_climbing(uri: str, variables: dict[str, str]) -> None:
-    """Refuse a template match whose variable climbs out of its path (``..``)."""
-    name = climbing_variable(variables)
-    if name is not None:
+def _refuse_escaping(uri: str, escape: tuple[str, str] | None) -> None:
+    """Refuse a template match whose variable escapes its place (``..``, ``/``, ...)."""
+    if escape is not None:
+        name, why = escape
         raise Failure.invalid(
-            f"resource URI variable '{name}' has a '..' path segment, which is "
-            "refused; name the resource without '..'",
+            f"resource URI variable '{name}' holds {why}, which is refused; "
+            "name the resource without it",
             {"uri": uri},
         )
 
