@@ -44,6 +44,8 @@ class HttpOptions(TypedDict, total=False):
         max_depth: Deepest nesting of arrays and objects accepted.
         max_concurrent: Most calls running at once across all requests; more wait
             for a slot (discovery, lists and listen streams take none).
+        max_waiting: Most calls waiting for a slot across all requests; one more
+            is answered at once with 503, ``Retry-After`` and -32000.
         keepalive_interval: Seconds of quiet after which a listen stream gets a
             ``:`` comment, so proxies keep it open.
         resource_metadata: RFC 9728 metadata for a host that checks OAuth bearer
@@ -63,6 +65,7 @@ class HttpOptions(TypedDict, total=False):
     max_message_bytes: int | None
     max_depth: int | None
     max_concurrent: int | None
+    max_waiting: int | None
     keepalive_interval: float | None
     resource_metadata: ProtectedResource | None
     cors_origins: Iterable[str] | None
@@ -74,5 +77,6 @@ def http_limits(options: HttpOptions) -> Limits:
         max_message_bytes=options.get("max_message_bytes"),
         max_depth=options.get("max_depth"),
         max_concurrent=options.get("max_concurrent"),
+        max_waiting=options.get("max_waiting"),
         keepalive_interval=options.get("keepalive_interval"),
     )

@@ -70,8 +70,9 @@ class Limits:
         max_concurrent: Most handlers (tool calls, prompt gets, resource reads,
             completions) running at once. Discovery and lists never wait for one,
             listen streams never take one.
-        max_waiting: Most calls waiting for a handler slot (stdio, WebSocket);
-            a call beyond that is answered at once with -32000 ("server busy").
+        max_waiting: Most calls waiting for a handler slot; a call beyond that is
+            answered at once with -32000 ("server busy"; over HTTP with 503 and
+            ``Retry-After``).
         max_listens: Most open ``subscriptions/listen`` streams per connection;
             one more is answered at once with -32000.
         grace_period: Seconds that requests still running when the input ends

@@ -730,7 +730,7 @@ async def test_requests_beyond_max_concurrent_wait_instead_of_failing() -> None:
         return "fast"
 
     def waiting(app: McpAsgiApp) -> bool:
-        limiter = app._limiter
+        limiter = app.gate._limiter
         return limiter is not None and limiter.statistics().tasks_waiting >= 1
 
     server = Server("limits", "1", tools=[slow, fast])

@@ -21,8 +21,9 @@ Invariants:
 - A body is never buffered past ``max_message_bytes``.
 - A client disconnect (``http.disconnect``) cancels the request's scope; after it
   nothing more is sent for that request.
-- At most ``max_concurrent`` requests run handlers at once across all connections;
-  more wait for a slot (a ``trio.CapacityLimiter``), they are not rejected.
+- At most ``max_concurrent`` requests run handlers at once across all connections
+  and ``max_waiting`` more wait for a slot; beyond that a call is answered at once
+  with 503 and ``Retry-After`` (``_gate``).
 - A ``subscriptions/listen`` request takes no slot: its response is a long SSE stream
   (acknowledgement first) with a ``:`` comment every ``keepalive_interval`` seconds
   of quiet. Closing the stream ends it; ``close()`` (or ASGI lifespan shutdown) ends
@@ -60,6 +61,7 @@ from ._access import (
     normalize_origins,
     request_base,
 )
+from ._gate import Gate, Refusal
 from ._stream import CALL_METHODS, oversized_fault
 
 __all__ = ["LOOPBACK_HOSTS", "McpAsgiApp", "PrincipalResolver", "is_loopback"]
@@ -170,7 +172,8 @@ class _Response:
             if self.streaming:
                 await self._write(_sse_data(reply.body), more=False)
             else:
-                await _json(self.send, reply.http_status, reply.body)
+                extra = list(reply.headers) if isinstance(reply, Refusal) else None
+                await _json(self.send, reply.http_status, reply.body, extra)
 
     async def _start_stream(self) -> None:
         if not self.streaming:
@@ -213,9 +216,8 @@ class McpAsgiApp:
         self.resolve_principal = options.get("principal")
         self.limits = http_limits(options)
         self.max_message_bytes = self.limits.max_message_bytes
-        # Created lazily: a CapacityLimiter needs a running Trio loop, and the app
-        # may be built before one exists.
-        self._limiter: trio.CapacityLimiter | None = None
+        self.gate = Gate(self.limits)
+        """The call slots and waiting places (``max_concurrent``, ``max_waiting``)."""
         self.closing = trio.Event()
         """Set by ``close()``: open listen streams end with their result."""
 
@@ -410,13 +412,14 @@ class McpAsgiApp:
     async def _handle(
         self, request: Request, caller: Caller, response: _Response
     ) -> Reply:
-        """Run the request, in a slot of ``max_concurrent`` when it is a call."""
+        """Run the request, in a call slot when it is a call (or refuse it: busy)."""
         handle = self.dispatcher.handle
         if request.method not in CALL_METHODS:
             return await handle(request, caller, response.emit, scope=response.scope)
-        if self._limiter is None:
-            self._limiter = trio.CapacityLimiter(self.limits.max_concurrent)
-        async with self._limiter:
+        refused = self.gate.refuse_busy(request)
+        if refused is not None:
+            return refused
+        async with self.gate.slot():
             return await handle(request, caller, response.emit, scope=response.scope)
 
     # -- checks --------------------------------------------------------------------

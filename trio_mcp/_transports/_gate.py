@@ -1,0 +1,106 @@
+"""Admission of HTTP calls: a slot, a bounded wait for one, or an answer at once.
+
+Streamable HTTP has no stream to pace: each call is its own request, so a burst of
+slow calls would queue without end. The gate bounds it as the stream loop does for
+stdio and WebSocket: at most ``max_concurrent`` calls run and ``max_waiting`` more
+wait for a slot across every connection of the app; one more is answered at once
+with HTTP 503, ``Retry-After`` and a JSON-RPC -32000 body.
+
+Invariants:
+- Only calls (``tools/call``, ``prompts/get``, ``resources/read``,
+  ``completion/complete``) pass the gate; discovery, lists, the tasks methods and
+  listen streams never wait and are never refused here.
+- A call is counted from the moment it is admitted until its task leaves the gate,
+  however it leaves: a client that disconnects while waiting cancels its wait and so
+  gives its place up at once.
+- A refusal is a ``Refusal`` (a ``Reply`` with its extra headers), written like any
+  other reply; nothing else of the request runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Final
+
+import attrs
+import trio
+
+from .._dispatch import Reply
+from .._json import encode_message
+from .._limits import Limits
+from .._protocol._jsonrpc import Request
+from ._stream import busy_fault
+
+__all__ = ["BUSY_RETRY_AFTER", "Gate", "Refusal", "retry_after_header"]
+
+#: Seconds a client told "busy" is asked to wait before it tries again.
+BUSY_RETRY_AFTER: Final = 1
+
+
+def retry_after_header(seconds: float) -> tuple[bytes, bytes]:
+    """``Retry-After`` in whole seconds (RFC 9110 §10.2.3), at least one."""
+    return (b"retry-after", str(max(1, math.ceil(seconds))).encode("ascii"))
+
+
+@attrs.frozen
+class Refusal(Reply):
+    """An answer given instead of running the call: a reply with extra headers."""
+
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+
+
+class Gate:
+    """The call slots of one HTTP app, and the places to wait for one.
+
+    Args:
+        limits: ``max_concurrent`` and ``max_waiting`` are read from it.
+    """
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.admitted = 0
+        """Calls running or waiting for a slot now."""
+        self.busy = 0
+        """Calls answered "busy" so far."""
+        # Made on first use: a CapacityLimiter needs a running Trio loop, and the
+        # app may be built before one exists.
+        self._limiter: trio.CapacityLimiter | None = None
+
+    @property
+    def limiter(self) -> trio.CapacityLimiter:
+        """The ``max_concurrent`` slots (FIFO: waiting calls keep their order)."""
+        if self._limiter is None:
+            self._limiter = trio.CapacityLimiter(self.limits.max_concurrent)
+        return self._limiter
+
+    def refuse_busy(self, request: Request) -> Refusal | None:
+        """The 503 for ``request`` if no slot and no waiting place is free, else None."""
+        limits = self.limits
+        if self.admitted < limits.max_concurrent + limits.max_waiting:
+            return None
+        self.busy += 1
+        fault = busy_fault(
+            request,
+            f"{limits.max_concurrent} calls are running and "
+            f"{limits.max_waiting} are waiting",
+        )
+        return Refusal(
+            encode_message(fault.to_message()),
+            fault.http_status,
+            headers=(retry_after_header(BUSY_RETRY_AFTER),),
+        )
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold a call slot for the block, waiting for one (cancellable) if needed.
+
+        Call ``refuse_busy`` first: the place is counted from here on.
+        """
+        self.admitted += 1
+        try:
+            async with self.limiter:
+                yield
+        finally:
+            self.admitted -= 1
