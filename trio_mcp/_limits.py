@@ -52,6 +52,14 @@ def _keepalive_interval(value: Seconds) -> float:
     return _duration(value, "keepalive_interval")
 
 
+def _idle_timeout(value: Seconds) -> float:
+    return _duration(value, "idle_timeout")
+
+
+def _body_timeout(value: Seconds) -> float:
+    return _duration(value, "body_timeout")
+
+
 def _positive(
     instance: object, attribute: attrs.Attribute[float], value: float
 ) -> None:
@@ -79,6 +87,11 @@ class Limits:
             get to finish before they are cancelled.
         keepalive_interval: Seconds of quiet after which an HTTP listen stream
             gets a ``:`` comment, so proxies keep it open.
+        idle_timeout: Seconds an HTTP keep-alive connection may wait for its next
+            request before ``serve_http`` closes it (Hypercorn's
+            ``keep_alive_timeout``), so idle clients cannot hold every socket.
+        body_timeout: Seconds an HTTP request body may take to arrive; a slower
+            one is answered with 408 and its connection closed.
     """
 
     max_message_bytes: int = attrs.field(
@@ -95,6 +108,12 @@ class Limits:
     )
     keepalive_interval: float = attrs.field(
         default=15.0, converter=_keepalive_interval, validator=_positive
+    )
+    idle_timeout: float = attrs.field(
+        default=5.0, converter=_idle_timeout, validator=_positive
+    )
+    body_timeout: float = attrs.field(
+        default=30.0, converter=_body_timeout, validator=_positive
     )
 
     def with_overrides(self, **overrides: object) -> Limits:

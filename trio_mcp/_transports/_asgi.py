@@ -167,13 +167,22 @@ class _Response:
                 self.last_write = trio.current_time()
 
     async def finish(self, reply: Reply) -> None:
-        """Send the reply: the last event of a stream, or the whole JSON response."""
+        """Send the reply: the last event of a stream, or the whole JSON response.
+
+        The sending is shielded (taking the lock is not, so a client that left gets
+        nothing): Hypercorn ends the response inside this ``send`` (re-arming the
+        connection's idle timer, closing it for ``Connection: close`` or HTTP/1.0),
+        and the ``http.disconnect`` that the finished response itself produces must
+        not cancel that half-way. Hypercorn shields its socket writes anyway, so the
+        shield adds no wait that was not there.
+        """
         async with self.lock:
-            if self.streaming:
-                await self._write(_sse_data(reply.body), more=False)
-            else:
-                extra = list(reply.headers) if isinstance(reply, Refusal) else None
-                await _json(self.send, reply.http_status, reply.body, extra)
+            with trio.CancelScope(shield=True):
+                if self.streaming:
+                    await self._write(_sse_data(reply.body), more=False)
+                else:
+                    extra = list(reply.headers) if isinstance(reply, Refusal) else None
+                    await _json(self.send, reply.http_status, reply.body, extra)
 
     async def _start_stream(self) -> None:
         if not self.streaming:

@@ -103,6 +103,7 @@ async def serve_hypercorn(
             'serving HTTP needs Hypercorn; install it with: pip install "trio-mcp[http]"'
         ) from exc
     config = hypercorn_config(Config)
+    config.keep_alive_timeout = app.limits.idle_timeout
     sock = bind_socket(host, port)
     bound_port: int = sock.getsockname()[1]
     # hypercorn.trio.serve binds from config strings and leaks the socket when the

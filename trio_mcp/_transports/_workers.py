@@ -27,7 +27,7 @@ import os
 import pickle
 import sys
 from functools import partial
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import attrs
 import trio
@@ -35,6 +35,7 @@ import trio
 from .._dispatch._broadcast import Broadcast
 from .._dispatch._redis import RedisBroadcast
 from .._errors import Transport
+from .._http_options import HttpOptions, http_limits
 from .._protocol._state import KeyConfig, require_shared_key
 
 log = logging.getLogger("trio_mcp.http")
@@ -172,6 +173,9 @@ def run_workers(spec: WorkerSpec, *, workers: int, bind: str) -> int:
 
     os.environ[ENV_WORKER_SPEC] = spec.encode()
     config = hypercorn_config(Config)
+    # The app's keywords, as mount() took them.
+    options = cast(HttpOptions, spec.options)
+    config.keep_alive_timeout = http_limits(options).idle_timeout
     config.bind = [bind]
     config.workers = workers
     config.worker_class = "trio"
