@@ -27,12 +27,14 @@ LAYERS = {
     "_authority": 1,
     "_limits": 1,
     "_http_options": 1,
+    "_rate_limit": 1,
     "_schema": 2,
     "_decode": 2,
     "_context": 3,
     "_otel": 3,
     "_declare": 4,
     "_dispatch": 5,
+    "_store": 5,  # shared state (buckets, task records): below the dispatcher's users
     "_tasks": 5,  # the tasks extension: beside the dispatcher, which routes to it
     "_transports": 6,
     "_server": 7,

@@ -68,10 +68,12 @@ from ._errors import ToolError as ToolError
 from ._errors import Transport as Transport
 from ._http_options import HttpOptions as HttpOptions
 from ._limits import Limits as Limits
+from ._rate_limit import RateLimit as RateLimit
 from ._schema import Field as Field
 from ._schema import described as described
 from ._schema import json_schema as json_schema
 from ._server import Server as Server
+from ._store import MemoryStore as MemoryStore
 from ._version import __version__ as __version__
 
 __all__ = [
@@ -99,6 +101,7 @@ __all__ = [
     "Limits",
     "ListRoots",
     "McpError",
+    "MemoryStore",
     "MissingClientCapability",
     "NeedsInput",
     "Problem",
@@ -109,6 +112,7 @@ __all__ = [
     "PromptReply",
     "PromptSpec",
     "ProtectedResource",
+    "RateLimit",
     "Receipt",
     "RedisBroadcast",
     "Refusal",

@@ -12,6 +12,7 @@ from typing import Any, TypedDict
 from ._authority import Grants
 from ._authority._protected import ProtectedResource
 from ._limits import Limits
+from ._rate_limit import RateLimit
 
 __all__ = ["HttpOptions", "PrincipalResolver", "http_limits"]
 
@@ -54,6 +55,9 @@ class HttpOptions(TypedDict, total=False):
         cors_origins: Browser origins allowed to call the endpoint cross-origin
             (``"*"`` allows any): preflight is answered, the MCP request headers
             allowed, the response headers exposed. Off by default.
+        rate_limit: A token bucket per caller (``RateLimit(calls, per)``): the
+            principal, else the client's address. A call beyond it gets 429 with
+            ``Retry-After``. The buckets live in the server's ``store``.
     """
 
     allow: Grants
@@ -69,6 +73,7 @@ class HttpOptions(TypedDict, total=False):
     keepalive_interval: float | None
     resource_metadata: ProtectedResource | None
     cors_origins: Iterable[str] | None
+    rate_limit: RateLimit | None
 
 
 def http_limits(options: HttpOptions) -> Limits:

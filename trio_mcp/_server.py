@@ -30,6 +30,7 @@ from ._errors import McpError
 from ._http_options import HttpOptions
 from ._limits import Limits
 from ._protocol._state import StateSealer
+from ._store import Store
 from ._transports._stream import (
     Oversized,
     one_by_one,
@@ -103,6 +104,8 @@ class Server:
         title: A display name for people, sent in ``serverInfo``.
         website_url: The server's home page, sent in ``serverInfo`` (``websiteUrl``).
         icons: ``Icon`` values a client may show for the server, sent in ``serverInfo``.
+        store: Where state shared beyond one request lives: the rate-limit buckets
+            of ``rate_limit=``. The default ``MemoryStore()`` keeps them per process.
 
     Raises:
         ValueError: if a state key is shorter than 32 bytes.
@@ -128,6 +131,7 @@ class Server:
         title: str | None = None,
         website_url: str | None = None,
         icons: Iterable[Icon] = (),
+        store: Store | None = None,
     ) -> None:
         _check_strings(name, version, instructions)
         self.name = name
@@ -144,6 +148,7 @@ class Server:
             sealer=StateSealer.from_config(state_key),
             dynamic=dynamic,
             broadcast=broadcast,
+            store=store,
         )
         self.dispatcher.server_info.update(
             implementation_extras(title, website_url, icons)

@@ -24,6 +24,7 @@ from .._protocol import _wire as wire
 from .._protocol._headers import check_routing_headers, check_version_header
 from .._protocol._jsonrpc import Fault, Request
 from .._protocol._state import StateSealer
+from .._store import MemoryStore, Store
 from .._tasks import TaskRunner
 from ._broadcast import Broadcast, Change, ListKind
 from ._calls import Calls
@@ -59,8 +60,11 @@ class Dispatcher(Calls):
         sealer: StateSealer | None = None,
         dynamic: bool = False,
         broadcast: Broadcast | None = None,
+        store: Store | None = None,
     ) -> None:
         self.catalog = catalog
+        self.store = store if store is not None else MemoryStore()
+        """State shared beyond one request: rate-limit buckets (and task records)."""
         self.dynamic = dynamic
         """Whether the catalog may be replaced (then ``listChanged`` is advertised)."""
         self.broadcast = broadcast if broadcast is not None else Broadcast()

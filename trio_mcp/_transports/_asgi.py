@@ -225,7 +225,7 @@ class McpAsgiApp:
         self.resolve_principal = options.get("principal")
         self.limits = http_limits(options)
         self.max_message_bytes = self.limits.max_message_bytes
-        self.gate = Gate(self.limits)
+        self.gate = Gate(self.limits, dispatcher, options.get("rate_limit"))
         """The call slots and waiting places (``max_concurrent``, ``max_waiting``)."""
         self.closing = trio.Event()
         """Set by ``close()``: open listen streams end with their result."""
@@ -348,6 +348,11 @@ class McpAsgiApp:
         caller = Caller(
             principal=principal, allow=self.allow, headers=headers, closing=self.closing
         )
+        if message.method in CALL_METHODS and self.gate.rate_limit is not None:
+            limited = await self.gate.refuse_rate(message, caller, scope)
+            if limited is not None:
+                await _json(send, limited.http_status, limited.body, [*limited.headers])
+                return
         await self._dispatch(message, caller, receive, send)
 
     def _gatekeep(self, scope: Scope, headers: dict[str, str]) -> _Answer | None:

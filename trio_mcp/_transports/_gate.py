@@ -1,4 +1,4 @@
-"""Admission of HTTP calls: a slot, a bounded wait for one, or an answer at once.
+"""Admission of HTTP calls: a rate limit, a slot, a bounded wait, or an answer at once.
 
 Streamable HTTP has no stream to pace: each call is its own request, so a burst of
 slow calls would queue without end. The gate bounds it as the stream loop does for
@@ -13,27 +13,55 @@ Invariants:
 - A call is counted from the moment it is admitted until its task leaves the gate,
   however it leaves: a client that disconnects while waiting cancels its wait and so
   gives its place up at once.
+- With a ``RateLimit``, a call first takes a token from its caller's bucket (in the
+  server's store); without one it is answered 429 with ``Retry-After``, and leaves a
+  ``refused`` receipt when it names a declaration. A store that cannot be reached
+  does not refuse: the bucket of this process stands in.
 - A refusal is a ``Refusal`` (a ``Reply`` with its extra headers), written like any
   other reply; nothing else of the request runs.
 """
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import trio
 
-from .._dispatch import Reply
+from .._authority import Receipt
+from .._context import principal_id
+from .._dispatch import Caller, Reply
 from .._json import encode_message
 from .._limits import Limits
-from .._protocol._jsonrpc import Request
-from ._stream import busy_fault
+from .._protocol import _wire as wire
+from .._protocol._jsonrpc import Fault, Request
+from .._rate_limit import RateLimit
+from .._store import MemoryStore
+from ._forwarded import caller_key
+from ._stream import SERVER_BUSY, busy_fault
 
-__all__ = ["BUSY_RETRY_AFTER", "Gate", "Refusal", "retry_after_header"]
+if TYPE_CHECKING:
+    from .._dispatch import Dispatcher
+    from .._dispatch._calls import Kind
+    from .._dispatch._catalog import Entry
+
+__all__ = [
+    "BUSY_RETRY_AFTER",
+    "RATE_LIMITED_TYPE",
+    "Gate",
+    "Refusal",
+    "retry_after_header",
+]
+
+log = logging.getLogger("trio_mcp.http")
+
+#: The receipt's ``error_type`` of a call refused by the rate limit.
+RATE_LIMITED_TYPE: Final = "trio_mcp.RateLimit"
 
 #: Seconds a client told "busy" is asked to wait before it tries again.
 BUSY_RETRY_AFTER: Final = 1
@@ -56,14 +84,27 @@ class Gate:
 
     Args:
         limits: ``max_concurrent`` and ``max_waiting`` are read from it.
+        dispatcher: Whose store holds the buckets, whose receipts record refusals.
+        rate_limit: The token bucket per caller, or None for no limit.
     """
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(
+        self,
+        limits: Limits,
+        dispatcher: Dispatcher | None = None,
+        rate_limit: RateLimit | None = None,
+    ) -> None:
         self.limits = limits
+        self.dispatcher = dispatcher
+        self.rate_limit = rate_limit
         self.admitted = 0
         """Calls running or waiting for a slot now."""
         self.busy = 0
         """Calls answered "busy" so far."""
+        self.limited = 0
+        """Calls answered "rate limited" so far."""
+        self._fallback = MemoryStore()
+        """The buckets used while the server's store cannot be reached."""
         # Made on first use: a CapacityLimiter needs a running Trio loop, and the
         # app may be built before one exists.
         self._limiter: trio.CapacityLimiter | None = None
@@ -104,3 +145,89 @@ class Gate:
                 yield
         finally:
             self.admitted -= 1
+
+    async def refuse_rate(
+        self, request: Request, caller: Caller, scope: Mapping[str, Any]
+    ) -> Refusal | None:
+        """The 429 for ``request`` if its caller's bucket is empty, else None."""
+        limit = self.rate_limit
+        if limit is None or self.dispatcher is None:
+            return None
+        key = caller_key(caller.principal, scope, caller.headers or {}, limit)
+        try:
+            wait = await self.dispatcher.store.take(key, limit)
+        except Exception as exc:  # the store is down: limit in this process alone
+            log.warning("rate limit: the store failed (%s); limiting locally", exc)
+            wait = self._fallback.take_now(key, limit)
+        if wait <= 0:
+            return None
+        self.limited += 1
+        await self._receipt(request, caller)
+        return _limited(request, limit, wait)
+
+    async def _receipt(self, request: Request, caller: Caller) -> None:
+        """The ``refused`` receipt of a rate-limited call that names a declaration."""
+        assert self.dispatcher is not None
+        found = _declaration(self.dispatcher, request)
+        if found is None:
+            return
+        kind, name, entry = found
+        params = request.params if isinstance(request.params, dict) else {}
+        meta = params.get("_meta")
+        client = meta.get(wire.META_CLIENT_INFO) if isinstance(meta, dict) else None
+        receipt = Receipt(
+            kind=kind,
+            declaration=entry.declaration,
+            name=name,
+            required=entry.required,
+            granted=frozenset(),
+            outcome="refused",
+            error_type=RATE_LIMITED_TYPE,
+            principal_id=principal_id(caller.principal),
+            client=client.get("name") if isinstance(client, dict) else None,  # type: ignore[arg-type]
+            request_id=request.id,
+            started=time.time(),
+            duration=0.0,
+        )
+        self.dispatcher.log_receipt(receipt)
+        await self.dispatcher.deliver(receipt)
+
+
+def _declaration(
+    dispatcher: Dispatcher, request: Request
+) -> tuple[Kind, str, Entry] | None:
+    """The kind, wire name and catalog entry a call names, if it names one."""
+    params = request.params if isinstance(request.params, dict) else {}
+    catalog = dispatcher.catalog
+    method = request.method
+    key = params.get("uri" if method == "resources/read" else "name")
+    if not isinstance(key, str):
+        return None
+    entry: Entry | None = None
+    kind: Kind = "tool"
+    if method == "resources/read":
+        found = catalog.find_resource(key)
+        entry, kind = (None if found is None else found[0]), "resource"
+    elif method == "tools/call":
+        entry = catalog.tools.get(key)
+    elif method == "prompts/get":
+        entry, kind = catalog.prompts.get(key), "prompt"
+    return None if entry is None else (kind, key, entry)
+
+
+def _limited(request: Request, limit: RateLimit, wait: float) -> Refusal:
+    """429 with ``Retry-After`` and a -32000 error saying when to retry."""
+    after = max(1, math.ceil(wait))
+    fault = Fault(
+        SERVER_BUSY,
+        f"rate limited: this caller may make {limit.calls} calls every "
+        f"{limit.per:g} s; retry after {after} s",
+        {"retryable": True, "retryAfterSeconds": after},
+        request.id,
+        429,
+    )
+    return Refusal(
+        encode_message(fault.to_message()),
+        fault.http_status,
+        headers=(retry_after_header(after),),
+    )

@@ -1,0 +1,81 @@
+"""``Store`` and ``MemoryStore``: what workers and replicas may share, kept in-process.
+
+A store holds the state that must outlive one request: the rate-limit buckets and
+(with ``RedisStore``) the task records and the broadcast. ``MemoryStore``, the
+default, keeps the buckets in this process's memory: each worker and replica then
+limits on its own. Its memory is bounded: past ``max_keys`` callers, buckets that
+have filled up again are forgotten (a full bucket is what a new caller gets anyway),
+then the oldest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import trio
+
+from .._rate_limit import Bucket, RateLimit, take
+
+__all__ = ["MemoryStore", "Store"]
+
+
+class Store:
+    """Where a server keeps state shared beyond one request (the interface).
+
+    ``Server(store=...)`` takes a ``MemoryStore`` (the default) or a ``RedisStore``.
+    """
+
+    shared = False
+    """Whether other processes see this store's state (task records among them)."""
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Keep what the store needs (a connection) for the block; here, nothing."""
+        yield
+
+    async def take(self, key: str, limit: RateLimit) -> float:
+        """Take a token from ``key``'s bucket; return 0.0, or the seconds to wait."""
+        raise NotImplementedError
+
+
+class MemoryStore(Store):
+    """Rate-limit buckets in this process's memory (the default store).
+
+    Args:
+        max_keys: Most callers whose buckets are kept at once.
+    """
+
+    def __init__(self, *, max_keys: int = 100_000) -> None:
+        if max_keys < 1:
+            raise ValueError("max_keys must be at least 1")
+        self.max_keys = max_keys
+        self._buckets: dict[str, Bucket] = {}
+
+    def __repr__(self) -> str:
+        return f"MemoryStore(max_keys={self.max_keys})"
+
+    async def take(self, key: str, limit: RateLimit) -> float:
+        """Take a token from ``key``'s bucket; return 0.0, or the seconds to wait."""
+        return self.take_now(key, limit)
+
+    def take_now(self, key: str, limit: RateLimit) -> float:
+        """``take`` without a checkpoint (nothing here waits)."""
+        now = trio.current_time()
+        bucket, wait = take(self._buckets.get(key), now, limit)
+        if key not in self._buckets and len(self._buckets) >= self.max_keys:
+            self._forget(now, limit)
+        self._buckets[key] = bucket
+        return wait
+
+    def _forget(self, now: float, limit: RateLimit) -> None:
+        """Make room: drop full buckets, else the oldest half."""
+        full = [
+            key
+            for key, (tokens, then) in self._buckets.items()
+            if tokens + (now - then) * limit.rate >= limit.capacity
+        ]
+        if not full:
+            full = list(self._buckets)[: max(1, len(self._buckets) // 2)]
+        for key in full:
+            del self._buckets[key]
