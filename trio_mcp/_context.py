@@ -2,7 +2,9 @@
 
 The dispatcher sets one context per call in a context variable; ``current()`` reads
 it. Outside a call ``current()`` gives an empty context whose methods are harmless
-no-ops, so handlers stay directly callable in plain tests.
+no-ops, so handlers stay directly callable in plain tests. ``require()`` alone fails
+closed there: it passes only where no call can be on whose behalf it runs (see
+``_unchecked_is_safe``).
 
 Progress and log notifications are gated here, not in transports: progress only
 when the request carried a ``progressToken`` and only while the call is in flight,
@@ -11,8 +13,10 @@ with strictly increasing values; logs only at or above the request's ``logLevel`
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -163,12 +167,16 @@ class ToolContext:
     _last_progress: float | None = None
     _in_flight: bool = True
     _task_start: Callable[[], Awaitable[str]] | None = None
+    _outside: bool = False
+    """True for the empty context ``current()`` gives outside any call."""
 
     @staticmethod
     def current() -> ToolContext:
         """Return the context of the call being served, or an empty one outside a call."""
         ctx = _current.get()
-        return ctx if ctx is not None else ToolContext(request_id=None, in_flight=False)
+        if ctx is None:
+            return ToolContext(request_id=None, in_flight=False, outside=True)
+        return ctx
 
     @property
     def principal_id(self) -> str | None:
@@ -233,14 +241,19 @@ class ToolContext:
         """Check that this call may use ``capability``.
 
         It must be declared in the tool's ``caps=`` (the ceiling) and granted by the
-        host. Outside a call nothing is checked.
+        host. Outside a call it fails closed: it passes only in a unit test (the
+        main thread or Trio's own, in a ``trio.run`` that serves no calls), so a
+        plain thread a handler starts cannot use what the call was not granted.
 
         Raises:
-            Refusal: if the capability is not declared or not granted.
+            Refusal: if the capability is not declared or not granted, or the
+                call's grants cannot be seen from here.
         """
         name = capability if isinstance(capability, str) else capability.name
-        if self.request_id is None:
-            return
+        if self._outside:
+            if _unchecked_is_safe():
+                return
+            raise Refusal(name, declared=False, unseen=True)
         if name not in self.declared:
             raise Refusal(name, declared=False)
         if name not in self.granted:
@@ -311,9 +324,35 @@ _current: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar(
 )
 
 
+#: Whether this ``trio.run`` has served a call: from then on a check outside any
+#: call may be on behalf of one (a task or thread the handler handed work to).
+_serves_calls: trio.lowlevel.RunVar[bool] = trio.lowlevel.RunVar(
+    "trio_mcp_serves_calls", default=False
+)
+
+
 def set_current(ctx: ToolContext) -> contextvars.Token[ToolContext | None]:
     """Install ``ctx`` for the running task (the dispatcher's business)."""
+    with contextlib.suppress(RuntimeError):  # outside Trio: nothing to mark
+        _serves_calls.set(True)
     return _current.set(ctx)
+
+
+def _unchecked_is_safe() -> bool:
+    """Whether ``require()`` outside any call may pass: only in a unit test.
+
+    That is a Trio task (or one of Trio's worker threads) of a run that has served
+    no call, or the main thread outside Trio. A plain thread (one a handler
+    started, say) is refused: it cannot see the call it works for.
+    """
+    try:
+        return not _serves_calls.get()
+    except RuntimeError:  # not in a Trio task
+        pass
+    try:
+        return not trio.from_thread.run_sync(_serves_calls.get)
+    except RuntimeError:  # not one of Trio's threads, or its run is over
+        return threading.current_thread() is threading.main_thread()
 
 
 def reset_current(token: contextvars.Token[ToolContext | None]) -> None:

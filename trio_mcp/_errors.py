@@ -172,7 +172,9 @@ class Refusal(McpError):
     reads), and a ``refused`` receipt.
     """
 
-    def __init__(self, capability: str, *, declared: bool) -> None:
+    def __init__(
+        self, capability: str, *, declared: bool, unseen: bool = False
+    ) -> None:
         self.capability = capability
         self.declared = declared
         reason = (
@@ -180,6 +182,13 @@ class Refusal(McpError):
             if declared
             else "is not declared by this tool"
         )
+        if unseen:
+            reason = (
+                "cannot be checked here: this code runs outside the call (a thread "
+                "the handler started?) and cannot see its grants; require it in the "
+                "handler, in trio.to_thread.run_sync, or in a thread run with "
+                "contextvars.copy_context()"
+            )
         super().__init__(f"capability '{capability}' {reason}")
 
 
