@@ -5,10 +5,11 @@ Prompt arguments travel as strings, so every parameter is ``str`` or ``str | Non
 
 from __future__ import annotations
 
-import inspect
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar, overload
+
+import attrs
 
 from .._authority import Capability
 from .._errors import InvalidDeclaration, InvalidReply
@@ -18,7 +19,7 @@ from ._content import PromptMessage, TextContent
 from ._docstring import describe
 from ._needs_input import NeedsInput
 from ._replies import MISSING, strip_needs_input
-from ._signature import stale_args
+from ._signature import input_parameters, stale_args
 from ._values import Completer, Icon, PromptArgument, PromptGet, PromptReply, PromptSpec
 
 __all__ = ["FunctionPrompt", "prompt", "prompt_messages"]
@@ -27,6 +28,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 _ALLOWED_RETURNS = (str, PromptMessage, list[PromptMessage], Sequence[PromptMessage])
+_STRINGS = (str, str | None, typing.Optional[str])  # noqa: UP045
 
 
 class FunctionPrompt(Declaration[P, R]):
@@ -52,20 +54,24 @@ class FunctionPrompt(Declaration[P, R]):
 
     def _prepare(self, hints: dict[str, object]) -> None:
         where = self.declaration
-        params = list(inspect.signature(self.fn).parameters.values())
-        if self.is_method:
-            params = params[1:]
+        inputs, self.bad_params = input_parameters(
+            self.fn,
+            where=where,
+            skip_self=self.is_method,
+            hints=hints,
+            refusal=_not_a_string,
+        )
         self.arguments: list[PromptArgument] = []
-        self.bad_params: list[str] = []
-        for p in params:
-            ann = hints.get(p.name, MISSING)
-            if ann is not str and ann != (str | None) and ann != typing.Optional[str]:  # noqa: UP045
-                self.bad_params.append(p.name)
+        #: Arguments a ``prompts/get`` may leave out that have no default: None.
+        self.absent_as_none: dict[str, None] = {}
+        for one in inputs:
+            if one.default is None:
+                self.absent_as_none[one.name] = None
             self.arguments.append(
                 PromptArgument(
-                    p.name,
-                    self.described.params.get(p.name),
-                    p.default is p.empty,
+                    one.name,
+                    self.described.params.get(one.name),
+                    one.default is attrs.NOTHING,
                 )
             )
         returns = hints.get("return", MISSING)
@@ -91,11 +97,7 @@ class FunctionPrompt(Declaration[P, R]):
                 self.described.params, [a.name for a in self.arguments], where=where
             )
         )
-        for name in self.bad_params:
-            found.append(
-                f"{where}: parameter '{name}' must be 'str' or 'str | None' "
-                "(prompt arguments are strings)"
-            )
+        found.extend(self.bad_params)
         for arg in self.arguments:
             if arg.description is None:
                 found.append(
@@ -125,13 +127,19 @@ class FunctionPrompt(Declaration[P, R]):
             InvalidReply: if the return value is not a str, a PromptMessage or a
                 list of them.
         """
-        value = await self.run(dict(get.arguments))
+        value = await self.run({**self.absent_as_none, **get.arguments})
         if isinstance(value, NeedsInput):
             return PromptReply.needs_input(value)
         return PromptReply(
             messages=prompt_messages(value, self.returns, where=self.declaration),
             description=self.described.summary,
         )
+
+
+def _not_a_string(annotation: object) -> str | None:
+    if annotation in _STRINGS:
+        return None
+    return " must be 'str' or 'str | None' (prompt arguments are strings)"
 
 
 def prompt_messages(

@@ -22,6 +22,7 @@ __all__ = [
     "Plan",
     "declaration_id",
     "holds_write_only",
+    "input_parameters",
     "is_method",
     "plan_arguments",
     "resolve_hints",
@@ -97,8 +98,22 @@ class _Refused(Exception):
     """Why a parameter cannot be an input; ``str()`` continues its message."""
 
 
-def _annotation(param: inspect.Parameter, hints: dict[str, object]) -> object:
-    """The annotation of an input parameter, checked against the type table.
+def _supported(annotation: object) -> str | None:
+    """Why ``annotation`` is outside the type table (a message suffix), or None."""
+    try:
+        check_supported(annotation)
+    except UnsupportedType as exc:
+        inner = f" at '{exc.where}'" if exc.where else ""
+        return f"{inner}: {exc.reason}"
+    return None
+
+
+def _annotation(
+    param: inspect.Parameter,
+    hints: dict[str, object],
+    refusal: Callable[[object], str | None],
+) -> object:
+    """The annotation of an input parameter, checked by ``refusal``.
 
     Raises:
         _Refused: for ``*args``/``**kwargs``, positional-only, unannotated or
@@ -113,12 +128,52 @@ def _annotation(param: inspect.Parameter, hints: dict[str, object]) -> object:
             " has no type annotation; annotate it (for example 'str' or 'int')"
         )
     annotation = hints[param.name]
-    try:
-        check_supported(annotation)
-    except UnsupportedType as exc:
-        inner = f" at '{exc.where}'" if exc.where else ""
-        raise _Refused(f"{inner}: {exc.reason}") from None
+    refused = refusal(annotation)
+    if refused is not None:
+        raise _Refused(refused)
     return annotation
+
+
+@attrs.frozen
+class Input:
+    """One input parameter of a handler: its name, annotation and default."""
+
+    name: str
+    annotation: object
+    default: Any
+    """The parameter's default; None for ``T | None`` without one (never
+    required); ``attrs.NOTHING`` when the input is required."""
+
+
+def input_parameters(
+    fn: Callable[..., object],
+    *,
+    where: str,
+    skip_self: bool,
+    hints: dict[str, object],
+    refusal: Callable[[object], str | None] = _supported,
+) -> tuple[list[Input], list[str]]:
+    """Walk ``fn``'s parameters the one way tools, resources and prompts share.
+
+    Returns the inputs, and a problem naming ``where`` and the parameter for each
+    one that has no annotation, an annotation ``refusal`` refuses (by default,
+    one outside the type table), a ``*args``/``**kwargs`` or a positional-only form.
+    """
+    problems: list[str] = []
+    inputs: list[Input] = []
+    params = list(inspect.signature(fn).parameters.values())
+    for param in params[1:] if skip_self else params:
+        try:
+            annotation = _annotation(param, hints, refusal)
+        except _Refused as refused:
+            problems.append(f"{where}: parameter '{param.name}'{refused}")
+            continue
+        default: Any = param.default
+        if default is param.empty:
+            # ``T | None`` is never required: a missing value decodes to None.
+            default = None if _allows_none(annotation) else attrs.NOTHING
+        inputs.append(Input(param.name, annotation, default))
+    return inputs, problems
 
 
 def plan_arguments(
@@ -135,31 +190,23 @@ def plan_arguments(
         InvalidDeclaration: naming ``where`` and the parameter, for a parameter that
             has no annotation, an unsupported type, or a ``*args``/``**kwargs`` form.
     """
-    problems: list[str] = []
+    inputs, problems = input_parameters(
+        fn, where=where, skip_self=skip_self, hints=hints
+    )
+    if problems:
+        raise InvalidDeclaration(problems)
     fields: dict[str, object] = {}
-    params = list(inspect.signature(fn).parameters.values())
-    for param in params[1:] if skip_self else params:
-        try:
-            annotation = _annotation(param, hints)
-        except _Refused as refused:
-            problems.append(f"{where}: parameter '{param.name}'{refused}")
-            continue
+    for one in inputs:
         metadata: dict[str, Field] = {}
-        if param.name in descriptions:
-            metadata["trio_mcp"] = Field(description=descriptions[param.name])
-        default: Any = param.default
-        if default is param.empty:
-            # ``T | None`` is never required: a missing value decodes to None.
-            default = None if _allows_none(annotation) else attrs.NOTHING
+        if one.name in descriptions:
+            metadata["trio_mcp"] = Field(description=descriptions[one.name])
         # attrs accepts any annotation object as ``type``; its stub says ``type``.
-        fields[param.name] = attrs.field(  # type: ignore[call-overload]
-            type=annotation,
-            default=default,
+        fields[one.name] = attrs.field(  # type: ignore[call-overload]
+            type=one.annotation,
+            default=one.default,
             metadata=metadata,
             kw_only=True,
         )
-    if problems:
-        raise InvalidDeclaration(problems)
     name = f"ArgumentsOf_{getattr(fn, '__name__', 'handler')}"
     # Only a plain __init__ is generated: an instance lives inside one call, is
     # never compared, printed or handed on (the handler gets keyword arguments),
