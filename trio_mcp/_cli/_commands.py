@@ -360,14 +360,44 @@ def _install(args: argparse.Namespace) -> int:
 
 
 def _dev_arguments(parser: argparse.ArgumentParser) -> None:
-    _target(parser)
+    parser.add_argument(
+        "target",
+        nargs="?",
+        help="module:attr or path/file.py:attr, as for run (omit with --install-only)",
+    )
     _allow(parser)
+    parser.add_argument(
+        "--mode",
+        choices=("web", "cli", "tui"),
+        default="web",
+        help="the Inspector's web page (default), its command line or its terminal UI",
+    )
+    parser.add_argument(
+        "--install-only",
+        action="store_true",
+        help="install the pinned Inspector (once) and exit",
+    )
+    parser.add_argument(
+        "--inspector-args",
+        nargs=argparse.REMAINDER,
+        default=[],
+        metavar="ARG",
+        help="pass everything after this to the Inspector, e.g. "
+        "'--mode cli --inspector-args --method tools/list'",
+    )
 
 
 def _dev(args: argparse.Namespace) -> int:
-    from ._dev import run_inspector
+    from ._dev import Launch, prepare, run_inspector
 
-    return run_inspector(args.target, args.allow)
+    if args.install_only:
+        node, launcher = prepare()
+        print(f"MCP Inspector ready: {launcher} (Node {node.path})", file=sys.stderr)
+        return 0
+    if args.target is None:
+        raise CliError("name the server: trio-mcp dev path/file.py:server")
+    launch = Launch(args.target, args.allow, args.mode, args.inspector_args)
+    return run_inspector(launch)
 
 
 def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
@@ -413,6 +443,10 @@ COMMANDS: dict[str, Command] = {
         _install_arguments,
         _install,
     ),
-    "dev": ("open the MCP Inspector on the server", _dev_arguments, _dev),
+    "dev": (
+        "run the pinned MCP Inspector 2.x on the server",
+        _dev_arguments,
+        _dev,
+    ),
     "mcp": ("serve the trio-mcp toolchain as an MCP server", _mcp_arguments, _mcp),
 }

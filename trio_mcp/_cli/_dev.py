@@ -1,26 +1,157 @@
-"""``trio-mcp dev``: the MCP Inspector on a server, through Node's ``npx``.
+"""``trio-mcp dev``: the pinned MCP Inspector 2.x on a server, in the modern era.
 
 The Inspector is a Node program; it starts the server itself over stdio with
-``<this python> -m trio_mcp run <target>`` and prints the address of its web page.
-Node is not a dependency of trio_mcp, so its absence is a message, not a crash.
+``<this python> -m trio_mcp run <target>``. Two things make it connect to a
+2026-07-28 server:
+
+* the version is pinned by ``inspector/package.json`` and its lockfile, shipped
+  inside trio_mcp and installed once with ``npm ci`` (never ``npx``, which on an old
+  Node silently resolves an Inspector 0.x that sends ``initialize``);
+* ``--protocol-era modern``, without which Inspector 2.x speaks the handshake era.
+
+The install goes to ``$TRIO_MCP_INSPECTOR_DIR``, or into the active virtualenv
+(``<venv>/share/trio-mcp``), or the user's cache; its directory name carries the
+lockfile's digest, so a new pin installs beside the old one.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
+import attrs
 import trio
 
 from ._commands import summary
 from ._load import CliError, absolute_target, open_server
+from ._node import Node, find_node, parse_minimum
 
-__all__ = ["INSPECTOR", "run_inspector"]
+__all__ = [
+    "INSPECTOR",
+    "Launch",
+    "Pin",
+    "inspector_command",
+    "pin",
+    "prepare",
+    "run_inspector",
+]
 
 INSPECTOR = "@modelcontextprotocol/inspector"
+_PIN_DIR = Path(__file__).parent / "inspector"
+# The launcher inside the package (its "bin"); `--web`/`--cli`/`--tui` pick the mode.
+_LAUNCHER = ("clients", "launcher", "build", "index.js")
+
+
+@attrs.frozen
+class Pin:
+    """The pinned Inspector: its version, the Node it needs, the lockfile's digest."""
+
+    version: str
+    node: tuple[int, int, int]
+    digest: str
+
+
+def pin() -> Pin:
+    """Read the pin from the shipped package.json and package-lock.json."""
+    lock_text = (_PIN_DIR / "package-lock.json").read_bytes()
+    lock = json.loads(lock_text)
+    entry = lock["packages"][f"node_modules/{INSPECTOR}"]
+    return Pin(
+        version=entry["version"],
+        node=parse_minimum(entry["engines"]["node"]),
+        digest=hashlib.sha256(lock_text).hexdigest()[:12],
+    )
+
+
+def _base_dir() -> Path:
+    explicit = os.environ.get("TRIO_MCP_INSPECTOR_DIR")
+    if explicit:
+        return Path(explicit)
+    if sys.prefix != sys.base_prefix:
+        return Path(sys.prefix) / "share" / "trio-mcp"
+    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(cache) / "trio-mcp"
+
+
+def _launcher(install_dir: Path) -> Path:
+    return install_dir.joinpath("node_modules", *INSPECTOR.split("/"), *_LAUNCHER)
+
+
+def install_inspector(node: Node, the_pin: Pin) -> Path:
+    """Return the Inspector's launcher, running ``npm ci`` first if needed.
+
+    The install happens in a temporary sibling directory renamed into place, so
+    an interrupted or concurrent install never leaves a half-filled one behind.
+    """
+    base = _base_dir()
+    target = base / f"inspector-{the_pin.version}-{the_pin.digest}"
+    if _launcher(target).is_file():
+        return _launcher(target)
+    base.mkdir(parents=True, exist_ok=True)
+    print(
+        f"trio-mcp dev: installing MCP Inspector {the_pin.version} (once) into {target}",
+        file=sys.stderr,
+    )
+    work = Path(tempfile.mkdtemp(prefix=".inspector-", dir=base))
+    try:
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(_PIN_DIR / name, work / name)
+        _npm_ci(node, work)
+        try:
+            work.rename(target)
+        except OSError:
+            if not _launcher(target).is_file():  # not another install winning
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return _launcher(target)
+
+
+def _npm_ci(node: Node, where: Path) -> None:
+    command = [*node.npm(), "ci", "--no-audit", "--no-fund", "--loglevel=error"]
+    done = subprocess.run(
+        command, cwd=where, env=_node_env(node), stdout=sys.stderr, check=False
+    )
+    if done.returncode != 0:
+        raise CliError(
+            f"npm ci of MCP Inspector failed (exit {done.returncode}); the lines "
+            "above say why (is the npm registry reachable?)"
+        )
+
+
+def _node_env(node: Node) -> dict[str, str]:
+    """This environment with the chosen Node first on PATH, for its children."""
+    env = os.environ.copy()
+    env["PATH"] = os.pathsep.join([str(node.path.parent), env.get("PATH", "")])
+    return env
+
+
+@attrs.frozen
+class Launch:
+    """What ``trio-mcp dev`` asks of the Inspector."""
+
+    target: str
+    allow: Sequence[str] = ()
+    mode: str = "web"
+    extra: Sequence[str] = ()  # Inspector options (``--inspector-args``)
+
+
+def inspector_command(node: Node, launcher: Path, launch: Launch) -> list[str]:
+    """The Inspector's command line: mode, modern era, its options, the server."""
+    command = [str(node.path), str(launcher), f"--{launch.mode}"]
+    command += ["--protocol-era", "modern", *launch.extra]
+    command += [sys.executable, "-m", "trio_mcp", "run", absolute_target(launch.target)]
+    for name in launch.allow:
+        command += ["--allow", name]
+    return command
 
 
 async def _check(target: str) -> str:
@@ -28,26 +159,45 @@ async def _check(target: str) -> str:
         return summary(server, "the MCP Inspector", ())
 
 
-def run_inspector(target: str, allow: Sequence[str]) -> int:
+def prepare() -> tuple[Node, Path]:
+    """Find a new enough Node and install the pinned Inspector; return both."""
+    the_pin = pin()
+    node = find_node(the_pin.node)
+    return node, install_inspector(node, the_pin)
+
+
+def run_inspector(launch: Launch) -> int:
     """Check the target, then run the Inspector on it until it exits."""
-    npx = shutil.which("npx")
-    if npx is None:
-        raise CliError(
-            "the MCP Inspector needs Node.js (npx was not found on PATH); install "
-            "Node 22 or newer from your package manager, or test without it: "
-            f"'trio-mcp call {target} TOOL --args JSON'"
+    print(trio.run(_check, launch.target), file=sys.stderr)
+    node, launcher = prepare()
+    command = inspector_command(node, launcher, launch)
+    if launch.mode == "web":
+        print(
+            f"trio-mcp dev: MCP Inspector {pin().version} (Node "
+            f"{'.'.join(map(str, node.version))}); it prints the address of its "
+            "page, usually http://127.0.0.1:6274; Ctrl-C stops it",
+            file=sys.stderr,
         )
-    print(trio.run(_check, target), file=sys.stderr)
-    command = [npx, "-y", INSPECTOR, sys.executable, "-m", "trio_mcp", "run"]
-    command.append(absolute_target(target))
-    for name in allow:
-        command += ["--allow", name]
-    print(
-        "starting the MCP Inspector; it prints the address of its page "
-        "(usually http://localhost:6274); Ctrl-C stops it",
-        file=sys.stderr,
-    )
+    return _run_child(command, _node_env(node))
+
+
+def _run_child(command: list[str], env: dict[str, str]) -> int:
+    """Run the Inspector until it exits; Ctrl-C and SIGTERM stop it, not orphan it.
+
+    Ctrl-C in a terminal reaches the whole process group, the Inspector included;
+    SIGTERM reaches only this process, so it is passed on.
+    """
+    child = subprocess.Popen(command, env=env)
+    previous = signal.signal(signal.SIGTERM, lambda *_: child.terminate())
     try:
-        return subprocess.run(command, env=os.environ.copy(), check=False).returncode
+        return child.wait()
     except KeyboardInterrupt:
+        child.send_signal(signal.SIGINT)
+        try:
+            child.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
         return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
