@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import trio_mcp
+import trio_mcp.auth
 import trio_mcp.testing
 
 WEB_STACK = (
@@ -25,6 +26,8 @@ WEB_STACK = (
     "coredis",
     "redis",
     "anyio",
+    "httpx",
+    "joserfc",
 )
 
 #: Names api.md promises at the top level.
@@ -196,7 +199,7 @@ def _public_callables(module: types.ModuleType) -> list[tuple[str, object]]:
 
 
 @pytest.mark.parametrize(
-    "module", [trio_mcp, trio_mcp.testing], ids=lambda m: m.__name__
+    "module", [trio_mcp, trio_mcp.testing, trio_mcp.auth], ids=lambda m: m.__name__
 )
 def test_no_public_signature_says_any(module: types.ModuleType) -> None:
     """Raw JSON is ``JsonValue``; ``Any`` would switch the reader's type checker off."""
@@ -208,3 +211,25 @@ def test_no_public_signature_says_any(module: types.ModuleType) -> None:
     ]
 
     assert [] == offenders
+
+
+def test_the_auth_package_exports_what_api_md_promises() -> None:
+    assert ["BearerAuth", "Introspection", "TokenPrincipal"] == trio_mcp.auth.__all__
+    assert public_names(trio_mcp.auth) == set(trio_mcp.auth.__all__)
+    for name in trio_mcp.auth.__all__:
+        assert "trio_mcp.auth" == getattr(trio_mcp.auth, name).__module__
+
+
+@pytest.mark.parametrize("module", ["trio_mcp", "trio_mcp.testing"])
+def test_importing_never_loads_the_auth_package(module: str) -> None:
+    """api.md: ``import trio_mcp`` never imports trio_mcp.auth (extra ``auth``)."""
+    code = f"import json, sys, {module}\nprint(json.dumps(sorted(sys.modules)))\n"
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+
+    assert "trio_mcp.auth" not in json.loads(completed.stdout)

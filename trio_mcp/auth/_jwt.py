@@ -1,0 +1,116 @@
+"""Verifying a JWT access token (RFC 9068) the way RFC 8725's best practices say.
+
+In this order, each failure an ``InvalidToken`` whose reason names the check, never
+the token or a claim's value:
+
+1. the compact form parses and the header is a JSON object;
+2. ``alg`` is on the allow-list (asymmetric only: never ``none``, never HMAC, so an
+   HS256 token keyed with the issuer's public key fails here), and ``typ``, when
+   present, is ``at+jwt`` or ``JWT``;
+3. a key of the issuer's JWKS has the header's ``kid`` and a type that fits ``alg``;
+4. the signature verifies (joserfc, with only that algorithm allowed);
+5. the claims: ``iss`` is the issuer, ``aud`` holds the audience (RFC 8707), ``exp``
+   is present and not past, ``nbf`` and ``iat`` not in the future (each with
+   ``leeway`` seconds).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any, TypeGuard
+
+from joserfc import jwt
+from joserfc.errors import JoseError
+from joserfc.jws import JWSRegistry, extract_compact
+
+from ._keys import KeyCache
+from ._settings import Settings
+
+__all__ = ["InvalidToken", "looks_like_jwt", "verify_jwt"]
+
+_TYPES = frozenset({"at+jwt", "application/at+jwt", "jwt", "application/jwt"})
+_B64URL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+class InvalidToken(Exception):
+    """A token failed a check; the message says which, and is safe to send."""
+
+
+def looks_like_jwt(token: str) -> bool:
+    """Whether ``token`` has the JWS compact form (three base64url parts)."""
+    parts = token.split(".")
+    return len(parts) == 3 and all(parts[:2]) and all(set(p) <= _B64URL for p in parts)
+
+
+async def verify_jwt(token: str, keys: KeyCache, settings: Settings) -> dict[str, Any]:
+    """The claims of a token that passes every check of the module docstring.
+
+    Raises:
+        InvalidToken: naming the first check that failed.
+    """
+    try:
+        header = extract_compact(token.encode("ascii")).headers()
+    except (JoseError, ValueError, TypeError, UnicodeError):
+        raise InvalidToken("the token is not a well-formed JWT") from None
+    alg = header.get("alg")
+    if alg not in settings.algorithms:
+        raise InvalidToken("the token's signing algorithm is not accepted")
+    typ = header.get("typ")
+    if typ is not None and (not isinstance(typ, str) or typ.lower() not in _TYPES):
+        raise InvalidToken("the token's type (typ) is not an access token's")
+    kid = header.get("kid")
+    key = await keys.key(kid if isinstance(kid, str) else None)
+    if key is None:
+        raise InvalidToken("no key of the issuer matches the token's key id (kid)")
+    registry = JWSRegistry(algorithms=[alg], strict_check_header=False)
+    try:
+        claims = jwt.decode(token, key, algorithms=[alg], registry=registry).claims
+    except (JoseError, ValueError, TypeError):
+        raise InvalidToken("the token's signature does not verify") from None
+    check_claims(claims, settings)
+    return claims
+
+
+def check_claims(claims: Mapping[str, Any], settings: Settings) -> None:
+    """Step 5: issuer, audience and times.
+
+    Raises:
+        InvalidToken: naming the claim that failed.
+    """
+    if claims.get("iss") != settings.issuer:
+        raise InvalidToken("the token was issued by another authorization server")
+    if not has_audience(claims.get("aud"), settings.audience):
+        raise InvalidToken("the token is not meant for this resource (aud)")
+    now, leeway = time.time(), settings.leeway
+    exp = claims.get("exp")
+    if not _number(exp):
+        raise InvalidToken("the token has no expiry (exp)")
+    if exp <= now - leeway:
+        raise InvalidToken("the token has expired")
+    for name in ("nbf", "iat"):
+        value = claims.get(name)
+        if value is None:
+            continue
+        if not _number(value):
+            raise InvalidToken(f"the token's {name} is not a number")
+        if value > now + leeway:
+            raise InvalidToken(f"the token is not valid yet ({name})")
+
+
+def has_audience(aud: object, audience: str) -> bool:
+    """Whether an ``aud`` claim (a string or a list of strings) holds ``audience``."""
+    if isinstance(aud, str):
+        return aud == audience
+    return isinstance(aud, list) and audience in aud
+
+
+def _number(value: object) -> TypeGuard[int | float]:
+    """A JSON number that is not a boolean, NaN or infinite (Python's JSON reads
+    ``NaN``, and ``exp: NaN`` compares false with everything)."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+    )

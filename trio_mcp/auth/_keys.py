@@ -1,0 +1,218 @@
+"""The issuer's metadata and signing keys, fetched over HTTP and cached.
+
+- Discovery: RFC 8414 ``/.well-known/oauth-authorization-server``, else OpenID
+  Connect discovery; the document must name the configured issuer exactly (RFC 8414
+  §3.3: a mix-up defence). It gives ``jwks_uri`` and ``introspection_endpoint``.
+- Keys: the JWKS is kept for ``jwks_ttl`` seconds. A token naming a ``kid`` not held
+  refetches it, at most once per ``jwks_min_interval`` (a stream of forged ``kid``
+  values cannot make the server hammer its issuer). A failed fetch keeps the keys
+  held: an unreachable issuer does not stop tokens signed with known keys.
+- Every fetch is bounded by ``timeout`` seconds in total; a failure is logged and
+  answered as "no key", which the caller turns into a 401.
+
+The HTTP client is httpx, which runs on Trio; no blocking I/O in the event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import httpx
+import trio
+from joserfc.errors import JoseError
+from joserfc.jwk import ECKey, OKPKey, RSAKey
+
+from ._settings import Settings
+
+__all__ = ["Endpoints", "KeyCache", "PublicKey", "fetch_json"]
+
+log = logging.getLogger("trio_mcp.auth")
+
+PublicKey = RSAKey | ECKey | OKPKey
+_KEY_TYPES: Mapping[str, type[PublicKey]] = {
+    "RSA": RSAKey,
+    "EC": ECKey,
+    "OKP": OKPKey,
+}
+#: Largest metadata or JWKS document read (bytes): a hostile or broken issuer
+#: cannot make the server buffer without bound.
+MAX_DOCUMENT = 1_048_576
+
+
+class FetchError(Exception):
+    """A document could not be fetched or was not a JSON object."""
+
+
+async def fetch_json(url: str, within: float) -> dict[str, Any]:
+    """GET a JSON object, within ``within`` seconds in total.
+
+    Raises:
+        FetchError: on any failure (network, status, size, JSON).
+    """
+    try:
+        with trio.fail_after(within):
+            async with (
+                httpx.AsyncClient(timeout=within, follow_redirects=False) as client,
+                client.stream("GET", url, headers={"accept": "application/json"}) as r,
+            ):
+                if r.status_code != 200:
+                    raise FetchError(f"GET {url}: HTTP {r.status_code}")
+                body = await _read_bounded(r)
+        document = json.loads(body)
+    except (httpx.HTTPError, trio.TooSlowError, ValueError, OSError) as exc:
+        raise FetchError(f"GET {url}: {type(exc).__name__}: {exc}") from None
+    if not isinstance(document, dict):
+        raise FetchError(f"GET {url}: not a JSON object")
+    return document
+
+
+async def _read_bounded(response: httpx.Response) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_DOCUMENT:
+            raise FetchError(f"GET {response.url}: larger than {MAX_DOCUMENT} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def metadata_urls(issuer: str) -> tuple[str, str]:
+    """RFC 8414 §3.1's URL (well-known part before the issuer's path), then OIDC's."""
+    base = issuer.rstrip("/")
+    scheme, _, rest = base.partition("://")
+    host, slash, path = rest.partition("/")
+    rfc8414 = f"{scheme}://{host}/.well-known/oauth-authorization-server{slash}{path}"
+    return rfc8414, f"{base}/.well-known/openid-configuration"
+
+
+@attrs.define
+class Endpoints:
+    """Where the issuer publishes its keys and answers introspection."""
+
+    jwks_uri: str | None
+    introspection_endpoint: str | None
+
+
+async def discover(settings: Settings) -> Endpoints:
+    """The issuer's endpoints: those configured, the rest from its metadata.
+
+    Raises:
+        FetchError: if the metadata is needed and cannot be had, or names another
+            issuer.
+    """
+    configured = settings.introspection and settings.introspection.endpoint
+    if settings.jwks_uri is not None and (configured or settings.introspection is None):
+        return Endpoints(settings.jwks_uri, configured or None)
+    problems = []
+    for url in metadata_urls(settings.issuer):
+        try:
+            document = await fetch_json(url, settings.timeout)
+        except FetchError as exc:
+            problems.append(str(exc))
+            continue
+        if document.get("issuer") != settings.issuer:
+            raise FetchError(
+                f"{url} describes issuer {document.get('issuer')!r}, not "
+                f"{settings.issuer!r} (RFC 8414 §3.3); check the issuer URL"
+            )
+        jwks = settings.jwks_uri or _str(document.get("jwks_uri"))
+        found = configured or _str(document.get("introspection_endpoint"))
+        return Endpoints(jwks, found)
+    raise FetchError("; ".join(problems))
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def parse_jwks(document: Mapping[str, Any]) -> dict[str | None, PublicKey]:
+    """The usable public signing keys of a JWKS, by ``kid``.
+
+    Keys for encryption (``use: enc``), of unknown types, or that fail to import are
+    left out; a private key's private part is dropped.
+    """
+    keys: dict[str | None, PublicKey] = {}
+    raw = document.get("keys")
+    for entry in raw if isinstance(raw, list) else ():
+        if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
+            continue
+        key_type = _KEY_TYPES.get(entry.get("kty"))  # type: ignore[arg-type]
+        if key_type is None:
+            continue
+        public = {k: v for k, v in entry.items() if k not in _PRIVATE_MEMBERS}
+        try:
+            key = key_type.import_key(public)
+        except (JoseError, ValueError, TypeError):
+            continue
+        kid = entry.get("kid")
+        keys[kid if isinstance(kid, str) else None] = key
+    return keys
+
+
+_PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
+
+
+@attrs.define
+class KeyCache:
+    """The issuer's endpoints and signing keys, refreshed by the rules above."""
+
+    settings: Settings
+    endpoints: Endpoints | None = None
+    keys: dict[str | None, PublicKey] = attrs.field(factory=dict)
+    fetched_at: float = -math.inf
+    """When the keys were last fetched (``time.monotonic``)."""
+    tried_at: float = -math.inf
+    """When a fetch was last attempted, successful or not."""
+    lock: trio.Lock = attrs.field(factory=trio.Lock)
+
+    async def key(self, kid: str | None) -> PublicKey | None:
+        """The key named ``kid`` (or the only key, when the token names none)."""
+        now = time.monotonic()
+        stale = now - self.fetched_at > self.settings.jwks_ttl
+        if stale or self._find(kid) is None:
+            await self._refresh()
+        return self._find(kid)
+
+    def _find(self, kid: str | None) -> PublicKey | None:
+        if kid is None and len(self.keys) == 1:
+            return next(iter(self.keys.values()))
+        return self.keys.get(kid) if kid is not None else None
+
+    async def _refresh(self) -> None:
+        """Fetch the JWKS unless another task just did or the interval forbids it."""
+        async with self.lock:
+            now = time.monotonic()
+            if now - self.tried_at < self.settings.jwks_min_interval:
+                return  # rate-limited, or a concurrent request just fetched
+            self.tried_at = now
+            try:
+                endpoints = await self.resolve()
+                if endpoints.jwks_uri is None:
+                    raise FetchError("the issuer's metadata names no jwks_uri")
+                document = await fetch_json(endpoints.jwks_uri, self.settings.timeout)
+            except FetchError as exc:
+                log.warning(
+                    "could not refresh the issuer's keys (%s); keeping the %d held",
+                    exc,
+                    len(self.keys),
+                )
+                return
+            self.keys = parse_jwks(document)
+            self.fetched_at = time.monotonic()
+
+    async def resolve(self) -> Endpoints:
+        """The issuer's endpoints, discovered once (a failure is retried later).
+
+        Raises:
+            FetchError: if they cannot be discovered now.
+        """
+        if self.endpoints is None:
+            self.endpoints = await discover(self.settings)
+        return self.endpoints

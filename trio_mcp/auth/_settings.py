@@ -1,0 +1,160 @@
+"""The settings of a resource server: checked once, when they are written.
+
+``Introspection`` configures RFC 7662 for opaque tokens; ``Settings`` holds
+``BearerAuth``'s checked arguments. A mistake (an HMAC algorithm, a bare string
+where a list belongs, an issuer that is not a URL) is a ``ValueError`` or
+``TypeError`` at construction, not a 401 at the first request.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit
+
+import attrs
+
+from trio_mcp import Capability, Secret
+
+__all__ = ["DEFAULT_ALGORITHMS", "Introspection", "Settings"]
+
+#: The asymmetric JWS algorithms accepted by default (RFC 7518, RFC 8037).
+DEFAULT_ALGORITHMS = (
+    "RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
+    "ES256", "ES384", "ES512", "EdDSA", "Ed25519", "Ed448",
+)  # fmt: skip
+#: Algorithms never accepted, whatever ``algorithms=`` says: ``none`` is no
+#: signature, and an HMAC key is a shared secret a resource server cannot hold
+#: safely (and the classic confusion verifies an HS256 token keyed with the
+#: issuer's *public* key).
+FORBIDDEN_ALGORITHMS = frozenset({"none", "HS256", "HS384", "HS512"})
+
+
+def _secret(value: str | Secret[str]) -> Secret[str]:
+    return value if isinstance(value, Secret) else Secret(value)
+
+
+def _non_negative(
+    instance: object, attribute: attrs.Attribute[float], value: float
+) -> None:
+    if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise ValueError(
+            f"{attribute.name} must be a finite number >= 0, not {value!r}"
+        )
+
+
+def _url(name: str, value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.fragment:
+        raise ValueError(f"{name} {value!r} must be an absolute http(s) URL")
+    return value
+
+
+@attrs.frozen
+class Introspection:
+    """RFC 7662 token introspection, for access tokens that are not JWTs.
+
+    Args:
+        client_id: This resource server's client id at the authorization server.
+        client_secret: Its secret (sent with HTTP Basic authentication); held as a
+            ``Secret``, so it never shows in a repr or a log.
+        endpoint: The introspection endpoint; by default the issuer's metadata
+            names it.
+        cache_ttl: Seconds an answer is reused (never past the token's ``exp``);
+            a revoked token stops working within it. 0 asks every time.
+    """
+
+    client_id: str
+    client_secret: Secret[str] = attrs.field(converter=_secret)
+    endpoint: str | None = None
+    cache_ttl: float = attrs.field(default=30.0, validator=_non_negative)
+
+    def __attrs_post_init__(self) -> None:
+        if self.endpoint is not None:
+            _url("introspection endpoint", self.endpoint)
+
+
+def scope_names(name: str, values: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise TypeError(f"{name} must be a list of strings, not the string {values!r}")
+    out = tuple(values)
+    for value in out:
+        if not isinstance(value, str) or not value or " " in value:
+            raise ValueError(f"{name}: {value!r} is not a scope or algorithm name")
+    return out
+
+
+def algorithms_of(algorithms: Iterable[str] | None) -> tuple[str, ...]:
+    """The allowed JWS algorithms, refusing ``none`` and HMAC."""
+    if algorithms is None:
+        return DEFAULT_ALGORITHMS
+    chosen = scope_names("algorithms", algorithms)
+    bad = sorted(set(chosen) & FORBIDDEN_ALGORITHMS)
+    if bad:
+        raise ValueError(
+            f"algorithms {bad} are never accepted: 'none' is no signature and HMAC "
+            "needs a shared secret; use asymmetric ones such as RS256 or ES256"
+        )
+    unknown = sorted(set(chosen) - set(DEFAULT_ALGORITHMS))
+    if unknown or not chosen:
+        raise ValueError(
+            f"algorithms must be some of {', '.join(DEFAULT_ALGORITHMS)}; "
+            f"got {list(chosen)}"
+        )
+    return chosen
+
+
+def scope_map(
+    scopes: Mapping[str, Iterable[Capability]] | None,
+) -> dict[str, frozenset[str]]:
+    """Each scope's capability names, checked."""
+    out: dict[str, frozenset[str]] = {}
+    for scope, caps in (scopes or {}).items():
+        scope_names("scopes", [scope])
+        listed = tuple(caps)
+        if not all(isinstance(c, Capability) for c in listed):
+            raise TypeError(
+                f"scope {scope!r} must map to Capability values, got {listed!r}"
+            )
+        out[scope] = frozenset(c.name for c in listed)
+    return out
+
+
+@attrs.frozen(kw_only=True)
+class Settings:
+    """``BearerAuth``'s arguments, checked."""
+
+    issuer: str
+    audience: str
+    scopes: dict[str, frozenset[str]]
+    required_scopes: tuple[str, ...]
+    jwks_uri: str | None
+    introspection: Introspection | None
+    algorithms: tuple[str, ...]
+    leeway: float
+    hide_ungranted: bool
+    jwks_ttl: float
+    jwks_min_interval: float
+    timeout: float
+
+    def __attrs_post_init__(self) -> None:
+        _url("issuer", self.issuer)
+        _url("audience", self.audience)
+        if self.jwks_uri is not None:
+            _url("jwks_uri", self.jwks_uri)
+        for name in ("leeway", "jwks_ttl", "jwks_min_interval"):
+            value = getattr(self, name)
+            if (
+                not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise ValueError(f"{name} must be a finite number >= 0, not {value!r}")
+        if not math.isfinite(self.timeout) or self.timeout <= 0:
+            raise ValueError(
+                f"timeout must be a finite number > 0, not {self.timeout!r}"
+            )
+        if self.introspection is not None and not isinstance(
+            self.introspection, Introspection
+        ):
+            raise TypeError("introspection must be an Introspection(...)")
