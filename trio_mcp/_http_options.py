@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any, TypedDict
 
 from ._authority import Grants
+from ._authority._bearer import BearerGate
 from ._authority._protected import ProtectedResource
 from ._limits import Limits
 from ._rate_limit import RateLimit
@@ -58,6 +59,10 @@ class HttpOptions(TypedDict, total=False):
         rate_limit: A token bucket per caller (``RateLimit(calls, per)``): the
             principal, else the client's address. A call beyond it gets 429 with
             ``Retry-After``. The buckets live in the server's ``store``.
+        auth: An OAuth resource server (``trio_mcp.auth.BearerAuth``) that checks
+            every request's bearer token. It implies ``require_auth``, supplies the
+            principal and the grants of the token's scopes (together with
+            ``allow``) and serves the RFC 9728 metadata.
     """
 
     allow: Grants
@@ -74,6 +79,7 @@ class HttpOptions(TypedDict, total=False):
     resource_metadata: ProtectedResource | None
     cors_origins: Iterable[str] | None
     rate_limit: RateLimit | None
+    auth: BearerGate | None
 
 
 def http_limits(options: HttpOptions) -> Limits:

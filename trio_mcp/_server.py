@@ -431,8 +431,8 @@ class Server:
             path: The MCP endpoint; it accepts POST only (GET and DELETE get 405).
             **options: The ``HttpOptions`` (``allow``, ``require_auth``,
                 ``allowed_hosts``, ``allowed_origins``, ``principal``, ``limits``
-                and its separate keywords, ``resource_metadata``, ``cors_origins``),
-                described once there and shared with ``serve_http``.
+                and its separate keywords, ``resource_metadata``, ``cors_origins``,
+                ``auth``), described once there and shared with ``serve_http``.
         """
         app = self._http_app(path, options, check_host=True)
         self._apps.add(app)
@@ -489,7 +489,7 @@ class Server:
         """
         from ._transports._hypercorn import check_binding, is_loopback, serve_hypercorn
 
-        require_auth = options.get("require_auth", False)
+        require_auth = options.get("require_auth", False) or bool(options.get("auth"))
         check_binding(host, require_auth=require_auth)
         check_host = is_loopback(host) or options.get("allowed_hosts") is not None
         if workers > 1:

@@ -47,6 +47,7 @@ import attrs
 import trio
 
 from .._authority import Grants
+from .._authority._bearer import Admission, Challenge
 from .._dispatch import LISTEN_METHOD, Caller, Dispatcher, Reply
 from .._http_options import HttpOptions, PrincipalResolver, http_limits
 from .._json import JsonObject, encode_message
@@ -61,6 +62,7 @@ from ._access import (
     normalize_origins,
     request_base,
 )
+from ._bearer import caller_of, step_up
 from ._gate import Gate, Refusal
 from ._stream import CALL_METHODS, oversized_fault
 
@@ -83,6 +85,8 @@ LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
 #: Application error code (outside JSON-RPC's reserved range) for a missing principal.
 UNAUTHENTICATED: Final = -31401
+#: Application error code for a token whose scopes do not reach (HTTP 403).
+FORBIDDEN: Final = -31403
 HEALTH_PATH: Final = "/healthz"
 _KEEPALIVE: Final = b":\n\n"
 
@@ -220,7 +224,14 @@ class McpAsgiApp:
         self.any_origin = "*" in self.allowed_origins
         self.cors = Cors(options.get("cors_origins"))
         """Origins whose browser pages may call (and read) this endpoint."""
+        self.auth = options.get("auth")
+        """Checks bearer tokens (``trio_mcp.auth.BearerAuth``); implies require_auth."""
         self.resource_metadata = options.get("resource_metadata")
+        if self.auth is not None:
+            self.require_auth = True
+            self.resource_metadata = (
+                self.resource_metadata or self.auth.resource_metadata
+            )
         self._refusal_logged = False
         self.resolve_principal = options.get("principal")
         self.limits = http_limits(options)
@@ -333,7 +344,10 @@ class McpAsgiApp:
         self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
     ) -> None:
         refusal = self._gatekeep(scope, headers)
-        principal = None if refusal else await self._principal(scope)
+        admission = None
+        if refusal is None:
+            admission, refusal = await self._admit(scope, headers)
+        principal = None if refusal else await self._principal(scope, admission)
         if refusal is None and self.require_auth and principal is None:
             refusal = self._challenge(scope, headers)
         if refusal is not None:
@@ -348,12 +362,63 @@ class McpAsgiApp:
         caller = Caller(
             principal=principal, allow=self.allow, headers=headers, closing=self.closing
         )
+        if admission is not None:
+            caller = caller_of(admission, caller)
+        answer = await self._refuse_call(message, caller, admission, scope, headers)
+        if answer is not None:
+            await answer(send)
+            return
+        await self._dispatch(message, caller, receive, send)
+
+    async def _admit(
+        self, scope: Scope, headers: dict[str, str]
+    ) -> tuple[Admission | None, _Answer | None]:
+        """The bearer token's admission, or the 401/403 refusing it (with ``auth``)."""
+        if self.auth is None:
+            return None, None
+        admission = await self.auth.admit(headers.get("authorization"))
+        if isinstance(admission, Challenge):
+            return None, self._bearer_refusal(admission, scope, headers)
+        return admission, None
+
+    async def _refuse_call(
+        self,
+        message: Request,
+        caller: Caller,
+        admission: Admission | None,
+        scope: Scope,
+        headers: dict[str, str],
+    ) -> _Answer | None:
+        """The answer refusing a parsed request before it runs: a 403 step-up, a 429."""
+        if admission is not None:
+            assert self.auth is not None
+            denied = await step_up(
+                self.dispatcher, message, self.auth, admission, caller
+            )
+            if denied is not None:
+                return self._bearer_refusal(denied, scope, headers)
         if message.method in CALL_METHODS and self.gate.rate_limit is not None:
             limited = await self.gate.refuse_rate(message, caller, scope)
             if limited is not None:
-                await _json(send, limited.http_status, limited.body, [*limited.headers])
-                return
-        await self._dispatch(message, caller, receive, send)
+                extra = [*limited.headers]
+                return partial(
+                    _json, status=limited.http_status, body=limited.body, extra=extra
+                )
+        return None
+
+    def _bearer_refusal(
+        self, challenge: Challenge, scope: Scope, headers: dict[str, str]
+    ) -> _Answer:
+        """The 401 or 403 of a ``Challenge`` (RFC 6750 §3), naming the metadata."""
+        assert self.resource_metadata is not None
+        where = metadata_url(self.resource_metadata, scope, headers, self.path)
+        return partial(
+            _fault,
+            status=challenge.status,
+            text=challenge.description,
+            code=UNAUTHENTICATED if challenge.status == 401 else FORBIDDEN,
+            extra=[(b"www-authenticate", challenge.header(where))],
+        )
 
     def _gatekeep(self, scope: Scope, headers: dict[str, str]) -> _Answer | None:
         """The answer refusing a bad ``Origin`` (403), ``Host`` (421) or method (405)."""
@@ -458,7 +523,11 @@ class McpAsgiApp:
         host, port = _split_host(parts.netloc)
         return host in self.allowed_hosts or f"{host}:{port}" in self.allowed_hosts
 
-    async def _principal(self, scope: Scope) -> object | None:
+    async def _principal(
+        self, scope: Scope, admission: Admission | None
+    ) -> object | None:
+        if isinstance(admission, Admission):
+            return admission.principal
         if self.resolve_principal is not None:
             found = self.resolve_principal(scope)
             if inspect.isawaitable(found):
