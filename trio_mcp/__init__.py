@@ -74,6 +74,7 @@ from ._schema import described as described
 from ._schema import json_schema as json_schema
 from ._server import Server as Server
 from ._store import MemoryStore as MemoryStore
+from ._store import RedisStore as RedisStore
 from ._version import __version__ as __version__
 
 __all__ = [
@@ -115,6 +116,7 @@ __all__ = [
     "RateLimit",
     "Receipt",
     "RedisBroadcast",
+    "RedisStore",
     "Refusal",
     "Resource",
     "ResourceLink",

@@ -30,7 +30,7 @@ from ._errors import McpError
 from ._http_options import HttpOptions
 from ._limits import Limits
 from ._protocol._state import StateSealer
-from ._store import Store
+from ._store import RedisStore, Store
 from ._transports._stream import (
     Oversized,
     one_by_one,
@@ -105,7 +105,9 @@ class Server:
         website_url: The server's home page, sent in ``serverInfo`` (``websiteUrl``).
         icons: ``Icon`` values a client may show for the server, sent in ``serverInfo``.
         store: Where state shared beyond one request lives: the rate-limit buckets
-            of ``rate_limit=``. The default ``MemoryStore()`` keeps them per process.
+            of ``rate_limit=`` and the task records. The default ``MemoryStore()``
+            keeps them per process; ``RedisStore(url)`` shares them (and, unless
+            ``broadcast`` is given, the broadcast) across workers and replicas.
 
     Raises:
         ValueError: if a state key is shorter than 32 bytes.
@@ -134,6 +136,8 @@ class Server:
         store: Store | None = None,
     ) -> None:
         _check_strings(name, version, instructions)
+        if broadcast is None and isinstance(store, RedisStore):
+            broadcast = store.broadcast()
         self.name = name
         self.dynamic = dynamic
         self.version = version

@@ -112,7 +112,9 @@ class Listen:
 
 
 @asynccontextmanager
-async def listening(url: str, **notifications: Any) -> AsyncIterator[Listen]:
+async def listening(
+    url: str, *, meta: dict[str, Any] = META, **notifications: Any
+) -> AsyncIterator[Listen]:
     """POST ``subscriptions/listen`` and yield the stream once its ack arrived."""
     parts = urlsplit(url)
     assert parts.port is not None
@@ -121,7 +123,7 @@ async def listening(url: str, **notifications: Any) -> AsyncIterator[Listen]:
             "jsonrpc": "2.0",
             "id": "listen",
             "method": "subscriptions/listen",
-            "params": {"_meta": META, "notifications": notifications},
+            "params": {"_meta": meta, "notifications": notifications},
         }
     ).encode()
     fields = {
@@ -144,3 +146,42 @@ async def listening(url: str, **notifications: Any) -> AsyncIterator[Listen]:
         assert ack is not None
         assert "notifications/subscriptions/acknowledged" == ack["method"]
         yield listen
+
+
+TASK_META = {
+    **support.META,
+    "io.modelcontextprotocol/clientCapabilities": {
+        "elicitation": {},
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+    },
+}
+
+
+async def rpc(url: str, method: str, routed: str | None = None, **params: Any) -> Any:
+    """Send one request as a client of the tasks extension; return the whole
+    message (result or error), checked against the schema, and the HTTP status."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": method,
+        "params": {"_meta": TASK_META, **params},
+    }
+    with trio.fail_after(WAIT):
+        async with httpx.AsyncClient(timeout=WAIT) as client:
+            response = await client.post(
+                url, json=body, headers=headers(method, routed)
+            )
+    message: dict[str, Any] = response.json()
+    check_message(message, method)
+    return response.status_code, message
+
+
+async def task_until(url: str, task_id: str, *statuses: str) -> dict[str, Any]:
+    """Poll ``tasks/get`` on ``url`` until the task has one of ``statuses``."""
+    with trio.fail_after(WAIT):
+        while True:
+            _, message = await rpc(url, "tasks/get", task_id, taskId=task_id)
+            task: dict[str, Any] = message["result"]
+            if task["status"] in statuses:
+                return task
+            await trio.sleep(0.05)

@@ -3,7 +3,10 @@
 Its tools say which process answered (``whoami``), publish resource updates
 (``touch``) and ask for input across two rounds (``greet``), so a test can see
 where each request landed. With ``SCALE_REDIS_URL`` set it shares changes through a
-``RedisBroadcast`` with a short outage grace, so outage tests run quickly.
+``RedisBroadcast`` with a short outage grace, so outage tests run quickly; with
+``SCALE_STORE_URL`` it shares buckets, task records and changes through a
+``RedisStore``, and its task tools (``ask_name``, ``wait_cancel``, ``quick``) let a
+test follow a task across replicas.
 """
 
 from __future__ import annotations
@@ -11,12 +14,14 @@ from __future__ import annotations
 import os
 
 import attrs
+import trio
 
 from trio_mcp import (
     Elicit,
     ElicitResult,
     NeedsInput,
     RedisBroadcast,
+    RedisStore,
     Server,
     ToolContext,
     resource,
@@ -71,6 +76,39 @@ def ticket(ticket_id: str) -> str:
     return f"ticket {ticket_id}"
 
 
+@tool(task="optional")
+def ask_name() -> str | NeedsInput:
+    """As a task: ask for a name, then greet with it and the process that ran it."""
+    ctx = ToolContext.current()
+    answer = ctx.input_responses.get("user_name")
+    if not isinstance(answer, ElicitResult) or not isinstance(answer.content, UserName):
+        return NeedsInput({"user_name": Elicit("What is your name?", schema=UserName)})
+    return f"{answer.content.name}: task ran on {instance_id()}"
+
+
+@tool(task="optional")
+async def wait_cancel() -> str:
+    """As a task: wait (at most a minute) until cancelled."""
+    await trio.sleep(60)
+    return "not cancelled"
+
+
+@tool(task="optional")
+async def quick(n: int) -> str:
+    """As a task: answer with ``n`` and the process that ran it.
+
+    Args:
+        n: Echoed back, so a test can match results to calls.
+    """
+    await trio.sleep(0.01)
+    return f"{n}@{instance_id()}"
+
+
+def _store() -> RedisStore | None:
+    url = os.environ.get("SCALE_STORE_URL")
+    return RedisStore(url, timeout=1.0) if url else None
+
+
 def _broadcast() -> RedisBroadcast | None:
     url = os.environ.get("SCALE_REDIS_URL")
     if not url:
@@ -83,7 +121,8 @@ def _broadcast() -> RedisBroadcast | None:
 server = Server(
     "scale-test",
     "1.0",
-    tools=[whoami, greet, touch],
+    tools=[whoami, greet, touch, ask_name, wait_cancel, quick],
     resources=[ticket],
     broadcast=_broadcast(),
+    store=_store(),
 )

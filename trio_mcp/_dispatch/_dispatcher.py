@@ -69,7 +69,9 @@ class Dispatcher(Calls):
         """Whether the catalog may be replaced (then ``listChanged`` is advertised)."""
         self.broadcast = broadcast if broadcast is not None else Broadcast()
         """Changes for listen streams: list changes and resource updates."""
-        self.tasks = TaskRunner(lambda change: self.broadcast.publish_local(change))
+        self.tasks = TaskRunner(
+            lambda change: self.broadcast.publish_local(change), store=self.store
+        )
         """Tool calls running as tasks (the tasks extension), and their nursery."""
         self.sealer = sealer if sealer is not None else StateSealer.from_config()
         """Seals and opens multi round-trip ``requestState``."""
@@ -295,7 +297,7 @@ class Dispatcher(Calls):
         except BadFilter as exc:
             raise Failure.invalid(str(exc)) from None
         if self.catalog.has_task_tools:
-            task_ids = self.tasks.listen_filter(requested, inc)
+            task_ids = await self.tasks.listen_filter(requested, inc)
             if task_ids:
                 wanted.add("taskIds", list(task_ids), map(Change.task, task_ids))
         return await stream(inc, wanted, self.broadcast, self.tasks.view)

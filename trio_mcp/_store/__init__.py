@@ -2,3 +2,5 @@
 
 from ._memory import MemoryStore as MemoryStore
 from ._memory import Store as Store
+from ._redis import RedisStore as RedisStore
+from ._redis import StoreUnavailable as StoreUnavailable

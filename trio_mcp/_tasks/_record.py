@@ -78,6 +78,8 @@ class TaskRecord:
     """Decoded responses by the handler's key, for the round being asked."""
     answered: trio.Event = attrs.field(factory=trio.Event)
     used_keys: set[str] = attrs.field(factory=set)
+    version: int = 0
+    """Counts the snapshots written to a shared store, so only the newest is kept."""
 
     def __attrs_post_init__(self) -> None:
         self.updated = self.created
@@ -97,6 +99,23 @@ class TaskRecord:
         """
         ttl = self.ttl_ms / 1000
         return max(self.created + ttl, self.updated + min(ttl, 60.0))
+
+    def retention_ms(self) -> int:
+        """How long a shared store keeps this state (renewed at each change)."""
+        now = time.time()
+        if self.terminal:
+            return max(1, round((self.expires - now) * 1000))
+        ttl = self.ttl_ms / 1000
+        return max(1, round((self.created + ttl - now + min(ttl, 60.0) + 5) * 1000))
+
+    def snapshot(self, origin: str) -> JsonObject:
+        """What a shared store keeps: the owner, the view, and which process runs it."""
+        return {
+            "owner": self.owner,
+            "origin": origin,
+            "terminal": self.terminal,
+            "view": self.view(),
+        }
 
     def set_status(self, status: Status, message: str | None = None) -> None:
         """Move to ``status`` (terminal statuses are final)."""

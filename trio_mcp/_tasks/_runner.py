@@ -17,8 +17,13 @@ retry would. ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` reach a task b
 unguessable id, only for the principal that created it. Status changes go to listen
 streams that asked for the task's id (``notifications/tasks``).
 
-State is in memory, per process: tasks die with the process, and a second replica
-does not know the first one's tasks (route by ``Mcp-Name``, which carries the id).
+State is in memory, per process, unless the server has a shared store
+(``RedisStore``): then each change is also written there as a snapshot, so
+``tasks/get`` answers on any replica (and after the worker that ran the task is
+gone, within its TTL); ``tasks/update`` and ``tasks/cancel`` for a task running
+elsewhere are passed to the process that runs it; and listen streams hear of
+changes made anywhere. A task call whose record cannot be written (Redis down)
+fails at once with -32603; calls that are not tasks never touch the store.
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ from .._dispatch._request import Failure, Incoming, Reply
 from .._errors import InvalidReply, MissingClientCapability
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
-from ._record import BadResponses, TaskRecord, new_task_id
+from .._store import MemoryStore, RedisStore, Store, StoreUnavailable
+from ._record import TERMINAL, BadResponses, TaskRecord, new_task_id
 
 if TYPE_CHECKING:
     from .._dispatch._calls import Calls
@@ -88,12 +94,15 @@ class TaskRunner:
         ttl_ms: Each task's ``ttlMs``: its deadline, and how long it stays readable.
         poll_ms: The ``pollIntervalMs`` suggested to clients.
         max_tasks: Most tasks kept at once.
+        store: Where task records are shared (a ``RedisStore``); its connection
+            is held while the task nursery is open.
     """
 
     def __init__(
         self,
         publish: Callable[[Change], object],
         *,
+        store: Store | None = None,
         ttl_ms: int = DEFAULT_TTL_MS,
         poll_ms: int = POLL_INTERVAL_MS,
         max_tasks: int = MAX_TASKS,
@@ -105,6 +114,11 @@ class TaskRunner:
         self._records: dict[str, TaskRecord] = {}
         self._nursery: trio.Nursery | None = None
         self._warned = False
+        self.store = store if store is not None else MemoryStore()
+        self._shared = store if isinstance(store, RedisStore) else None
+        if self._shared is not None:
+            self._shared.on_op = self._apply
+            self._shared.on_change = self._changed_elsewhere
 
     # -- the nursery ------------------------------------------------------------------
     @property
@@ -125,7 +139,7 @@ class TaskRunner:
             yield
             return
         try:
-            async with trio.open_nursery() as nursery:
+            async with self.store.running(), trio.open_nursery() as nursery:
                 self._nursery = nursery
                 try:
                     yield
@@ -248,11 +262,13 @@ class TaskRunner:
             wire.TASKS_CANCEL: self._cancel,
         }
 
-    def _find(self, inc: Incoming) -> TaskRecord:
-        """The task a request names, if its client declared the extension and owns it.
+    async def _find(self, inc: Incoming) -> TaskRecord | JsonObject:
+        """The task a request names, if its client declared the extension and owns it:
+        its record when it runs here, else its snapshot from the shared store.
 
         Raises:
-            Failure: -32021 without the extension; -32602 for an unknown task.
+            Failure: -32021 without the extension; -32602 for an unknown task;
+                -32603 if the shared store cannot be reached.
         """
         method = inc.request.method
         if not declares_tasks(inc.meta):
@@ -260,50 +276,143 @@ class TaskRunner:
         task_id = inc.params.get("taskId")
         if not isinstance(task_id, str):
             raise Failure.invalid(f"{method} needs params.taskId (a string)")
+        found = await self._lookup(task_id)
+        owner = (
+            found.owner if isinstance(found, TaskRecord) else (found or {}).get("owner")
+        )
+        if found is None or owner != principal_id(inc.caller.principal):
+            raise _unknown(task_id)
+        return found
+
+    async def _lookup(self, task_id: str) -> TaskRecord | JsonObject | None:
+        """The live record of ``task_id`` here, else its snapshot in the shared store."""
         record = self._alive(task_id)
-        if record is None or record.owner != principal_id(inc.caller.principal):
-            raise Failure.invalid(
-                f"unknown task '{task_id}': it never existed, expired, or belongs to "
-                "another caller",
-                {"taskId": task_id},
-            )
-        return record
+        if record is not None or self._shared is None:
+            return record
+        try:
+            return await self._shared.load_task(task_id)
+        except StoreUnavailable as exc:
+            raise _store_failure(f"reading task '{task_id}'", exc) from None
 
     async def _get(self, inc: Incoming) -> JsonObject:
-        return self._find(inc).view()
+        found = await self._find(inc)
+        if isinstance(found, TaskRecord):
+            return found.view()
+        view = found.get("view")
+        assert isinstance(view, dict)
+        return view
 
     async def _update(self, inc: Incoming) -> JsonObject:
-        record = self._find(inc)
+        found = await self._find(inc)
         responses = inc.params.get("inputResponses")
         if not isinstance(responses, dict):
             raise Failure.invalid(
                 "tasks/update needs params.inputResponses, an object of responses by "
                 "the keys of the task's inputRequests"
             )
+        if not isinstance(found, TaskRecord):
+            return await self._update_elsewhere(found, responses)
+        try:
+            taken = found.answer(responses)
+        except BadResponses as exc:
+            raise _bad_responses(exc) from None
+        if taken:
+            self.publish(found)
+        return {}
+
+    async def _update_elsewhere(
+        self, snapshot: JsonObject, responses: JsonObject
+    ) -> JsonObject:
+        """Pass answers to the process running the task, if it asks for any of them."""
+        view = snapshot.get("view")
+        asked = view.get("inputRequests") if isinstance(view, dict) else None
+        if not isinstance(asked, dict) or not set(asked) & set(responses):
+            return {}  # nothing it asks for: ignored, as here
+        answer = await self._ask_owner(
+            snapshot, {"op": "update", "responses": responses}
+        )
+        problems = answer.get("problems")
+        if isinstance(problems, list):
+            raise Failure.invalid(str(answer.get("message")), {"problems": problems})
+        return {}
+
+    async def _cancel(self, inc: Incoming) -> JsonObject:
+        found = await self._find(inc)
+        if not isinstance(found, TaskRecord):
+            view = found.get("view")
+            if isinstance(view, dict) and view.get("status") not in TERMINAL:
+                await self._ask_owner(found, {"op": "cancel"})
+            return {}
+        if not found.terminal:
+            found.cancel_requested = True
+            found.scope.cancel()
+        return {}
+
+    async def _ask_owner(self, snapshot: JsonObject, op: JsonObject) -> JsonObject:
+        assert self._shared is not None
+        view = snapshot.get("view")
+        task_id = view.get("taskId") if isinstance(view, dict) else None
+        origin = snapshot.get("origin")
+        assert isinstance(task_id, str)
+        assert isinstance(origin, str)
+        try:
+            answer = await self._shared.ask_owner(origin, {**op, "id": task_id})
+        except StoreUnavailable as exc:
+            raise _store_failure(f"reaching task '{task_id}'", exc) from None
+        if answer.get("gone") is True:
+            raise _unknown(task_id)
+        return answer
+
+    # -- the shared store's side -----------------------------------------------------------
+    async def _persist(self, record: TaskRecord, tool: str) -> None:
+        """Write a new task's record before anyone learns its id.
+
+        Raises:
+            Failure: -32603 (HTTP 503) if the shared store cannot be reached.
+        """
+        if self._shared is None:
+            return
+        record.version += 1
+        snapshot = record.snapshot(self._shared.origin)
+        try:
+            await self._shared.save_task(
+                record.task_id, snapshot, record.version, record.retention_ms()
+            )
+        except StoreUnavailable as exc:
+            what = f"tool '{tool}' runs as a task, and starting it"
+            raise _store_failure(what, exc) from None
+
+    async def _apply(self, op: JsonObject) -> JsonObject:
+        """Answer another process's request for a task running here; never raises."""
+        task_id = op.get("id")
+        record = self._records.get(task_id) if isinstance(task_id, str) else None
+        if record is None:
+            return {"gone": True}
+        if op.get("op") == "cancel":
+            if not record.terminal:
+                record.cancel_requested = True
+                record.scope.cancel()
+            return {}
+        responses = op.get("responses")
+        if op.get("op") != "update" or not isinstance(responses, dict):
+            return {}
         try:
             taken = record.answer(responses)
         except BadResponses as exc:
-            raise Failure.invalid(
-                str(exc),
-                {
-                    "problems": [
-                        {"path": p.path, "message": p.message} for p in exc.problems
-                    ]
-                },
-            ) from None
+            failure = _bad_responses(exc)
+            assert isinstance(failure.data, dict)
+            return {"message": failure.message, **failure.data}
         if taken:
             self.publish(record)
         return {}
 
-    async def _cancel(self, inc: Incoming) -> JsonObject:
-        record = self._find(inc)
-        if not record.terminal:
-            record.cancel_requested = True
-            record.scope.cancel()
-        return {}
+    def _changed_elsewhere(self, task_id: str) -> None:
+        """A task running in another process changed: tell listen streams here."""
+        if task_id not in self._records:
+            self._publish(Change.task(task_id))
 
     # -- listen streams -------------------------------------------------------------------
-    def listen_filter(self, requested: JsonValue, inc: Incoming) -> list[str]:
+    async def listen_filter(self, requested: JsonValue, inc: Incoming) -> list[str]:
         """The task ids of a listen request's filter that this caller may follow.
 
         Raises:
@@ -319,20 +428,38 @@ class TaskRunner:
             raise _missing_extension("subscriptions/listen with taskIds")
         owner = principal_id(inc.caller.principal)
         kept: list[str] = []
-        for task_id in dict.fromkeys(ids):
-            record = self._alive(task_id) if isinstance(task_id, str) else None
-            if record is not None and record.owner == owner:
-                kept.append(record.task_id)
+        for task_id in dict.fromkeys(t for t in ids if isinstance(t, str)):
+            found = await self._lookup(task_id)
+            if isinstance(found, TaskRecord):
+                if found.owner == owner:
+                    kept.append(task_id)
+            elif found is not None and found.get("owner") == owner:
+                kept.append(task_id)
         return kept
 
     def view(self, task_id: str) -> JsonObject | None:
         """The task as ``tasks/get`` would show it now, or None once it is gone."""
         record = self._records.get(task_id)
-        return None if record is None else record.view()
+        if record is not None:
+            return record.view()
+        return None if self._shared is None else self._shared.cached_view(task_id)
 
     def publish(self, record: TaskRecord) -> None:
-        """Tell listen streams following the task that its status changed."""
+        """Tell listen streams following the task that its status changed.
+
+        With a shared store the change is also written there (soon, in order), which
+        announces it to the other processes.
+        """
         self._publish(Change.task(record.task_id))
+        shared = self._shared
+        if shared is not None and record.task_id in self._records:
+            record.version += 1
+            shared.save_task_soon(
+                record.task_id,
+                record.snapshot(shared.origin),
+                record.version,
+                record.retention_ms(),
+            )
 
     def _alive(self, task_id: str) -> TaskRecord | None:
         """The task ``task_id``, unless it is unknown or finished and past its TTL."""
@@ -412,6 +539,7 @@ class _TaskCall:
     async def start(self) -> str:
         """Make the call a task: answer the request with ``CreateTaskResult``."""
         record = self.record
+        await self.runner._persist(record, self.entry.name)
         self.started = True
         record.scope.deadline = trio.current_time() + self.runner.ttl_ms / 1000
         self.runner._records[record.task_id] = record
@@ -438,6 +566,34 @@ class _TaskCall:
                 self.record, self.entry, reply.needs, ctx
             )
             ctx.state = reply.needs.state
+
+
+def _unknown(task_id: str) -> Failure:
+    return Failure.invalid(
+        f"unknown task '{task_id}': it never existed, expired, or belongs to "
+        "another caller",
+        {"taskId": task_id},
+    )
+
+
+def _bad_responses(exc: BadResponses) -> Failure:
+    return Failure.invalid(
+        str(exc),
+        {"problems": [{"path": p.path, "message": p.message} for p in exc.problems]},
+    )
+
+
+def _store_failure(what: str, exc: StoreUnavailable) -> Failure:
+    """-32603 (HTTP 503): the shared task store did not answer; retrying may work."""
+    return Failure(
+        wire.INTERNAL_ERROR,
+        f"{what} needs the shared task store, which cannot be reached now ({exc}); "
+        "retry later",
+        {"retryable": True},
+        http_status=503,
+        outcome="internal",
+        error_type="trio_mcp.StoreUnavailable",
+    )
 
 
 def _error_object(failure: Failure) -> JsonObject:

@@ -1,0 +1,118 @@
+"""``RedisStore``: task records on any replica, and a Redis outage (issue 26).
+
+Two ``trio-mcp serve`` replicas share one real redis-server through
+``Server(store=RedisStore(url))``; each test talks to both over HTTP.
+"""
+
+from __future__ import annotations
+
+import trio
+from scale_http import TASK_META, listening, rpc, task_until
+from scale_procs import RedisServer, Replicas
+
+ALICE = {"action": "accept", "content": {"name": "Alice"}}
+
+
+def store_replicas(redis_server: RedisServer, replicas: Replicas) -> tuple[str, str]:
+    env = {"SCALE_STORE_URL": redis_server.url}
+    a = replicas.start("replica-a", env=env)
+    b = replicas.start("replica-b", env=env)
+    return a.url, b.url
+
+
+async def create(url: str, tool: str, **arguments: object) -> str:
+    status, message = await rpc(url, "tools/call", tool, name=tool, arguments=arguments)
+    assert 200 == status, message
+    assert "task" == message["result"]["resultType"], message
+    task_id: str = message["result"]["taskId"]
+    return task_id
+
+
+async def test_a_task_created_on_a_is_read_and_updated_on_b(
+    redis_server: RedisServer, replicas: Replicas
+) -> None:
+    a, b = store_replicas(redis_server, replicas)
+
+    task_id = await create(a, "ask_name")
+    asking = await task_until(b, task_id, "input_required")
+    key = next(iter(asking["inputRequests"]))
+    _, bad = await rpc(
+        b,
+        "tasks/update",
+        task_id,
+        taskId=task_id,
+        inputResponses={key: {"action": "accept", "content": {}}},
+    )
+    _, updated = await rpc(
+        b, "tasks/update", task_id, taskId=task_id, inputResponses={key: ALICE}
+    )
+    done = await task_until(b, task_id, "completed", "failed")
+
+    assert -32602 == bad.get("error", {}).get("code"), (bad, asking)
+    assert bad["error"]["data"]["problems"][0]["path"].startswith("inputResponses.")
+    assert "complete" == updated["result"]["resultType"]
+    assert "completed" == done["status"]
+    assert done["result"]["structuredContent"].startswith(
+        "Alice: task ran on replica-a:"
+    )
+
+
+async def test_cancel_on_b_stops_the_task_running_on_a_and_b_listens(
+    redis_server: RedisServer, replicas: Replicas
+) -> None:
+    a, b = store_replicas(redis_server, replicas)
+
+    task_id = await create(a, "wait_cancel")
+    async with listening(b, meta=TASK_META, taskIds=[task_id]) as listen:
+        _, cancelled = await rpc(b, "tasks/cancel", task_id, taskId=task_id)
+        note = await listen.next_message()
+    on_a = await task_until(a, task_id, "cancelled")
+
+    assert "result" in cancelled
+    assert note is not None
+    assert "notifications/tasks" == note["method"]
+    assert task_id == note["params"]["taskId"]
+    assert "cancelled" == note["params"]["status"]
+    assert "cancelled" == on_a["status"]
+
+
+async def test_a_finished_task_is_readable_after_its_worker_was_killed(
+    redis_server: RedisServer, replicas: Replicas
+) -> None:
+    a, b = store_replicas(redis_server, replicas)
+
+    task_id = await create(a, "quick", n=5)
+    await task_until(a, task_id, "completed")
+    await trio.sleep(0.2)  # the final snapshot is written soon after, not at once
+    replicas.started[0].process.kill()
+    replicas.started[0].process.wait()
+    task = await task_until(b, task_id, "completed")
+    _, other = await rpc(b, "tasks/get", "nope", taskId="nope")
+
+    assert task["result"]["structuredContent"].startswith("5@replica-a:")
+    assert -32602 == other["error"]["code"]
+
+
+async def test_without_redis_plain_calls_work_and_task_calls_fail_cleanly(
+    redis_server: RedisServer, replicas: Replicas
+) -> None:
+    a, b = store_replicas(redis_server, replicas)
+    task_id = await create(a, "quick", n=1)
+    await task_until(b, task_id, "completed")
+
+    redis_server.stop()
+    with trio.fail_after(5):
+        plain_status, plain = await rpc(b, "tools/call", "whoami", name="whoami")
+        task_status, refused = await rpc(
+            a, "tools/call", "quick", name="quick", arguments={"n": 2}
+        )
+        get_status, unreadable = await rpc(b, "tasks/get", task_id, taskId=task_id)
+    redis_server.start()
+    again = await task_until(b, await create(a, "quick", n=3), "completed")
+
+    assert 200 == plain_status
+    assert plain["result"]["structuredContent"].startswith("replica-b:")
+    assert (503, -32603) == (task_status, refused["error"]["code"])
+    assert "cannot be reached now" in refused["error"]["message"]
+    assert (503, -32603) == (get_status, unreadable["error"]["code"])
+    assert again["result"]["structuredContent"].startswith("3@replica-a:")

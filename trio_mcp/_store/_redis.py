@@ -1,0 +1,392 @@
+"""``RedisStore``: rate-limit buckets, task records and the broadcast, shared by Redis.
+
+Every worker and replica that names the same Redis (and prefix) shares:
+
+- the rate-limit buckets: one Lua script (``BUCKET_SCRIPT``) reads, refills, takes
+  and writes a bucket atomically on the server, with the server's clock, so two
+  processes can never both take the last token;
+- the task records: each change of a task is written as a snapshot (its owner, the
+  ``DetailedTask`` view, a version) by a second script (``SAVE_SCRIPT``) that keeps
+  the newest version only, sets the record's expiry and publishes the change, so
+  ``tasks/get`` and listen streams on any process see it;
+- requests for a task running elsewhere (``tasks/update``, ``tasks/cancel``): the
+  asking process pushes them to the inbox list of the process that runs the task
+  and waits (bounded) for the answer on a reply list;
+- the broadcast (``broadcast()`` makes the ``RedisBroadcast`` on the same URL).
+
+Invariants:
+- Nothing here waits longer than ``timeout`` for Redis: a command that does not
+  answer in time raises ``StoreUnavailable``, which task calls turn into a clear
+  -32603 answer. Commands are never retried blindly; the next call tries again, so
+  the store recovers as soon as Redis does.
+- Background work (writing queued snapshots, reading the change channel and the
+  inbox) reconnects with a doubling delay and never raises into the server.
+- Snapshots queued while Redis is down are kept (the newest per task) and written
+  once it is back.
+
+coredis is imported only when ``running()`` starts (the ``redis`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+import trio
+
+from .._errors import Transport
+from .._json import JsonObject
+from .._rate_limit import RateLimit
+from ._memory import Store
+
+if TYPE_CHECKING:
+    import coredis
+
+    from .._dispatch._redis import RedisBroadcast
+
+__all__ = ["BUCKET_SCRIPT", "SAVE_SCRIPT", "RedisStore", "StoreUnavailable"]
+
+log = logging.getLogger("trio_mcp.store")
+
+#: KEYS[1] the bucket; ARGV rate (tokens/s), capacity. Returns the seconds to wait
+#: as a string ("0" when a token was taken): Lua numbers become integers otherwise.
+BUCKET_SCRIPT: Final = """
+local rate = tonumber(ARGV[1])
+local capacity = tonumber(ARGV[2])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
+local held = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(held[1])
+if tokens == nil then
+  tokens = capacity
+else
+  tokens = math.min(capacity, tokens + math.max(0, now - tonumber(held[2])) * rate)
+end
+local wait = 0
+if tokens >= 1 then
+  tokens = tokens - 1
+else
+  wait = (1 - tokens) / rate
+end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(capacity / rate * 1000) + 1000)
+return tostring(wait)
+"""
+
+#: KEYS[1] the task; ARGV version, snapshot, expiry (ms), channel, message.
+#: Writes only a newer version; returns 1 if it wrote.
+SAVE_SCRIPT: Final = """
+local current = redis.call('HGET', KEYS[1], 'version')
+if current and tonumber(current) >= tonumber(ARGV[1]) then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'snapshot', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[5])
+return 1
+"""
+
+#: Task views kept from the change channel, for listen streams (newest first out).
+MAX_CACHED_VIEWS: Final = 10_000
+
+OpHandler = Callable[[JsonObject], Awaitable[JsonObject]]
+ChangeHandler = Callable[[str], object]
+
+
+class StoreUnavailable(Exception):
+    """Redis did not answer (down, unreachable, or slower than ``timeout``)."""
+
+
+class RedisStore(Store):
+    """State shared by every worker and replica through one Redis.
+
+    Needs the ``redis`` extra (``pip install "trio-mcp[redis]"``). Give it to
+    ``Server(store=...)``: the rate-limit buckets, the task records (``tasks/get``,
+    ``tasks/update`` and ``tasks/cancel`` work on any replica, and a finished task
+    outlives its worker within its TTL) and, unless ``broadcast=`` is given, the
+    broadcast are then shared. The serve methods and the mounted app's lifespan
+    keep it connected (``server.task_nursery()`` for hosts without lifespan).
+
+    Args:
+        url: ``redis://[[user]:password@]host[:port][/db]``, ``rediss://`` for TLS,
+            or ``unix://path``.
+        prefix: Prefix of every key and channel; servers that must not share state
+            (other catalogs on one Redis) use different prefixes.
+        timeout: Seconds to wait for Redis before a task call fails with -32603.
+    """
+
+    shared = True
+
+    def __init__(
+        self, url: str, *, prefix: str = "trio-mcp", timeout: float = 2.0
+    ) -> None:
+        if not url.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(
+                f"RedisStore needs a redis://, rediss:// or unix:// URL, not {url!r}"
+            )
+        if not timeout > 0:
+            raise ValueError("RedisStore timeout must be positive")
+        self.url = url
+        self.prefix = prefix
+        self.timeout = timeout
+        self.origin = secrets.token_hex(8)
+        """This process's tag: its inbox, and its own changes on the channel."""
+        self.on_op: OpHandler | None = None
+        """Answers a request for a task this process runs (set by the task runner)."""
+        self.on_change: ChangeHandler | None = None
+        """Told of a task's change made elsewhere (set by the task runner)."""
+        self._client: coredis.Redis[bytes] | None = None
+        self._scripts: dict[str, Any] = {}
+        self._unsaved: dict[str, tuple[int, str, int]] = {}
+        self._wake = trio.Event()
+        self._views: dict[str, JsonObject] = {}
+
+    def __repr__(self) -> str:
+        return f"RedisStore({self.url!r}, prefix={self.prefix!r})"
+
+    @property
+    def channel(self) -> str:
+        """The pub/sub channel of task changes."""
+        return f"{self.prefix}:tasks"
+
+    def broadcast(self) -> RedisBroadcast:
+        """A ``RedisBroadcast`` on the same Redis, for ``Server(broadcast=...)``."""
+        from .._dispatch._redis import RedisBroadcast
+
+        return RedisBroadcast(self.url, channel=f"{self.prefix}:changes")
+
+    # -- the connection --------------------------------------------------------------
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Hold the client, and run the background work, for the block.
+
+        Raises:
+            McpError.Transport: if coredis is not installed.
+        """
+        if self._client is not None:
+            yield
+            return
+        try:
+            import coredis
+            from coredis.retry import NoRetryPolicy
+        except ImportError as exc:
+            raise Transport(
+                'RedisStore needs coredis; install it with: pip install "trio-mcp[redis]"'
+            ) from exc
+        client: coredis.Redis[bytes] = coredis.Redis.from_url(
+            self.url, retry_policy=NoRetryPolicy(), connect_timeout=self.timeout
+        )
+        async with client:
+            self._client = client
+            self._scripts = {
+                "bucket": client.register_script(BUCKET_SCRIPT),
+                "save": client.register_script(SAVE_SCRIPT),
+            }
+            try:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._forever, self._write_unsaved)
+                    nursery.start_soon(self._forever, self._read_changes)
+                    nursery.start_soon(self._forever, self._read_inbox)
+                    yield
+                    nursery.cancel_scope.cancel()
+            finally:
+                self._client = None
+
+    async def _command(
+        self, run: Callable[[coredis.Redis[bytes]], Awaitable[Any]]
+    ) -> Any:
+        """Run one command (or script) within ``timeout``.
+
+        Raises:
+            StoreUnavailable: if it failed or took longer.
+        """
+        client = self._client
+        if client is None:
+            raise StoreUnavailable("the store is not running (no task nursery is open)")
+        try:
+            with trio.fail_after(self.timeout):
+                return await run(client)
+        except trio.TooSlowError:
+            raise StoreUnavailable(
+                f"Redis at {self.url} did not answer within {self.timeout:g} s"
+            ) from None
+        except Exception as exc:
+            raise StoreUnavailable(f"Redis at {self.url}: {_reason(exc)}") from exc
+
+    async def _forever(
+        self, work: Callable[[coredis.Redis[bytes]], Awaitable[None]]
+    ) -> None:
+        """Run ``work`` again after each failure, waiting 0.1 s doubling to 5 s."""
+        delay = 0.1
+        while True:
+            client = self._client
+            assert client is not None
+            try:
+                await work(client)
+            except Exception as exc:
+                log.warning(
+                    "store: %s failed (%s); retrying", work.__name__, _reason(exc)
+                )
+            await trio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+    # -- rate-limit buckets -------------------------------------------------------------
+    async def take(self, key: str, limit: RateLimit) -> float:
+        """Take a token from ``key``'s shared bucket; return 0.0, or the seconds to wait.
+
+        Raises:
+            StoreUnavailable: if Redis does not answer in time.
+        """
+        script = self._scripts.get("bucket")
+        name = f"{self.prefix}:bucket:{key}"
+        wait = await self._command(
+            lambda _: script(keys=[name], args=[repr(limit.rate), limit.capacity])  # type: ignore[misc]
+        )
+        return float(wait)
+
+    # -- task records -----------------------------------------------------------------
+    def _key(self, task_id: str) -> str:
+        return f"{self.prefix}:task:{task_id}"
+
+    async def save_task(
+        self, task_id: str, snapshot: JsonObject, version: int, ttl_ms: int
+    ) -> None:
+        """Write a task's snapshot now (unless a newer one is there) and announce it.
+
+        Raises:
+            StoreUnavailable: if Redis does not answer in time.
+        """
+        self._unsaved.pop(task_id, None)
+        await self._save(task_id, version, json.dumps(snapshot), ttl_ms)
+
+    def save_task_soon(
+        self, task_id: str, snapshot: JsonObject, version: int, ttl_ms: int
+    ) -> None:
+        """Queue a task's snapshot for writing; never blocks, never fails."""
+        self._unsaved[task_id] = (version, json.dumps(snapshot), ttl_ms)
+        self._wake.set()
+
+    async def _save(self, task_id: str, version: int, body: str, ttl_ms: int) -> None:
+        script = self._scripts.get("save")
+        message = json.dumps(
+            {"o": self.origin, "id": task_id, "snapshot": json.loads(body)}
+        )
+        await self._command(
+            lambda _: script(  # type: ignore[misc]
+                keys=[self._key(task_id)],
+                args=[version, body, max(1, ttl_ms), self.channel, message],
+            )
+        )
+
+    async def load_task(self, task_id: str) -> JsonObject | None:
+        """A task's latest snapshot, or None if it is unknown or expired.
+
+        Raises:
+            StoreUnavailable: if Redis does not answer in time.
+        """
+        raw = await self._command(lambda c: c.hget(self._key(task_id), "snapshot"))
+        if raw is None:
+            return None
+        value = json.loads(raw)
+        return value if isinstance(value, dict) else None
+
+    def cached_view(self, task_id: str) -> JsonObject | None:
+        """The view of a task running elsewhere, as its last change announced it."""
+        return self._views.get(task_id)
+
+    async def ask_owner(self, origin: str, op: JsonObject) -> JsonObject:
+        """Send ``op`` to the process ``origin`` (which runs the task); return its answer.
+
+        Raises:
+            StoreUnavailable: if Redis or that process does not answer in time.
+        """
+        reply_key = f"{self.prefix}:reply:{secrets.token_hex(12)}"
+        body = json.dumps({**op, "reply": reply_key})
+        inbox = f"{self.prefix}:inbox:{origin}"
+        await self._command(lambda c: c.rpush(inbox, [body]))
+        answer = await self._command(
+            lambda c: c.blpop([reply_key], timeout=self.timeout / 2)
+        )
+        if answer is None:
+            raise StoreUnavailable(
+                "the process running this task did not answer (it may have stopped)"
+            )
+        value = json.loads(answer[1])
+        return value if isinstance(value, dict) else {}
+
+    # -- background work --------------------------------------------------------------------
+    async def _write_unsaved(self, client: coredis.Redis[bytes]) -> None:
+        """Write queued snapshots, newest per task; re-queue one that fails."""
+        while True:
+            while self._unsaved:
+                task_id = next(iter(self._unsaved))
+                version, body, ttl_ms = self._unsaved.pop(task_id)
+                try:
+                    await self._save(task_id, version, body, ttl_ms)
+                except BaseException:
+                    self._unsaved.setdefault(task_id, (version, body, ttl_ms))
+                    raise
+            self._wake = trio.Event()
+            await self._wake.wait()
+
+    async def _read_changes(self, client: coredis.Redis[bytes]) -> None:
+        """Keep the views of tasks changed elsewhere, and tell the task runner."""
+        from coredis.retry import NoRetryPolicy
+
+        async with client.pubsub(
+            channels=[self.channel],
+            ignore_subscribe_messages=True,
+            retry_policy=NoRetryPolicy(),
+        ) as pubsub:
+            async for message in pubsub:
+                self._changed(message["data"])
+        raise StoreUnavailable("the subscription to task changes ended")
+
+    def _changed(self, data: object) -> None:
+        try:
+            body = json.loads(data) if isinstance(data, bytes | str) else None
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or body.get("o") == self.origin:
+            return
+        task_id, snapshot = body.get("id"), body.get("snapshot")
+        if not isinstance(task_id, str) or not isinstance(snapshot, dict):
+            return
+        view = snapshot.get("view")
+        if isinstance(view, dict):
+            self._views.pop(task_id, None)
+            self._views[task_id] = view
+            if len(self._views) > MAX_CACHED_VIEWS:
+                del self._views[next(iter(self._views))]
+        if self.on_change is not None:
+            self.on_change(task_id)
+
+    async def _read_inbox(self, client: coredis.Redis[bytes]) -> None:
+        """Answer requests other processes send for the tasks this one runs."""
+        inbox = f"{self.prefix}:inbox:{self.origin}"
+        while True:
+            found = await client.blpop([inbox], timeout=1)
+            if found is None:
+                continue
+            try:
+                op = json.loads(found[1])
+            except ValueError:
+                continue
+            if not isinstance(op, dict) or not isinstance(op.get("reply"), str):
+                continue
+            answer: JsonObject = {"gone": True}
+            if self.on_op is not None:
+                answer = await self.on_op(op)
+            reply_key = op["reply"]
+            await client.rpush(reply_key, [json.dumps(answer)])
+            await client.pexpire(reply_key, 30_000)
+
+
+def _reason(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"
