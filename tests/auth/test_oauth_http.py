@@ -478,3 +478,78 @@ async def test_revocation_takes_effect_within_cache_ttl(provider: Provider) -> N
 
     assert 401 == response.status_code
     assert "invalid_token" == challenge(response)["error"]
+
+
+# -- lists and what never shows ----------------------------------------------------------------
+async def list_tools(client: httpx.AsyncClient, url: str, token: str) -> dict[str, Any]:
+    headers = {**headers_for("tools/list", ""), "authorization": f"Bearer {token}"}
+    del headers["mcp-name"]
+    with trio.fail_after(15):
+        response = await client.post(
+            url + "/mcp", json=request_body("tools/list", {}), headers=headers
+        )
+    assert 200 == response.status_code, response.text
+    result: dict[str, Any] = checked(response, "tools/list")["result"]
+    return result
+
+
+async def test_hide_ungranted_lists_only_what_the_token_can_use(
+    provider: Provider,
+) -> None:
+    reader = provider.token("notes:read")
+    writer = provider.token("notes:read notes:write")
+    async with mcp(make_auth(provider, hide_ungranted=True)) as (url, client):
+        for_reader = await list_tools(client, url, reader)
+        for_writer = await list_tools(client, url, writer)
+
+    assert ["read_note", "whoami"] == [t["name"] for t in for_reader["tools"]]
+    assert ["read_note", "write_note", "whoami"] == [
+        t["name"] for t in for_writer["tools"]
+    ]
+    assert ("private", "private") == (
+        for_reader["cacheScope"],
+        for_writer["cacheScope"],
+    )
+
+
+async def test_without_hide_ungranted_every_tool_is_listed(provider: Provider) -> None:
+    async with mcp(make_auth(provider)) as (url, client):
+        listed = await list_tools(client, url, provider.token("notes:read"))
+
+    assert ["read_note", "write_note", "whoami", "reboot"] == [
+        t["name"] for t in listed["tools"]
+    ]
+    assert "private" == listed["cacheScope"]
+
+
+async def test_the_raw_token_never_shows_in_logs_receipts_or_reprs(
+    provider: Provider, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    receipts: list[Receipt] = []
+    token = provider.token("notes:read")
+    auth = make_auth(provider)
+    async with mcp(auth, receipts) as (url, client):
+        assert 200 == (await call(client, url, token)).status_code
+        assert (
+            403
+            == (
+                await call(client, url, token, "write_note", {"name": "a", "text": "b"})
+            ).status_code
+        )
+        assert 200 == (await call(client, url, token, "reboot")).status_code
+
+    assert 3 == len(receipts)
+    admitted = await auth.admit(f"Bearer {token}")
+    shown = [
+        caplog.text,
+        repr(caplog.records),
+        *(str(r.__dict__) for r in caplog.records),
+        repr(receipts),
+        *(json.dumps(r.as_record(), default=str) for r in receipts),
+        repr(auth),
+        repr(admitted),
+    ]
+    assert [] == [text for text in shown if token in text]
+    signature = token.rsplit(".", 1)[1]
+    assert [] == [text for text in shown if signature in text]

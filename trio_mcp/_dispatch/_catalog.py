@@ -329,6 +329,37 @@ class Catalog:
             ),
         }
         """Each list method's pages, encoded on first use."""
+        self._entries_of: dict[str, list[Entry]] = {
+            "tools/list": list(tool_entries),
+            "prompts/list": list(prompt_entries),
+            "resources/list": list(self.static_resources),
+            "resources/templates/list": list(self.templates),
+        }
+        self._visible_pages: dict[tuple[str, frozenset[str]], Pages] = {}
+
+    def pages_for(self, method: str, visible: frozenset[str] | None) -> Pages:
+        """The pages of a list method; with ``visible``, only the entries whose
+        required capabilities it holds (``BearerAuth(hide_ungranted=True)``).
+
+        Filtered pages are kept per set of capabilities (a few hundred at most).
+        """
+        if visible is None:
+            return self.pages[method]
+        key = (method, visible)
+        found = self._visible_pages.get(key)
+        if found is None:
+            full = self.pages[method]
+            items = [
+                item
+                for entry, item in zip(
+                    self._entries_of[method], full.items, strict=True
+                )
+                if entry.required <= visible
+            ]
+            if len(self._visible_pages) >= 256:
+                self._visible_pages.clear()
+            found = self._visible_pages[key] = Pages(full.kind, full.key, items)
+        return found
 
     def specs(self) -> list[ToolSpec | ResourceSpec | PromptSpec]:
         """Return every entry's spec: tools, then resources, then prompts, in list order."""

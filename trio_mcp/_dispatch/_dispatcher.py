@@ -276,7 +276,7 @@ class Dispatcher(Calls):
         """
 
         async def handler(inc: Incoming) -> Reply:
-            pages = self.catalog.pages[method]
+            pages = self.catalog.pages_for(method, inc.caller.visible)
             try:
                 result, offset = pages.result(inc.params)
             except InvalidCursor as exc:

@@ -59,6 +59,9 @@ class Caller:
     """Set when the transport shuts down gracefully; listen streams then end."""
     headers: Mapping[str, str] | None = None
     """Lower-cased HTTP header names to values; None off HTTP."""
+    visible: frozenset[str] | None = None
+    """When set (``BearerAuth(hide_ungranted=True)``), the capabilities the caller
+    holds: lists show only the entries that need no others."""
 
 
 @attrs.define(slots=True)

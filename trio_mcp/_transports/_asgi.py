@@ -363,7 +363,8 @@ class McpAsgiApp:
             principal=principal, allow=self.allow, headers=headers, closing=self.closing
         )
         if admission is not None:
-            caller = caller_of(admission, caller)
+            assert self.auth is not None
+            caller = caller_of(admission, caller, hide=self.auth.hide_ungranted)
         answer = await self._refuse_call(message, caller, admission, scope, headers)
         if answer is not None:
             await answer(send)

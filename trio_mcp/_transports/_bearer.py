@@ -27,14 +27,16 @@ __all__ = ["caller_of", "step_up"]
 _KINDS = {"tools/call": "tool", "prompts/get": "prompt", "resources/read": "resource"}
 
 
-def caller_of(admission: Admission, base: Caller) -> Caller:
-    """The caller of an admitted request: its principal, the token's grants and ``allow``."""
+def caller_of(admission: Admission, base: Caller, *, hide: bool) -> Caller:
+    """The caller of an admitted request: its principal, the token's grants and
+    ``allow``; with ``hide``, lists show only what those grants can use."""
     granted = admission.granted | resolve_grants(base.allow, admission.principal)
     return Caller(
         principal=admission.principal,
         allow=granted,
         closing=base.closing,
         headers=base.headers,
+        visible=granted if hide else None,
     )
 
 
