@@ -18,6 +18,7 @@ import trio
 
 from trio_mcp import DuplicateName, InvalidDeclaration, Server
 
+from ._auth import add_auth_arguments, bearer_auth
 from ._load import CliError, LoadError, open_server
 
 __all__ = ["COMMANDS", "catalog_entries", "summary"]
@@ -136,6 +137,7 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         help="share resource updates and catalog changes through Redis "
         "(redis://host:port/db); needs the redis extra",
     )
+    add_auth_arguments(parser)
 
 
 async def serve_http(server: Server, args: argparse.Namespace, **options: Any) -> None:
@@ -167,7 +169,9 @@ def _serve(args: argparse.Namespace) -> int:
         async with open_server(args.target) as server:
             if args.broadcast is not None:
                 server.broadcast = _redis(args.broadcast)
-            await serve_http(server, args, require_auth=args.require_auth)
+            auth = bearer_auth(server, args)
+            options = {} if auth is None else {"auth": auth}
+            await serve_http(server, args, require_auth=args.require_auth, **options)
 
     trio.run(body)
     return 0
@@ -189,6 +193,8 @@ def _serve_workers(args: argparse.Namespace) -> int:
     from .._transports._workers import WorkerSpec, run_workers
     from ._load import load_server
 
+    if args.auth_issuer is not None or args.auth_audience is not None:
+        raise CliError("--auth-issuer is not supported with --workers above 1 yet")
     if args.broadcast is not None:
         _redis(args.broadcast)  # a bad URL fails here, not in every worker
     check_binding(args.host, require_auth=args.require_auth)

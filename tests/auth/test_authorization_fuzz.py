@@ -1,0 +1,162 @@
+"""Hypothesis at the boundary: any ``Authorization`` header is a 2xx, 401 or 403.
+
+The header reaches the mounted app exactly as an ASGI server hands it over (bytes,
+read as latin-1), so values no HTTP parser would let through are tried as well;
+JWT-shaped junk (three base64url parts, headers naming the real key id and every
+kind of algorithm) goes through the whole verification. Never a 5xx, never an
+exception out of the app, never the value echoed back.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oauth_provider import AUDIENCE, Provider
+
+from trio_mcp import Server, tool
+from trio_mcp.auth import BearerAuth
+
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+BODY = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"_meta": META, "name": "ping", "arguments": {}},
+    }
+).encode()
+
+
+@tool
+def ping() -> str:
+    """Answer."""
+    return "pong"
+
+
+def b64(data: bytes) -> bytes:
+    return base64.urlsafe_b64encode(data).rstrip(b"=")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+headers = st.fixed_dictionaries(
+    {
+        "alg": st.sampled_from(["RS256", "ES256", "none", "HS256", "PS256", "", "x"])
+        | json_values
+    },
+    optional={
+        "kid": st.sampled_from(["key-1", "unknown"]) | json_values,
+        "typ": st.sampled_from(["at+jwt", "JWT", "dpop+jwt"]) | json_values,
+        "crit": json_values,
+    },
+)
+claims = st.dictionaries(
+    st.sampled_from(["iss", "aud", "exp", "nbf", "iat", "sub", "scope", "client_id"]),
+    json_values,
+    max_size=8,
+)
+
+
+@st.composite
+def jwt_shaped(draw: st.DrawFn) -> bytes:
+    header = b64(json.dumps(draw(headers)).encode())
+    payload = b64(json.dumps(draw(claims)).encode())
+    signature = b64(draw(st.binary(max_size=300)))
+    token = b".".join([header, payload, signature])
+    return draw(st.sampled_from([b"Bearer ", b"bearer ", b"Bearer  ", b""])) + token
+
+
+authorization = st.one_of(
+    st.binary(max_size=200),
+    st.binary(max_size=200).map(lambda b: b"Bearer " + b),
+    jwt_shaped(),
+)
+
+
+async def asgi_post(app: Any, value: bytes) -> tuple[int, dict[bytes, bytes], bytes]:
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [
+            (b"host", b"127.0.0.1:8000"),
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json, text/event-stream"),
+            (b"mcp-protocol-version", b"2026-07-28"),
+            (b"mcp-method", b"tools/call"),
+            (b"mcp-name", b"ping"),
+            (b"authorization", value),
+        ],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
+    sent: list[dict[str, Any]] = []
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": BODY, "more_body": False}
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    with trio.fail_after(10):
+        await app(scope, receive, send)
+    start = sent[0]
+    body = b"".join(m.get("body", b"") for m in sent[1:])
+    return start["status"], dict(start["headers"]), body
+
+
+_APPS: dict[str, Any] = {}
+
+
+def app_for(provider: Provider) -> Any:
+    """One app (and so one key cache) for all examples: the keys are fetched once."""
+    if provider.issuer not in _APPS:
+        server = Server("fuzz", "1.0", tools=[ping])
+        _APPS[provider.issuer] = server.mount(
+            auth=BearerAuth(provider.issuer, AUDIENCE)
+        )
+    return _APPS[provider.issuer]
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(value=authorization)
+async def test_any_authorization_header_is_never_a_5xx(
+    provider: Provider, value: bytes
+) -> None:
+    status, response_headers, body = await asgi_post(app_for(provider), value)
+
+    assert status in (200, 401), (status, body)
+    if status == 401:
+        assert response_headers[b"www-authenticate"].startswith(b"Bearer ")
+        if len(value) >= 16:
+            assert value not in body
