@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from typing import Annotated, Any
 
 import attrs
 import pytest
@@ -154,7 +155,9 @@ def test_passing_validators_construct_the_object() -> None:
     assert Shipment(4, "us") == decode(Shipment, {"count": 4, "region": "us"})
 
 
-def test_validator_without_a_message_says_not_valid() -> None:
+def test_validator_without_a_message_names_the_check() -> None:
+    """Issue 24 class 7: an undocumented validator is described by its name."""
+
     def anonymous(_i: object, _a: object, value: int) -> None:
         if value < 0:
             raise ValueError
@@ -163,7 +166,13 @@ def test_validator_without_a_message_says_not_valid() -> None:
     class Thing:
         n: int = attrs.field(validator=anonymous)
 
-    assert [("n", "is not valid")] == problems(Thing, {"n": -1})
+    assert [("n", "must pass the check 'anonymous'")] == problems(Thing, {"n": -1})
+    assert (
+        "must pass the check 'anonymous'"
+        == (
+            json_schema(Thing)["properties"]["n"]["description"]  # type: ignore[index,call-overload]
+        )
+    )
 
 
 def test_nested_validator_failure_has_the_full_path() -> None:
@@ -174,3 +183,61 @@ def test_nested_validator_failure_has_the_full_path() -> None:
     value = {"shipments": [{"count": 2}, {"count": 1}]}
 
     assert [("shipments.1.count", "must be an even number")] == problems(Order, value)
+
+
+def _undocumented(_i: object, _a: object, value: int) -> None:
+    if value < 0:
+        raise ValueError
+
+
+@attrs.define
+class Account:
+    code: str = attrs.field(validator=attrs.validators.matches_re(r"[A-Z]{2}[0-9]+"))
+    prefix: str = attrs.field(
+        default="ab", validator=attrs.validators.matches_re("ab", func=re.match)
+    )
+    word: str = attrs.field(
+        default="x1", validator=attrs.validators.matches_re("[0-9]", func=re.search)
+    )
+    region: str = attrs.field(
+        default="eu", validator=attrs.validators.in_(["eu", "us"])
+    )
+    level: int = attrs.field(default=1, validator=attrs.validators.in_((1, 2, 3)))
+    count: int = attrs.field(default=0, validator=_undocumented)
+    folded: str = attrs.field(
+        default="A", validator=attrs.validators.matches_re("a", flags=re.IGNORECASE)
+    )
+
+
+def test_matches_re_and_in_are_projected_into_the_schema() -> None:
+    """Issue 24 class 7: attrs validators JSON Schema can express are shown."""
+    properties: Any = json_schema(Account)["properties"]
+
+    assert {"type": "string", "pattern": "^(?:[A-Z]{2}[0-9]+)$"} == properties["code"]
+    assert "^(?:ab)" == properties["prefix"]["pattern"]
+    assert "[0-9]" == properties["word"]["pattern"]
+    assert ["eu", "us"] == properties["region"]["enum"]
+    assert [1, 2, 3] == properties["level"]["enum"]
+
+
+def test_a_validator_the_schema_cannot_show_is_described_even_undocumented() -> None:
+    properties: Any = json_schema(Account)["properties"]
+
+    assert "must pass the check '_undocumented'" == properties["count"]["description"]
+    assert "pattern" not in properties["folded"]
+    assert "matches_re" in properties["folded"]["description"]
+
+
+def test_projected_validators_are_enforced_with_the_schemas_words() -> None:
+    value = {"code": "x", "prefix": "cab", "word": "xy", "region": "mars", "level": 4}
+
+    assert [
+        ("code", "must match the pattern ^(?:[A-Z]{2}[0-9]+)$"),
+        ("prefix", "must match the pattern ^(?:ab)"),
+        ("word", "must match the pattern [0-9]"),
+        ("region", 'must be one of: "eu", "us"'),
+        ("level", "must be one of: 1, 2, 3"),
+    ] == problems(Account, value)
+    assert [("count", "must pass the check '_undocumented'")] == problems(
+        Account, {"code": "AB1", "count": -1}
+    )

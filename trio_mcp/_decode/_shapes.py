@@ -234,7 +234,7 @@ def _diagnose(
             try:
                 validator(instance, attribute, getattr(instance, name))  # type: ignore[operator]
             except Exception:  # its text may quote the value
-                message = describe_validator(validator) or FALLBACK
+                message = describe_validator(validator)
                 errors.append(at(Invalid(message), name, attribute.type))
     if not errors:
         errors.append(Invalid(FALLBACK))

@@ -10,6 +10,7 @@ No converter here: ``_decode`` calls ``compile_checks`` and owns the hooks.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Literal, TypeVar
@@ -230,15 +231,19 @@ def described(message: str) -> Callable[[F], F]:
     return mark
 
 
-def describe_validator(validator: object) -> str | None:
-    """Return a validator's message: ``describe`` or its docstring's first line."""
+def describe_validator(validator: object) -> str:
+    """Return a validator's message: ``describe``, its docstring's first line, or
+    (undocumented) the check it is: its name, or an attrs validator's own words."""
     text = getattr(validator, "describe", None)
     if isinstance(text, str) and text.strip():
         return text.strip()
+    if type(validator).__module__ in ("attr.validators", "attrs.validators"):
+        return f"must pass {validator!r}"  # <matches_re validator for pattern ...>
     doc = getattr(validator, "__doc__", None)
     if isinstance(doc, str) and doc.strip():
         return doc.strip().splitlines()[0].strip()
-    return None
+    name = getattr(validator, "__name__", None) or type(validator).__name__
+    return f"must pass the check '{name}'"
 
 
 def _flatten(validator: object) -> Iterator[object]:
@@ -273,7 +278,48 @@ def _translate(validator: object, kind: Kind) -> Field | Literal[False] | None:
         unit = "length" if kind == "string" else "items"
         bound = getattr(validator, f"{length_name}_length")
         return Field(**{f"{length_name}_{unit}": bound})
+    if name == "_MatchesReValidator" and kind == "string":
+        return _pattern_of(validator)
+    if name == "_InValidator":
+        return _enum_of(validator)
     return False
+
+
+#: The anchors that make ``re.search`` mean what ``matches_re``'s function means.
+_ANCHORS = {"fullmatch": "^(?:{})$", "match": "^(?:{})", "search": "{}"}
+
+
+def _pattern_of(validator: object) -> Field | Literal[False]:
+    """``attrs.validators.matches_re`` as a ``pattern``, unless flags change it."""
+    pattern = getattr(validator, "pattern", None)
+    func = getattr(getattr(validator, "match_func", None), "__name__", "")
+    if not isinstance(pattern, re.Pattern) or not isinstance(pattern.pattern, str):
+        return False
+    if pattern.flags & ~re.UNICODE or func not in _ANCHORS:
+        return False  # IGNORECASE, VERBOSE ...: JSON Schema has no flags
+    return Field(pattern=_ANCHORS[func].format(pattern.pattern))
+
+
+def _enum_of(validator: object) -> Field | Literal[False]:
+    """``attrs.validators.in_`` over JSON scalars as an ``enum``."""
+    options = getattr(validator, "_original_options", None)
+    if options is None:
+        options = getattr(validator, "options", None)
+    if isinstance(options, Mapping):
+        options = list(options)
+    if isinstance(options, set | frozenset):
+        options = sorted(options, key=repr)  # a stable order for the schema
+    if not isinstance(options, list | tuple) or not options:
+        return False  # a str means substrings; an iterator may not repeat
+    if not all(_is_json_scalar(v) for v in options):
+        return False
+    return Field(json_schema={"enum": list(options)})
+
+
+def _is_json_scalar(value: object) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, str | int)
 
 
 def split_validators(

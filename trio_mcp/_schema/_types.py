@@ -321,7 +321,7 @@ class _Walker:
             )
         info = field_info(attribute)
         out = self.schema(info.type, here)
-        messages = [m for v in info.opaque if (m := describe_validator(v))]
+        messages = [describe_validator(v) for v in info.opaque]
         if messages:
             text = "; ".join(messages)
             current = out.get("description")
