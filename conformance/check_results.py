@@ -19,6 +19,10 @@ Rules:
   list can only shrink.
 * A suite exit code other than 0 or 1 (crash, timeout) fails the run.
 * ``--only NAME...`` judges just those scenarios (a run of a few ``--scenario``s).
+* ``--extension NAME...`` judges extension scenarios outside the requirement set
+  (SEP-2640's ``sep-2640-skills-*``) strictly: each must have run, and every one of
+  its checks must be SUCCESS or INFO (a WARNING or SKIPPED fails it too); they
+  cannot be listed in the expected-failures file.
 * ``--without-fixture-tools`` is for a server that is not the conformance fixture
   (``trio-mcp mcp``): a check the suite reports as "Not testable" because the server
   does not list one of the fixture's diagnostic tools is counted and shown, not
@@ -252,6 +256,33 @@ def judge(
     return 1 if failed_unexpected or problems else 0
 
 
+def judge_extensions(
+    results: dict[str, list[dict[str, Any]]], names: list[str], expected: list[str]
+) -> int:
+    """Every check of each extension scenario passed: 0, else 1 (printing why)."""
+    bad = 0
+    for name in names:
+        checks = results.get(name)
+        if name in expected:
+            print(
+                f"  ERROR expected-failures: extension scenario {name!r} cannot be listed"
+            )
+            bad += 1
+        if not checks:
+            print(f"  ERROR {name}: no results were written (not run?)")
+            bad += 1
+            continue
+        failing = [c for c in checks if c.get("status") not in ("SUCCESS", "INFO")]
+        if failing:
+            bad += 1
+            print(f"  FAIL {name}")
+            for check in failing:
+                print(f"       - {check.get('status')} {_describe(check)}")
+        else:
+            print(f"  ok   {name}: {len(checks)} checks, every one SUCCESS")
+    return 1 if bad else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, required=True)
@@ -260,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite-rc", type=int, default=None)
     parser.add_argument("--only", nargs="+", default=None, metavar="SCENARIO")
     parser.add_argument("--without-fixture-tools", action="store_true")
+    parser.add_argument("--extension", nargs="+", default=[], metavar="SCENARIO")
     parser.add_argument(
         "--score-all",
         action="store_true",
@@ -281,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     if not requirements.get("server"):
         print(f"conformance: no server scenarios found in {args.requirements}")
         return 1
+    extensions = {k: results.pop(k) for k in args.extension if k in results}
+    extension_rc = judge_extensions(extensions, args.extension, expected)
     if args.only:
         unknown = sorted(set(args.only) - set(requirements["server"]))
         if unknown:
@@ -295,9 +329,8 @@ def main(argv: list[str] | None = None) -> int:
             f"  not judged ({len(dropped)} checks need the fixture's diagnostic tools):"
             f" {', '.join(dropped) or 'none'}"
         )
-    return judge(
-        results, requirements, expected, args.suite_rc, score_all=args.score_all
-    )
+    rc = judge(results, requirements, expected, args.suite_rc, score_all=args.score_all)
+    return rc or extension_rc
 
 
 if __name__ == "__main__":

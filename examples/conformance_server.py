@@ -19,6 +19,7 @@ import base64
 import functools
 import json
 import signal
+from pathlib import Path
 from typing import Annotated
 
 import attrs
@@ -42,6 +43,7 @@ from trio_mcp import (
     Sample,
     SampleResult,
     Server,
+    Skill,
     TextContent,
     TextResourceContents,
     Tool,
@@ -673,6 +675,8 @@ server = Server(
     prompts=_prompts(),
     instructions="Fixture server for the official MCP conformance suite.",
     dynamic=True,
+    # The skills extension (SEP-2640): the example skill folders beside this file.
+    skills=Skill.all_in(Path(__file__).parent / "skills"),
 )
 
 

@@ -36,6 +36,7 @@ LAYERS = {
     "_dispatch": 5,
     "_store": 5,  # shared state (buckets, task records): below the dispatcher's users
     "_tasks": 5,  # the tasks extension: beside the dispatcher, which routes to it
+    "_skills": 5,  # the skills extension (SEP-2640), likewise
     "_transports": 6,
     "_server": 7,
     "testing": 8,
@@ -71,6 +72,7 @@ OPTIONAL = {
     "coredis",
     "httpx",
     "joserfc",
+    "yaml",  # PyYAML: skill frontmatter, read when a Server has skills
 }
 #: The wire layer does no I/O (style.md §1: imports neither trio nor sockets).
 NO_IO = {"socket", "asyncio", "selectors", "trio"}

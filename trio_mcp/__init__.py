@@ -75,6 +75,7 @@ from ._schema import json_schema as json_schema
 from ._server import Server as Server
 from ._store import MemoryStore as MemoryStore
 from ._store import RedisStore as RedisStore
+from ._skills import Skill as Skill
 from ._version import __version__ as __version__
 
 __all__ = [
@@ -129,6 +130,7 @@ __all__ = [
     "SampleResult",
     "Secret",
     "Server",
+    "Skill",
     "TextContent",
     "TextResourceContents",
     "Tool",

@@ -31,6 +31,7 @@ from ._http_options import HttpOptions
 from ._limits import Limits
 from ._protocol._state import StateSealer
 from ._store import RedisStore, Store
+from ._skills import Skill, SkillSet
 from ._transports._stream import (
     Oversized,
     one_by_one,
@@ -108,6 +109,11 @@ class Server:
             of ``rate_limit=`` and the task records. The default ``MemoryStore()``
             keeps them per process; ``RedisStore(url)`` shares them (and, unless
             ``broadcast`` is given, the broadcast) across workers and replicas.
+        skills: ``Skill.from_directory(path)`` values: agent skills served by the
+            skills extension (SEP-2640) as ``skill://<name>/<path>`` resources with
+            ``skills/list``, ``skills/get`` and ``resources/directory/read``. Each
+            folder is read and checked here; the extension is advertised only
+            when this is non-empty.
 
     Raises:
         ValueError: if a state key is shorter than 32 bytes.
@@ -134,6 +140,7 @@ class Server:
         website_url: str | None = None,
         icons: Iterable[Icon] = (),
         store: Store | None = None,
+        skills: Sequence[Skill] = (),
     ) -> None:
         _check_strings(name, version, instructions)
         if broadcast is None and isinstance(store, RedisStore):
@@ -141,7 +148,8 @@ class Server:
         self.name = name
         self.dynamic = dynamic
         self.version = version
-        self._catalog = Catalog(tools, resources, prompts)
+        self._skills = SkillSet(skills)
+        self._catalog = Catalog(tools, [*resources, *self._skills.resources], prompts)
         self.state_key = state_key
         self.dispatcher = Dispatcher(
             self._catalog,
@@ -153,6 +161,7 @@ class Server:
             dynamic=dynamic,
             broadcast=broadcast,
             store=store,
+            skills=self._skills or None,
         )
         self.dispatcher.server_info.update(
             implementation_extras(title, website_url, icons)
@@ -211,7 +220,9 @@ class Server:
         old = self._catalog
         catalog = Catalog(
             old.tool_list if tools is None else tools,
-            old.resource_list if resources is None else resources,
+            old.resource_list
+            if resources is None
+            else [*resources, *self._skills.resources],
             old.prompt_list if prompts is None else prompts,
         )
         self._catalog = catalog

@@ -420,12 +420,18 @@ def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="grant a capability; the tools that import code need 'load_code'",
     )
+    parser.add_argument(
+        "--skills",
+        metavar="FOLDER",
+        help="also serve the agent skills in FOLDER (one subfolder per skill, "
+        "each with a SKILL.md), such as a project's skills/",
+    )
 
 
 def _mcp(args: argparse.Namespace) -> int:
     from ._toolchain import toolchain_server
 
-    server = toolchain_server()
+    server = toolchain_server(skills=args.skills)
 
     async def body() -> None:
         if args.http:

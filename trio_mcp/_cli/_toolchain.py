@@ -4,7 +4,8 @@ An assistant can check a server's declarations, show its catalog and verify its
 lock file through these tools, the same checks the command line runs. Loading a
 target imports and runs the code it names, so every tool that loads one requires
 the ``load_code`` capability, which only the host grants (``--allow load_code``);
-a tool's description or hints grant nothing.
+a tool's description or hints grant nothing. With ``--skills FOLDER`` it also
+serves a project's agent skills (SEP-2640).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from trio_mcp import (
     PromptMessage,
     ResourceNotFound,
     Server,
+    Skill,
     ToolError,
     ToolHints,
     prompt,
@@ -139,8 +141,15 @@ def write_tool(purpose: str) -> list[PromptMessage]:
     ]
 
 
-def toolchain_server() -> Server:
-    """Return the server behind ``trio-mcp mcp``."""
+def toolchain_server(skills: str | None = None) -> Server:
+    """Return the server behind ``trio-mcp mcp``.
+
+    Args:
+        skills: A folder of skill folders (a project's ``skills/``) to serve too.
+
+    Raises:
+        McpError.InvalidDeclaration: naming every problem of the skill folders.
+    """
     return Server(
         "trio-mcp-toolchain",
         version,
@@ -151,4 +160,5 @@ def toolchain_server() -> Server:
             "Checks trio_mcp servers: their declarations, catalog and lock file. "
             "Loading a target runs its code, so the host must grant 'load_code'."
         ),
+        skills=[] if skills is None else Skill.all_in(skills),
     )

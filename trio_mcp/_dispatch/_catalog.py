@@ -309,6 +309,7 @@ class Catalog:
         self.prompts = {e.spec.name: e for e in prompt_entries}
         self.resources = resource_entries
         self.static_resources = [e for e in resource_entries if not e.spec.is_template]
+        self._static_by_uri = {e.spec.uri: e for e in self.static_resources}
         self.templates = [e for e in resource_entries if e.spec.is_template]
         self.wire_tools: list[JsonObject] = [e.spec.to_wire() for e in tool_entries]
         self.has_task_tools = any(e.spec.task is not None for e in tool_entries)
@@ -371,9 +372,9 @@ class Catalog:
 
     def find_resource(self, uri: str) -> tuple[ResourceEntry, dict[str, str]] | None:
         """Return the entry serving ``uri`` and its variables: static URIs first."""
-        for entry in self.static_resources:
-            if entry.spec.uri == uri:
-                return entry, {}
+        entry = self._static_by_uri.get(uri)
+        if entry is not None:
+            return entry, {}
         for entry in self.templates:
             variables = entry.template.match(uri)
             if variables is not None:

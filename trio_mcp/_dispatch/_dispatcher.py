@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -34,6 +35,9 @@ from ._listen import LISTEN_METHOD, BadFilter, honour, is_updatable, stream
 from ._pages import InvalidCursor
 from ._request import Caller as Caller
 from ._request import Failure, Incoming, Reply
+
+if TYPE_CHECKING:
+    from .._skills import SkillSet
 
 __all__ = ["Caller", "Dispatcher", "Reply"]
 
@@ -61,10 +65,13 @@ class Dispatcher(Calls):
         dynamic: bool = False,
         broadcast: Broadcast | None = None,
         store: Store | None = None,
+        skills: SkillSet | None = None,
     ) -> None:
         self.catalog = catalog
         self.store = store if store is not None else MemoryStore()
         """State shared beyond one request: rate-limit buckets (and task records)."""
+        self.skills = skills
+        """The skills extension's skills (SEP-2640), when any are served."""
         self.dynamic = dynamic
         """Whether the catalog may be replaced (then ``listChanged`` is advertised)."""
         self.broadcast = broadcast if broadcast is not None else Broadcast()
@@ -102,6 +109,8 @@ class Dispatcher(Calls):
             methods["completion/complete"] = self._complete
         if self.catalog.has_task_tools:
             methods.update(self.tasks.methods())
+        if self.skills:
+            methods.update(self.skills.methods(self._cache_scope))
         return methods
 
     def _capabilities(self) -> JsonObject:
@@ -122,6 +131,10 @@ class Dispatcher(Calls):
             caps["completions"] = {}
         if self.catalog.has_task_tools:
             caps["extensions"] = {wire.TASKS_EXTENSION: {}}
+        if self.skills:
+            extensions = caps.setdefault("extensions", {})
+            assert isinstance(extensions, dict)
+            extensions[wire.SKILLS_EXTENSION] = self.skills.capability()
         return caps
 
     # -- changes: a new catalog, updated resources --------------------------------

@@ -4,7 +4,11 @@ The schema ships with the package (``schema-2026-07-28.json``, from the
 specification's tag ``2026-07-28``); jsonschema is a test dependency, imported here
 only when a check runs. The tasks extension (SEP-2663) is not in that schema: its
 results are checked against the shapes below, written from the extension's text
-(``CreateTaskResult``, ``DetailedTask``, the empty acknowledgements).
+(``CreateTaskResult``, ``DetailedTask``, the empty acknowledgements). Nor is the
+skills extension (SEP-2640): its three results are checked against the shapes of its
+specification (``ListSkillsResult``, ``GetSkillResult``,
+``ReadResourceDirectoryResult``), whose parts reuse the schema's ``Result``,
+``CacheableResult``, ``PaginatedResult`` and ``Resource``.
 """
 
 from __future__ import annotations
@@ -77,6 +81,65 @@ _DETAILED: dict[str, Any] = {
         {"properties": {"status": {"const": "failed"}}, "required": ["error"]},
     ],
 }
+#: A skill entry (SEP-2640 ``Skill``): its frontmatter and its complete manifest.
+_SKILL: dict[str, Any] = {
+    "type": "object",
+    "required": ["uri", "frontmatter", "resources"],
+    "properties": {
+        "uri": {"type": "string", "minLength": 1},
+        "frontmatter": {
+            "type": "object",
+            "required": ["name", "description"],
+            "properties": {
+                "name": {"type": "string", "minLength": 1},
+                "description": {"type": "string", "minLength": 1},
+            },
+        },
+        "resources": {
+            "oneOf": [
+                {"const": "dynamic"},
+                {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["uri", "digest", "size"],
+                        "properties": {
+                            "uri": {"type": "string"},
+                            "digest": {
+                                "type": "string",
+                                "pattern": "^sha256:[0-9a-f]{64}$",
+                            },
+                            "size": {"type": "integer", "minimum": 0},
+                        },
+                    },
+                },
+            ]
+        },
+    },
+}
+_SKILLS: dict[str, dict[str, Any]] = {
+    "ListSkillsResult": {
+        "allOf": [
+            {"$ref": "#/$defs/PaginatedResult"},
+            {"$ref": "#/$defs/CacheableResult"},
+        ],
+        "required": ["skills"],
+        "properties": {"skills": {"type": "array", "items": _SKILL}},
+    },
+    "GetSkillResult": {
+        "allOf": [{"$ref": "#/$defs/CacheableResult"}],
+        "required": ["skill"],
+        "properties": {"skill": _SKILL},
+        "not": {"required": ["nextCursor"]},
+    },
+    "ReadResourceDirectoryResult": {
+        "allOf": [{"$ref": "#/$defs/PaginatedResult"}],
+        "required": ["resources"],
+        "properties": {
+            "resources": {"type": "array", "items": {"$ref": "#/$defs/Resource"}}
+        },
+    },
+}
 #: The extension's results and notification, by name.
 _EXTENSION: dict[str, dict[str, Any]] = {
     "CreateTaskResult": {
@@ -103,10 +166,14 @@ _EXTENSION: dict[str, dict[str, Any]] = {
         "required": ["params"],
     },
 }
+_EXTENSION |= _SKILLS
 _EXTENSION_RESULTS = {
     "tasks/get": "GetTaskResult",
     "tasks/update": "TaskAck",
     "tasks/cancel": "TaskAck",
+    "skills/list": "ListSkillsResult",
+    "skills/get": "GetSkillResult",
+    "resources/directory/read": "ReadResourceDirectoryResult",
 }
 
 

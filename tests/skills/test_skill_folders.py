@@ -1,0 +1,194 @@
+"""Every broken skill folder is refused when the Server is built, naming the file and
+the rule it breaks (``rule: ...``); nothing is served until it is fixed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from skill_trees import skill_md, write_skill, write_tree
+
+from trio_mcp import InvalidDeclaration, Server, Skill
+
+MiB = 1024 * 1024
+
+
+def refusal(*folders: Path) -> str:
+    with pytest.raises(InvalidDeclaration) as raised:
+        Server("s", "1", skills=[Skill.from_directory(f) for f in folders])
+    return str(raised.value)
+
+
+def with_skill_md(text: str | bytes) -> Callable[[Path], Path]:
+    def make(parent: Path) -> Path:
+        return write_tree(parent / "good-name", {"SKILL.md": text})
+
+    return make
+
+
+def linked(target: Callable[[Path], str]) -> Callable[[Path], Path]:
+    def make(parent: Path) -> Path:
+        folder = write_skill(parent, "good-name")
+        (parent / "outside.md").write_text("secret")
+        (parent / "outside").mkdir()
+        os.symlink(target(parent), folder / "link")
+        return folder
+
+    return make
+
+
+def fifo(parent: Path) -> Path:
+    folder = write_skill(parent, "good-name")
+    os.mkfifo(folder / "pipe")
+    return folder
+
+
+def many_files(parent: Path) -> Path:
+    return write_skill(parent, "good-name", {f"f/{n:03}.md": "x" for n in range(512)})
+
+
+def large(parent: Path) -> Path:
+    return write_skill(
+        parent, "good-name", {"a.bin": b"\0" * (8 * MiB), "b.bin": b"\0" * (8 * MiB)}
+    )
+
+
+def bad_file_name(parent: Path) -> Path:
+    folder = write_skill(parent, "good-name")
+    with open(os.path.join(os.fsencode(folder), b"\xff.md"), "wb") as stream:
+        stream.write(b"x")
+    return folder
+
+
+CASES: list[tuple[str, Callable[[Path], Path], str]] = [
+    ("no folder", lambda p: p / "missing", "folder"),
+    (
+        "no SKILL.md",
+        lambda p: write_tree(p / "good-name", {"x.md": "x"}),
+        "skill-md-required",
+    ),
+    ("no frontmatter", with_skill_md("# Just a title\n"), "frontmatter"),
+    ("unclosed frontmatter", with_skill_md("---\nname: good-name\n"), "frontmatter"),
+    ("not YAML", with_skill_md("---\nname: [unclosed\n---\n"), "frontmatter"),
+    ("a list", with_skill_md("---\n- name\n---\n"), "frontmatter"),
+    ("not UTF-8", with_skill_md(b"---\nname: \xff\n---\n"), "frontmatter"),
+    (
+        "a YAML 1.1 boolean",
+        with_skill_md(skill_md("good-name", extra="beta: yes\n")),
+        "frontmatter",
+    ),
+    (
+        "a date",
+        with_skill_md(skill_md("good-name", extra="since: 2026-01-01\n")),
+        "frontmatter",
+    ),
+    (
+        "a duplicate key",
+        with_skill_md(skill_md("good-name", extra="name: good-name\n")),
+        "frontmatter",
+    ),
+    ("NaN", with_skill_md(skill_md("good-name", extra="x: .nan\n")), "frontmatter"),
+    ("no name", with_skill_md("---\ndescription: d\n---\n"), "name-required"),
+    (
+        "a number for a name",
+        with_skill_md("---\nname: 12\ndescription: d\n---\n"),
+        "name-required",
+    ),
+    ("upper case", with_skill_md(skill_md("Good-name")), "name-format"),
+    ("a double hyphen", with_skill_md(skill_md("good--name")), "name-format"),
+    ("a leading hyphen", with_skill_md(skill_md("-good-name")), "name-format"),
+    ("65 characters", with_skill_md(skill_md("a" * 65)), "name-format"),
+    (
+        "another folder's name",
+        with_skill_md(skill_md("other-name")),
+        "name-matches-folder",
+    ),
+    ("no description", with_skill_md("---\nname: good-name\n---\n"), "description"),
+    (
+        "a blank description",
+        with_skill_md(skill_md("good-name", "'  '")),
+        "description",
+    ),
+    (
+        "a long description",
+        with_skill_md(skill_md("good-name", "x" * 1025)),
+        "description",
+    ),
+    (
+        "reserved metadata",
+        with_skill_md(
+            skill_md("good-name", extra="metadata:\n  io.modelcontextprotocol/x: y\n")
+        ),
+        "reserved-metadata",
+    ),
+    ("a link out with ..", linked(lambda p: "../outside.md"), "inside-folder"),
+    ("an absolute link out", linked(lambda p: str(p / "outside.md")), "inside-folder"),
+    ("a linked folder", linked(lambda p: "../outside"), "inside-folder"),
+    ("a link to itself", linked(lambda p: "."), "inside-folder"),
+    ("a dangling link", linked(lambda p: "nowhere.md"), "regular-files"),
+    ("a FIFO", fifo, "regular-files"),
+    ("513 files", many_files, "max-resources"),
+    ("16 MiB and more", large, "max-total-bytes"),
+    ("a name that is not UTF-8", bad_file_name, "utf8-names"),
+]
+
+
+@pytest.mark.parametrize(("case", "make", "rule"), CASES, ids=[c[0] for c in CASES])
+def test_a_broken_folder_is_refused_naming_its_rule(
+    tmp_path: Path, case: str, make: Callable[[Path], Path], rule: str
+) -> None:
+    folder = make(tmp_path)
+    message = refusal(folder)
+    assert f"(rule: {rule})" in message
+    assert str(folder) in message or os.fsdecode(os.fsencode(folder)) in message
+
+
+def test_every_problem_of_every_folder_is_listed_at_once(tmp_path: Path) -> None:
+    first = write_tree(tmp_path / "first", {"SKILL.md": skill_md("wrong")})
+    second = write_tree(tmp_path / "second", {"x.md": "x"})
+    message = refusal(first, second)
+    assert "(rule: name-matches-folder)" in message
+    assert "(rule: skill-md-required)" in message
+
+
+def test_two_skills_of_one_name_are_refused(tmp_path: Path) -> None:
+    one = write_skill(tmp_path / "a", "same")
+    two = write_skill(tmp_path / "b", "same")
+    assert "(rule: unique-names)" in refusal(one, two)
+
+
+def test_a_skill_uri_already_served_by_a_resource_is_refused(tmp_path: Path) -> None:
+    from trio_mcp import DuplicateName, resource
+
+    @resource(uri="skill://clash/SKILL.md")
+    def clash() -> str:
+        """Takes the skill's URI."""
+        return ""
+
+    with pytest.raises(DuplicateName):
+        Server(
+            "s",
+            "1",
+            resources=[clash],
+            skills=[Skill.from_directory(write_skill(tmp_path, "clash"))],
+        )
+
+
+def test_hidden_files_are_not_part_of_the_skill(tmp_path: Path) -> None:
+    folder = write_skill(
+        tmp_path, "good-name", {".git/HEAD": "ref", ".env": "SECRET=1"}
+    )
+    os.mkfifo(folder / ".pipe")  # not even looked at
+    server = Server("s", "1", skills=[Skill.from_directory(folder)])
+    assert ["skill://good-name/SKILL.md"] == [s.uri for s in server.catalog()]  # type: ignore[union-attr]
+
+
+def test_skills_takes_skill_values(tmp_path: Path) -> None:
+    with pytest.raises(InvalidDeclaration, match=r"Skill\.all_in"):
+        Server("s", "1", skills=str(tmp_path))  # type: ignore[arg-type]
+    with pytest.raises(InvalidDeclaration, match="takes Skill values"):
+        Server("s", "1", skills=[str(tmp_path)])  # type: ignore[list-item]
+    with pytest.raises(InvalidDeclaration, match="is not a folder"):
+        Skill.all_in(tmp_path / "missing")
