@@ -73,9 +73,9 @@ from ._schema import Field as Field
 from ._schema import described as described
 from ._schema import json_schema as json_schema
 from ._server import Server as Server
+from ._skills import Skill as Skill
 from ._store import MemoryStore as MemoryStore
 from ._store import RedisStore as RedisStore
-from ._skills import Skill as Skill
 from ._version import __version__ as __version__
 
 __all__ = [

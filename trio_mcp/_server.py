@@ -30,8 +30,8 @@ from ._errors import McpError
 from ._http_options import HttpOptions
 from ._limits import Limits
 from ._protocol._state import StateSealer
-from ._store import RedisStore, Store
 from ._skills import Skill, SkillSet
+from ._store import RedisStore, Store
 from ._transports._stream import (
     Oversized,
     one_by_one,
