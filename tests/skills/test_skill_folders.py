@@ -55,6 +55,14 @@ def large(parent: Path) -> Path:
     )
 
 
+def huge(parent: Path) -> Path:
+    """A sparse 64 GiB file: refused after reading one byte past the limit, not all."""
+    folder = write_skill(parent, "good-name")
+    with open(folder / "huge.bin", "wb") as stream:
+        stream.truncate(64 * 1024 * MiB)
+    return folder
+
+
 def bad_file_name(parent: Path) -> Path:
     folder = write_skill(parent, "good-name")
     with open(os.path.join(os.fsencode(folder), b"\xff.md"), "wb") as stream:
@@ -131,6 +139,7 @@ CASES: list[tuple[str, Callable[[Path], Path], str]] = [
     ("a FIFO", fifo, "regular-files"),
     ("513 files", many_files, "max-resources"),
     ("16 MiB and more", large, "max-total-bytes"),
+    ("a sparse 64 GiB file", huge, "max-total-bytes"),
     ("a name that is not UTF-8", bad_file_name, "utf8-names"),
 ]
 
@@ -192,3 +201,23 @@ def test_skills_takes_skill_values(tmp_path: Path) -> None:
         Server("s", "1", skills=[str(tmp_path)])  # type: ignore[list-item]
     with pytest.raises(InvalidDeclaration, match="is not a folder"):
         Skill.all_in(tmp_path / "missing")
+
+
+def test_the_toolchain_refuses_a_broken_skills_folder_before_serving(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    write_tree(tmp_path / "skills" / "Bad", {"SKILL.md": skill_md("bad")})
+    done = subprocess.run(
+        [sys.executable, "-m", "trio_mcp", "mcp", "--skills", str(tmp_path / "skills")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert 2 == done.returncode
+    assert "(rule: name-matches-folder)" in done.stderr
+    assert "" == done.stdout

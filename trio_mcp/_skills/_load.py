@@ -24,10 +24,12 @@ are neither listed nor served. Each file's SHA-256 and size are computed here, o
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import mimetypes
 import os
 import re
+import stat
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +47,7 @@ __all__ = [
     "LoadedSkill",
     "SkillFile",
     "load_skill",
+    "read_at_most",
 ]
 
 SKILL_MD = "SKILL.md"
@@ -276,14 +279,20 @@ def _digest(
 ) -> tuple[tuple[SkillFile, ...], bytes | None]:
     """Each file's size and SHA-256 (``SKILL.md`` first), and ``SKILL.md``'s bytes.
 
-    Stops reading past the byte limit.
+    Never reads more than one byte past the limit, however large a file is.
     """
     ordered = sorted(found, key=lambda f: (f[0] != SKILL_MD, f[0]))
     files: list[SkillFile] = []
     skill_md = None
     total = 0
     for path, disk in ordered:
-        data = Path(disk).read_bytes()
+        data = read_at_most(disk, MAX_TOTAL_BYTES - total + 1)
+        if data is None:
+            problems.append(
+                f"{folder / path}: could not be read (gone, unreadable, or not a "
+                "regular file) (rule: regular-files)"
+            )
+            continue
         total += len(data)
         if total > MAX_TOTAL_BYTES:
             problems.append(
@@ -317,6 +326,25 @@ def _file(name: str, path: str, disk: str, data: bytes) -> SkillFile:
         mime_type=mime,
         is_text=is_text,
     )
+
+
+def read_at_most(disk: str, limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of the regular file at ``disk``; None if it is gone.
+
+    The last component is not followed if it became a symbolic link, and a file
+    that became a FIFO is not waited on (``O_NONBLOCK``).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(disk, flags)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EACCES):
+            return None
+        raise
+    with open(fd, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return stream.read(limit)
 
 
 def digest_of(data: bytes) -> str:

@@ -80,6 +80,7 @@ class SkillSet:
         }
         """Each folder's direct children, by the folder's URI."""
         self.files = {r.file.uri for r in self.resources}
+        self._cache_scope: Callable[[Caller], str] = lambda caller: "private"
 
     def __bool__(self) -> bool:
         return bool(self.skills)
@@ -89,46 +90,50 @@ class SkillSet:
         return {"directoryRead": True}
 
     def methods(self, cache_scope: Callable[[Caller], str]) -> dict[str, Handler]:
-        """The extension's methods, for the dispatcher's table."""
+        """The extension's methods, for the dispatcher's table.
 
-        async def skills_list(inc: Incoming) -> JsonObject:
-            result = _page(self.pages, inc.params)
-            result["ttlMs"] = SKILLS_TTL_MS
-            result["cacheScope"] = cache_scope(inc.caller)
-            return result
-
-        async def skills_get(inc: Incoming) -> JsonObject:
-            uri = _uri(inc, "skills/get")
-            entry = self.entries.get(uri)
-            if entry is None:
-                raise Failure.invalid(
-                    f"no skill is served at {uri}; skills/list lists the skills "
-                    "served here",
-                    {"uri": uri},
-                )
-            return {
-                "skill": entry,
-                "ttlMs": SKILLS_TTL_MS,
-                "cacheScope": cache_scope(inc.caller),
-            }
-
-        async def directory_read(inc: Incoming) -> JsonObject:
-            uri = _uri(inc, "resources/directory/read")
-            pages = self.folders.get(uri)
-            if pages is None:
-                what = (
-                    "is a file, not a directory resource; read it with resources/read"
-                    if uri in self.files
-                    else "is not a directory resource served here"
-                )
-                raise Failure.invalid(f"{uri} {what}", {"uri": uri})
-            return _page(pages, inc.params)
-
+        Args:
+            cache_scope: The ``cacheScope`` of a reply to a caller (the dispatcher's,
+                so skills are private exactly when the lists are).
+        """
+        self._cache_scope = cache_scope
         return {
-            "skills/list": skills_list,
-            "skills/get": skills_get,
-            "resources/directory/read": directory_read,
+            "skills/list": self._list,
+            "skills/get": self._get,
+            "resources/directory/read": self._read_directory,
         }
+
+    async def _list(self, inc: Incoming) -> JsonObject:
+        result = _page(self.pages, inc.params)
+        result["ttlMs"] = SKILLS_TTL_MS
+        result["cacheScope"] = self._cache_scope(inc.caller)
+        return result
+
+    async def _get(self, inc: Incoming) -> JsonObject:
+        uri = _uri(inc, "skills/get")
+        entry = self.entries.get(uri)
+        if entry is None:
+            raise Failure.invalid(
+                f"no skill is served at {uri}; skills/list lists the skills served here",
+                {"uri": uri},
+            )
+        return {
+            "skill": entry,
+            "ttlMs": SKILLS_TTL_MS,
+            "cacheScope": self._cache_scope(inc.caller),
+        }
+
+    async def _read_directory(self, inc: Incoming) -> JsonObject:
+        uri = _uri(inc, "resources/directory/read")
+        pages = self.folders.get(uri)
+        if pages is None:
+            what = (
+                "is a file, not a directory resource; read it with resources/read"
+                if uri in self.files
+                else "is not a directory resource served here"
+            )
+            raise Failure.invalid(f"{uri} {what}", {"uri": uri})
+        return _page(pages, inc.params)
 
 
 def _entry(skill: LoadedSkill) -> JsonObject:

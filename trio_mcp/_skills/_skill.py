@@ -14,11 +14,8 @@ lists the digests of) the new content. A reply is never a mix of old and new.
 
 from __future__ import annotations
 
-import errno
-import hashlib
 import logging
 import os
-import stat
 from pathlib import Path
 
 import attrs
@@ -35,7 +32,7 @@ from .._declare._base import worker_threads
 from .._dispatch._request import Failure
 from .._errors import InvalidDeclaration
 from .._protocol import _wire as wire
-from ._load import SKILL_MD, LoadedSkill, SkillFile
+from ._load import SKILL_MD, LoadedSkill, SkillFile, digest_of, read_at_most
 
 __all__ = ["FILE_TTL_SECONDS", "Skill", "SkillResource"]
 
@@ -124,37 +121,14 @@ class SkillResource:
         """
         file = self.file
         data = await trio.to_thread.run_sync(
-            _read_at_most, file.disk, file.size + 1, limiter=worker_threads()
+            read_at_most, file.disk, file.size + 1, limiter=worker_threads()
         )
-        if (
-            data is None
-            or len(data) != file.size
-            or f"sha256:{hashlib.sha256(data).hexdigest()}" != file.digest
-        ):
+        if data is None or len(data) != file.size or digest_of(data) != file.digest:
             raise _changed(file)
         if file.is_text:
             text = data.decode("utf-8")
             return ResourceReply([TextResourceContents(file.uri, text, file.mime_type)])
         return ResourceReply([BlobResourceContents(file.uri, data, file.mime_type)])
-
-
-def _read_at_most(disk: str, limit: int) -> bytes | None:
-    """Up to ``limit`` bytes of the regular file at ``disk``; None if it is gone.
-
-    The last component is not followed if it became a symbolic link, and a file
-    that became a FIFO is not waited on (``O_NONBLOCK``).
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-    try:
-        fd = os.open(disk, flags)
-    except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EACCES):
-            return None
-        raise
-    with open(fd, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return stream.read(limit)
 
 
 def _changed(file: SkillFile) -> Failure:
