@@ -161,8 +161,12 @@ def _read_frontmatter(
 def _frontmatter_problems(frontmatter: JsonObject, folder_name: str) -> list[str]:
     found: list[str] = []
     name = frontmatter.get("name")
-    if not isinstance(name, str) or not name:
-        found.append("the frontmatter has no 'name' (a string) (rule: name-required)")
+    if name is not None and not isinstance(name, str):
+        found.append(
+            f"the name {name!r} is not a string; quote it (rule: name-required)"
+        )
+    elif not name:
+        found.append("the frontmatter has no 'name' (rule: name-required)")
     elif not _NAME.match(name):
         found.append(
             f"the name {name!r} breaks the Agent Skills naming rule: 1-64 lowercase "

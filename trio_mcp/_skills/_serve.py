@@ -44,26 +44,7 @@ class SkillSet:
     """
 
     def __init__(self, skills: Sequence[object]) -> None:
-        if isinstance(skills, str | bytes | os.PathLike):
-            raise InvalidDeclaration(
-                f"skills= takes a list of Skill values, got the path {skills!r}; "
-                "use Skill.all_in(path) for a folder of skills"
-            )
-        problems: list[str] = []
-        loaded: list[LoadedSkill] = []
-        for skill in skills:
-            if not isinstance(skill, Skill):
-                problems.append(
-                    f"skills= takes Skill values (Skill.from_directory(path)), got {skill!r}"
-                )
-                continue
-            found, found_problems = load_skill(skill.path)
-            problems.extend(found_problems)
-            if found is not None:
-                loaded.append(found)
-        problems.extend(_same_names(loaded))
-        if problems:
-            raise InvalidDeclaration(problems)
+        loaded = _load_all(skills)
         self.skills = loaded
         self.resources = [SkillResource(s, f) for s in loaded for f in s.files]
         """Every file, as a resource for the catalog."""
@@ -134,6 +115,31 @@ class SkillSet:
             )
             raise Failure.invalid(f"{uri} {what}", {"uri": uri})
         return _page(pages, inc.params)
+
+
+def _load_all(skills: Sequence[object]) -> list[LoadedSkill]:
+    """Read and check every folder; raise with every problem of every one."""
+    if isinstance(skills, str | bytes | os.PathLike):
+        raise InvalidDeclaration(
+            f"skills= takes a list of Skill values, got the path {skills!r}; "
+            "use Skill.all_in(path) for a folder of skills"
+        )
+    problems: list[str] = []
+    loaded: list[LoadedSkill] = []
+    for skill in skills:
+        if not isinstance(skill, Skill):
+            problems.append(
+                f"skills= takes Skill values (Skill.from_directory(path)), got {skill!r}"
+            )
+            continue
+        found, found_problems = load_skill(skill.path)
+        problems.extend(found_problems)
+        if found is not None:
+            loaded.append(found)
+    problems.extend(_same_names(loaded))
+    if problems:
+        raise InvalidDeclaration(problems)
+    return loaded
 
 
 def _entry(skill: LoadedSkill) -> JsonObject:
