@@ -32,6 +32,7 @@ from ._limits import Limits
 from ._protocol._state import StateSealer
 from ._skills import Skill, SkillSet
 from ._store import RedisStore, Store
+from ._transports._interrupt import interrupts_unwrapped
 from ._transports._stream import (
     Oversized,
     one_by_one,
@@ -57,8 +58,9 @@ def _runs_tasks(serve: _Serve) -> _Serve:
 
     @functools.wraps(serve)
     async def serving(self: Server, *args: Any, **kwargs: Any) -> None:
-        async with self.task_nursery():
-            await serve(self, *args, **kwargs)
+        with interrupts_unwrapped():  # Ctrl-C leaves as itself, not in a group
+            async with self.task_nursery():
+                await serve(self, *args, **kwargs)
 
     return cast("_Serve", serving)
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 
 from trio_mcp import McpError
 
+from .._transports._interrupt import stop_in
 from ._commands import COMMANDS
 from ._load import CliError
 from ._logs import LEVELS, BadLevel, configure_logging, level_from
@@ -79,3 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BaseExceptionGroup as group:  # Ctrl-C inside a nursery of the command's
+        if isinstance(stop_in(group), KeyboardInterrupt):
+            return 130
+        raise

@@ -64,6 +64,7 @@ from ._access import (
 )
 from ._bearer import caller_of, step_up
 from ._gate import Gate, Refusal
+from ._interrupt import interrupts_unwrapped
 from ._stream import CALL_METHODS, oversized_fault
 
 __all__ = ["LOOPBACK_HOSTS", "McpAsgiApp", "PrincipalResolver", "is_loopback"]
@@ -249,8 +250,22 @@ class McpAsgiApp:
         self.closing.set()
 
     # -- entry point ---------------------------------------------------------------
+    @trio.lowlevel.enable_ki_protection
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve one ASGI connection scope."""
+        """Serve one ASGI connection scope.
+
+        Protected from ``KeyboardInterrupt`` (Trio then raises Ctrl-C in the main
+        task at its next checkpoint, whose cancellation ends this request): raised
+        at an arbitrary point of a request, it could leave the ASGI server's
+        connection state half-changed, and Hypercorn's error handling then replaced
+        it with its own error. A ``SystemExit`` or interrupt raised by a handler
+        leaves bare: in an exception group the ASGI server would log it as the app's
+        error and serve on.
+        """
+        with interrupts_unwrapped():
+            await self._serve(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "lifespan":
             await self._lifespan(receive, send)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import socket
+from functools import partial
 from typing import TYPE_CHECKING
 
 import trio
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 from .._errors import InsecureBinding, Transport
 from ._asgi import McpAsgiApp, is_loopback
+from ._interrupt import interrupts_unwrapped
 
 __all__ = [
     "bind_socket",
@@ -108,7 +110,8 @@ async def serve_hypercorn(
     bound_port: int = sock.getsockname()[1]
     # hypercorn.trio.serve binds from config strings and leaks the socket when the
     # bind fails; its worker_serve takes ready sockets, which we own and close.
-    with sock:
+    closed: list[bool] = []
+    with sock, interrupts_unwrapped():
         await worker_serve(
             wrap_app(app, config.wsgi_max_body_size, "asgi"),  # type: ignore[arg-type]
             config,
@@ -117,9 +120,20 @@ async def serve_hypercorn(
             ),
             # app.close() is the graceful stop: listen streams get their results,
             # Hypercorn stops accepting and finishes within graceful_timeout.
-            shutdown_trigger=app.closing.wait,
+            shutdown_trigger=partial(_closed, app, closed),
             task_status=_PortStatus(task_status, bound_port),
         )
+    if not closed:
+        # Hypercorn takes a KeyboardInterrupt raised in its own task for a graceful
+        # stop and returns; nothing else ends it without app.close() (no
+        # max_requests is configured). Pass the interrupt on, as from any task.
+        raise KeyboardInterrupt
+
+
+async def _closed(app: McpAsgiApp, closed: list[bool]) -> None:
+    """Hypercorn's shutdown trigger: ``app.close()``, noted in ``closed``."""
+    await app.closing.wait()
+    closed.append(True)
 
 
 class _PortStatus:

@@ -1,0 +1,48 @@
+"""``interrupts_unwrapped``: an interrupt leaves its exception groups, nothing else does."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from trio_mcp._transports._interrupt import interrupts_unwrapped
+
+
+async def _raise(error: BaseException) -> None:
+    await trio.lowlevel.checkpoint()
+    raise error
+
+
+async def _nested(stop: BaseException) -> None:
+    with interrupts_unwrapped():
+        async with trio.open_nursery() as outer:
+            outer.start_soon(trio.sleep_forever)
+            async with trio.open_nursery() as inner:
+                inner.start_soon(_raise, ValueError("beside it"))
+                inner.start_soon(_raise, stop)
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
+def test_an_interrupt_in_nested_nurseries_leaves_bare(
+    stop: type[BaseException],
+) -> None:
+    with pytest.raises(stop) as caught:
+        trio.run(_nested, stop())
+    assert type(caught.value) is stop
+
+
+async def test_a_group_without_an_interrupt_passes_unchanged() -> None:
+    with pytest.raises(ExceptionGroup) as caught:
+        await _failing()
+    assert caught.group_contains(ValueError, match="a failure")
+
+
+async def _failing() -> None:
+    with interrupts_unwrapped():
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_raise, ValueError("a failure"))
+
+
+def test_a_bare_exception_passes_unchanged() -> None:
+    with pytest.raises(LookupError), interrupts_unwrapped():
+        raise LookupError
