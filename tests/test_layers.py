@@ -32,6 +32,7 @@ LAYERS = {
     "_decode": 2,
     "_context": 3,
     "_otel": 3,
+    "_metrics": 3,
     "_declare": 4,
     "_dispatch": 5,
     "_store": 5,  # shared state (buckets, task records): below the dispatcher's users
@@ -73,6 +74,7 @@ OPTIONAL = {
     "httpx",
     "joserfc",
     "yaml",  # PyYAML: skill frontmatter, read when a Server has skills
+    "prometheus_client",
 }
 #: The wire layer does no I/O (style.md §1: imports neither trio nor sockets).
 NO_IO = {"socket", "asyncio", "selectors", "trio"}

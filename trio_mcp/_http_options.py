@@ -79,6 +79,7 @@ class HttpOptions(TypedDict, total=False):
     resource_metadata: ProtectedResource | None
     cors_origins: Iterable[str] | None
     rate_limit: RateLimit | None
+    metrics_path: str | None
     auth: BearerGate | None
 
 

@@ -132,6 +132,12 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         "from TRIO_MCP_STATE_KEY or Server(state_key=...) when N > 1)",
     )
     parser.add_argument(
+        "--metrics-path",
+        metavar="PATH",
+        help="serve request metrics in the Prometheus text format at PATH "
+        "(e.g. /metrics); needs the metrics extra; keep it off public routes",
+    )
+    parser.add_argument(
         "--broadcast",
         metavar="URL",
         help="share resource updates and catalog changes through Redis "
@@ -171,7 +177,13 @@ def _serve(args: argparse.Namespace) -> int:
                 server.broadcast = _redis(args.broadcast)
             auth = bearer_auth(server, args)
             options = {} if auth is None else {"auth": auth}
-            await serve_http(server, args, require_auth=args.require_auth, **options)
+            await serve_http(
+                server,
+                args,
+                require_auth=args.require_auth,
+                metrics_path=args.metrics_path,
+                **options,
+            )
 
     trio.run(body)
     return 0
@@ -208,6 +220,7 @@ def _serve_workers(args: argparse.Namespace) -> int:
         "allow": tuple(args.allow),
         "require_auth": args.require_auth,
         "check_host": is_loopback(args.host),
+        "metrics_path": args.metrics_path,
     }
     spec = WorkerSpec(args.target, options, broadcast_url=args.broadcast)
     host = f"[{args.host}]" if ":" in args.host else args.host

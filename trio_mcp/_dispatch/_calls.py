@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 import attrs
 import trio
 
-from .. import _otel
+from .. import _metrics, _otel
 from .._authority import (
     Outcome,
     Receipt,
@@ -208,6 +208,7 @@ class Calls:
             reset_current(token)
             try:
                 _annotate_span(kind, name, inc, ending)
+                _metrics.note_outcome(ending.outcome)
                 if self.receipts is not None or _receipt_logger.isEnabledFor(
                     logging.INFO
                 ):

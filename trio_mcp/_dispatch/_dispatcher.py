@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from .. import _otel
+from .. import _metrics, _otel
 from .._authority import ReceiptSink
 from .._context import Emit
 from .._json import JsonObject, encode_message
@@ -196,6 +196,8 @@ class Dispatcher(Calls):
         raw_meta = (
             request.params.get("_meta") if isinstance(request.params, dict) else None
         )
+        measure = _metrics.start(request.method)
+        error_code: int | None = None
         with _otel.request_span(
             request.method, raw_meta if isinstance(raw_meta, dict) else None, request.id
         ):
@@ -206,11 +208,27 @@ class Dispatcher(Calls):
                     return result
                 return Reply(self.encode_result(inc.id, result))
             except Failure as failure:
+                error_code = failure.code
                 _otel.annotate({"rpc.jsonrpc.error_code": failure.code})
                 fault = failure.fault(request.id)
                 return Reply(encode_message(fault.to_message()), fault.http_status)
             except Exception as exc:
+                error_code = wire.INTERNAL_ERROR
                 return _internal(request, exc)
+            finally:
+                if measure is not None:
+                    _metrics.finish(measure, self._metric_name(request), error_code)
+
+    def _metric_name(self, request: Request) -> str | None:
+        """The tool or prompt a request names, if the catalog has it (bounded labels)."""
+        params = request.params
+        name = params.get("name") if isinstance(params, dict) else None
+        if not isinstance(name, str):
+            return None
+        table = self.catalog.tools if request.method == "tools/call" else None
+        if request.method == "prompts/get":
+            table = self.catalog.prompts  # type: ignore[assignment]
+        return name if table is not None and name in table else None
 
     def check(self, inc: Incoming) -> str:
         """Run the ordered checks of the revision ("Request checks"); return the method.

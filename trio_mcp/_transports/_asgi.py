@@ -46,9 +46,11 @@ from urllib.parse import urlsplit
 import attrs
 import trio
 
+from .. import _metrics
 from .._authority import Grants
 from .._authority._bearer import Admission, Challenge
 from .._dispatch import LISTEN_METHOD, Caller, Dispatcher, Reply
+from .._errors import Transport
 from .._http_options import HttpOptions, PrincipalResolver, http_limits
 from .._json import JsonObject, encode_message
 from .._protocol import _wire as wire
@@ -238,6 +240,13 @@ class McpAsgiApp:
         self.limits = http_limits(options)
         self.max_message_bytes = self.limits.max_message_bytes
         self.gate = Gate(self.limits, dispatcher, options.get("rate_limit"))
+        metrics_path = options.get("metrics_path")
+        self.metrics_path = (
+            None if metrics_path is None else _normalize_path(metrics_path)
+        )
+        """Where Prometheus scrapes the metrics (GET), if anywhere."""
+        if self.metrics_path is not None:
+            _enable_metrics()
         """The call slots and waiting places (``max_concurrent``, ``max_waiting``)."""
         self.closing = trio.Event()
         """Set by ``close()``: open listen streams end with their result."""
@@ -293,6 +302,9 @@ class McpAsgiApp:
             return
         if metadata and method in ("GET", "HEAD"):
             await self._metadata(scope, headers, send)
+            return
+        if route == self.metrics_path and method in ("GET", "HEAD"):
+            await _scrape(send)
             return
         if route != self.path:
             await _plain(send, 404, b"not found\n")
@@ -582,6 +594,33 @@ class McpAsgiApp:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
+
+
+def _enable_metrics() -> None:
+    """Start recording for ``metrics_path``; a missing extra fails at once.
+
+    Raises:
+        McpError.Transport: if prometheus-client is not installed.
+    """
+    try:
+        _metrics.enable_prometheus()
+    except ImportError as exc:
+        raise Transport(
+            "metrics_path needs prometheus-client; install it with: "
+            'pip install "trio-mcp[metrics]"'
+        ) from exc
+
+
+async def _scrape(send: Send) -> None:
+    """The metrics in the Prometheus text format."""
+    body, content_type = _metrics.prometheus_text()
+    headers = [
+        (b"content-type", content_type.encode("ascii")),
+        (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-store"),
+    ]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _headers(scope: Scope) -> dict[str, str]:

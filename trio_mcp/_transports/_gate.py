@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 import trio
 
+from .. import _metrics
 from .._authority import Receipt
 from .._context import principal_id
 from .._dispatch import Caller, Reply
@@ -122,6 +123,7 @@ class Gate:
         if self.admitted < limits.max_concurrent + limits.max_waiting:
             return None
         self.busy += 1
+        _metrics.count("busy", request.method)
         fault = busy_fault(
             request,
             f"{limits.max_concurrent} calls are running and "
@@ -162,6 +164,7 @@ class Gate:
         if wait <= 0:
             return None
         self.limited += 1
+        _metrics.count("rate_limited", request.method)
         await self._receipt(request, caller)
         return _limited(request, limit, wait)
 

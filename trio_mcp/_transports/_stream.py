@@ -36,6 +36,7 @@ from typing import TypeVar
 import attrs
 import trio
 
+from .. import _metrics
 from .._authority import Grants
 from .._context import Emit
 from .._dispatch import LISTEN_METHOD, Caller, Dispatcher, Reply
@@ -248,6 +249,7 @@ class _Loop:
             reply = await self.dispatcher.handle(message, self.caller, _drop)
             await self.hand_over(reply.body)
         elif (refused := self.load.admit(message)) is not None:
+            _metrics.count("busy", message.method)
             await self.hand_over(encode_message(refused.to_message()))
         else:
             scope = trio.CancelScope()
