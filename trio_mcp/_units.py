@@ -7,6 +7,7 @@ Milliseconds exist only on the wire (``ttlMs``).
 from __future__ import annotations
 
 import datetime
+import math
 
 __all__ = [
     "DEFAULT_LIST_TTL_SECONDS",
@@ -31,8 +32,14 @@ DEFAULT_LIST_TTL_SECONDS = 3600.0
 Seconds = float | int | datetime.timedelta
 
 
-def seconds(value: Seconds | None, *, what: str) -> float | None:
-    """Return ``value`` as float seconds, rejecting negative or non-numeric values."""
+def seconds(value: Seconds | None, *, what: str, finite: bool = False) -> float | None:
+    """Return ``value`` as float seconds, rejecting negative, NaN or non-numeric
+    values (and infinity when ``finite``: a deadline, a cache lifetime).
+
+    Raises:
+        TypeError: for a value that is not a number or a timedelta.
+        ValueError: for a negative or NaN value, or an infinite one if ``finite``.
+    """
     if value is None:
         return None
     if isinstance(value, datetime.timedelta):
@@ -40,7 +47,12 @@ def seconds(value: Seconds | None, *, what: str) -> float | None:
     elif isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"{what} must be seconds (int or float) or a timedelta")
     else:
-        result = float(value)
+        try:
+            result = float(value)
+        except OverflowError:  # an int beyond float: infinite for our purposes
+            result = math.inf
+    if math.isnan(result) or (finite and math.isinf(result)):
+        raise ValueError(f"{what} must be a finite number of seconds, not {result}")
     if result < 0:
         raise ValueError(f"{what} must not be negative")
     return result

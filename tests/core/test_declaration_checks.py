@@ -6,6 +6,7 @@ declaration and, where there is one, the parameter.
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from trio_mcp import (
     InvalidDeclaration,
     McpError,
     Server,
+    ToolSpec,
     prompt,
     resource,
     tool,
@@ -375,3 +377,38 @@ def test_an_invalid_tool_name_is_refused() -> None:
         Server("s", "1", tools=[spaced])
 
     assert "the name must be" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "timeout", [float("nan"), float("inf"), -float("inf"), -1, 10**400, "5"]
+)
+@pytest.mark.parametrize("decorator", [tool, prompt])
+def test_a_timeout_that_is_not_finite_seconds_is_refused_when_decorated(
+    timeout: object, decorator: Any
+) -> None:
+    """Issue 24 class 7: timeout=nan broke every call; now it is refused at once."""
+
+    def wait() -> str:
+        """Wait."""
+        return "done"
+
+    with pytest.raises(InvalidDeclaration) as info:
+        decorator(timeout=timeout)(wait)
+
+    assert ": timeout must" in str(info.value)
+    assert "or None for no limit" in str(info.value)
+
+
+@pytest.mark.parametrize("ttl", [float("nan"), float("inf"), -5])
+def test_a_resource_ttl_that_is_not_finite_seconds_is_refused(ttl: float) -> None:
+    with pytest.raises(InvalidDeclaration, match="ttl must"):
+
+        @resource("note://x", ttl=ttl, timeout=datetime.timedelta(seconds=1))
+        def note() -> str:
+            """A note."""
+            return "x"
+
+
+def test_an_adopters_spec_refuses_a_timeout_that_is_not_finite() -> None:
+    with pytest.raises(ValueError, match="finite"):
+        ToolSpec("t", "A tool.", {"type": "object"}, timeout=float("nan"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import enum
 import functools
+import math
 import uuid
 from typing import Annotated, Literal, get_args, get_origin
 
@@ -28,6 +29,8 @@ JSON_SCALARS = (
     | st.booleans()
     | st.integers(-3, 12)
     | st.sampled_from([0.0, 1.0, 2.5, -1.0, 1e300])
+    # What JSON parsers make of 1e400 and -1e400, and an integer beyond a double.
+    | st.sampled_from([math.inf, -math.inf, 10**400])
     | st.text(alphabet="abAB1 ", max_size=6)
 )
 JSON = st.recursive(
@@ -103,7 +106,7 @@ SPECIAL: dict[object, list[object]] = {
 
 LEAVES: dict[object, st.SearchStrategy[object]] = {
     int: st.integers(-3, 12),
-    float: st.sampled_from([0.0, 0.5, -2.5, 3]),
+    float: st.sampled_from([0.0, 0.5, -2.5, 3, math.inf, -(10**400)]),
     bool: st.booleans(),
     type(None): st.none(),
     str: st.text(alphabet="abAB1 ", max_size=6),

@@ -20,7 +20,7 @@ from .._errors import InvalidDeclaration
 from .._units import Seconds, seconds
 from ._signature import declaration_id, holds_write_only, is_method, resolve_hints
 
-__all__ = ["MAX_WORKER_THREADS", "Declaration", "worker_threads"]
+__all__ = ["MAX_WORKER_THREADS", "Declaration", "declared_seconds", "worker_threads"]
 
 #: Most threads running synchronous handlers at once, per ``trio.run``, counting
 #: abandoned ones (cancelled or timed out, still running until they return).
@@ -42,6 +42,22 @@ def worker_threads() -> trio.CapacityLimiter:
         limiter = trio.CapacityLimiter(MAX_WORKER_THREADS)
         _threads.set(limiter)
         return limiter
+
+
+def declared_seconds(value: Seconds | None, *, what: str) -> float | None:
+    """A declaration's duration (``timeout=``, ``ttl=``): finite seconds or None.
+
+    Raises:
+        InvalidDeclaration: for NaN, infinity, a negative or non-numeric value,
+            which would break every call rather than this one.
+    """
+    try:
+        return seconds(value, what=what, finite=True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidDeclaration(
+            f"{exc} (got {value!r}); give finite, non-negative seconds or a "
+            "timedelta, or None for no limit"
+        ) from None
 
 
 P = ParamSpec("P")
@@ -85,7 +101,7 @@ class Declaration(Generic[P, R]):
         self.required: frozenset[str] = closure(caps)
         #: Whether decoded arguments may hold a ``Secret`` (then they are registered).
         self.holds_secrets = False
-        self.timeout = seconds(timeout, what=f"{self.declaration}: timeout")
+        self.timeout = declared_seconds(timeout, what=f"{self.declaration}: timeout")
         self.is_async = inspect.iscoroutinefunction(fn)
         self.is_method = is_method(fn)
         self._instance: object = _UNBOUND

@@ -10,9 +10,10 @@
 
 from __future__ import annotations
 
+import math
 import types
 import typing
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Literal
 
 import attrs
@@ -120,8 +121,14 @@ def check_as(encoded: JsonValue, tp: object, *, where: str) -> object:
     """Check an encoded value against ``tp`` with the strict decoder; return the decoded.
 
     Raises:
-        InvalidReply: naming each place the value does not fit.
+        InvalidReply: naming each place the value does not fit, or holds NaN or
+            infinity (JSON has neither, though decoding reads ``1e400`` as one).
     """
+    odd = list(_non_finite(encoded, ""))
+    if odd:
+        raise InvalidReply(
+            where, [f"{p or 'the value'}: expected a finite number" for p in odd]
+        )
     try:
         return decode(tp, encoded)
     except DecodeError as exc:
@@ -130,6 +137,19 @@ def check_as(encoded: JsonValue, tp: object, *, where: str) -> object:
         ) from None
     except Exception as exc:  # an attrs validator refusing a value it built itself
         raise InvalidReply(where, f"{type(exc).__name__}: {exc}") from exc
+
+
+def _non_finite(value: object, path: str) -> Iterator[str]:
+    """The paths of NaN and infinite floats in an encoded JSON value."""
+    if type(value) is float:
+        if not math.isfinite(value):
+            yield path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _non_finite(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _non_finite(item, f"{path}.{index}" if path else str(index))
 
 
 def _type_name(tp: object) -> str:

@@ -19,8 +19,8 @@ from .._authority import Capability
 from .._errors import InvalidDeclaration, InvalidReply
 from .._json import dumps
 from .._schema import UnsupportedType, json_schema
-from .._units import Seconds, seconds
-from ._base import Declaration
+from .._units import Seconds
+from ._base import Declaration, declared_seconds
 from ._content import BlobResourceContents, TextResourceContents
 from ._docstring import describe
 from ._needs_input import NeedsInput
@@ -205,7 +205,7 @@ class FunctionResource(Declaration[P, R]):
         self.uri = uri
         self.template = UriTemplate.parse(uri, where=where)
         self.mime_type = mime_type
-        self.ttl = seconds(ttl, what=f"{where}: ttl")
+        self.ttl = declared_seconds(ttl, what=f"{where}: ttl")
         self.updatable = updatable
         self.described = describe(fn)
         super().__init__(fn, name=name, title=title, caps=caps, timeout=timeout)

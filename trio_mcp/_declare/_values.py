@@ -85,11 +85,11 @@ _object = attrs.validators.instance_of(dict)
 
 
 def _timeout(value: Seconds | None) -> float | None:
-    return seconds(value, what="timeout")
+    return seconds(value, what="timeout", finite=True)
 
 
 def _ttl(value: Seconds | None) -> float | None:
-    return seconds(value, what="ttl")
+    return seconds(value, what="ttl", finite=True)
 
 
 def _icons(value: Iterable[Icon]) -> tuple[Icon, ...]:
