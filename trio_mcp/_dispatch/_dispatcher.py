@@ -110,7 +110,7 @@ class Dispatcher(Calls):
         if self.catalog.has_task_tools:
             methods.update(self.tasks.methods())
         if self.skills:
-            methods.update(self.skills.methods(self._cache_scope))
+            methods.update(self.skills.methods(self._cache_scope, self.encode_result))
         return methods
 
     def _capabilities(self) -> JsonObject:

@@ -17,7 +17,7 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 
 from .._dispatch._pages import InvalidCursor, Pages
-from .._dispatch._request import Caller, Failure, Incoming
+from .._dispatch._request import Caller, Failure, Incoming, Reply
 from .._errors import InvalidDeclaration
 from .._json import JsonObject, JsonValue
 from .._protocol._wire import SKILLS_EXTENSION
@@ -33,7 +33,7 @@ SKILLS_PAGE_SIZE = 20
 SKILLS_TTL_MS = 3_600_000
 
 #: A method of the extension, as the dispatcher's table holds them.
-Handler = Callable[[Incoming], Awaitable[JsonObject]]
+Handler = Callable[[Incoming], Awaitable["JsonObject | Reply"]]
 
 
 class SkillSet:
@@ -62,6 +62,7 @@ class SkillSet:
         """Each folder's direct children, by the folder's URI."""
         self.files = {r.file.uri for r in self.resources}
         self._cache_scope: Callable[[Caller], str] = lambda caller: "private"
+        self._encode_result: Callable[[str | int, JsonObject], bytes] = _unbound
 
     def __bool__(self) -> bool:
         return bool(self.skills)
@@ -70,25 +71,29 @@ class SkillSet:
         """The extension's settings in ``capabilities.extensions``."""
         return {"directoryRead": True}
 
-    def methods(self, cache_scope: Callable[[Caller], str]) -> dict[str, Handler]:
+    def methods(
+        self,
+        cache_scope: Callable[[Caller], str],
+        encode_result: Callable[[str | int, JsonObject], bytes],
+    ) -> dict[str, Handler]:
         """The extension's methods, for the dispatcher's table.
 
         Args:
             cache_scope: The ``cacheScope`` of a reply to a caller (the dispatcher's,
                 so skills are private exactly when the lists are).
+            encode_result: Encodes a response around a result (the dispatcher's);
+                pages of entries are encoded once and spliced in, as the lists' are.
         """
         self._cache_scope = cache_scope
+        self._encode_result = encode_result
         return {
             "skills/list": self._list,
             "skills/get": self._get,
             "resources/directory/read": self._read_directory,
         }
 
-    async def _list(self, inc: Incoming) -> JsonObject:
-        result = _page(self.pages, inc.params)
-        result["ttlMs"] = SKILLS_TTL_MS
-        result["cacheScope"] = self._cache_scope(inc.caller)
-        return result
+    async def _list(self, inc: Incoming) -> Reply:
+        return self._page(self.pages, inc, cacheable=True)
 
     async def _get(self, inc: Incoming) -> JsonObject:
         uri = _uri(inc, "skills/get")
@@ -104,7 +109,7 @@ class SkillSet:
             "cacheScope": self._cache_scope(inc.caller),
         }
 
-    async def _read_directory(self, inc: Incoming) -> JsonObject:
+    async def _read_directory(self, inc: Incoming) -> Reply:
         uri = _uri(inc, "resources/directory/read")
         pages = self.folders.get(uri)
         if pages is None:
@@ -114,7 +119,18 @@ class SkillSet:
                 else "is not a directory resource served here"
             )
             raise Failure.invalid(f"{uri} {what}", {"uri": uri})
-        return _page(pages, inc.params)
+        return self._page(pages, inc, cacheable=False)
+
+    def _page(self, pages: Pages, inc: Incoming, *, cacheable: bool) -> Reply:
+        """One page of ``pages``: its items encoded once, spliced into the reply."""
+        try:
+            result, offset = pages.result(inc.params)
+        except InvalidCursor as exc:
+            raise Failure.invalid(f"invalid cursor: {exc}") from None
+        if cacheable:
+            result["ttlMs"] = SKILLS_TTL_MS
+            result["cacheScope"] = self._cache_scope(inc.caller)
+        return Reply(pages.splice(self._encode_result(inc.id, result), offset))
 
 
 def _load_all(skills: Sequence[object]) -> list[LoadedSkill]:
@@ -200,11 +216,5 @@ def _uri(inc: Incoming, method: str) -> str:
     return uri
 
 
-def _page(pages: Pages, params: JsonObject) -> JsonObject:
-    """One page of ``pages``, its items inline (these replies are not spliced)."""
-    try:
-        result, offset = pages.result(params)
-    except InvalidCursor as exc:
-        raise Failure.invalid(f"invalid cursor: {exc}") from None
-    result[pages.key] = [*pages.items[offset : offset + pages.size]]
-    return result
+def _unbound(request_id: str | int, result: JsonObject) -> bytes:
+    raise RuntimeError("SkillSet.methods() was not called by a dispatcher")
