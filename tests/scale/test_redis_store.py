@@ -6,6 +6,11 @@ Two ``trio-mcp serve`` replicas share one real redis-server through
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
 import trio
 from scale_http import TASK_META, listening, rpc, task_until
 from scale_procs import RedisServer, Replicas
@@ -116,3 +121,49 @@ async def test_without_redis_plain_calls_work_and_task_calls_fail_cleanly(
     assert "cannot be reached now" in refused["error"]["message"]
     assert (503, -32603) == (get_status, unreadable["error"]["code"])
     assert again["result"]["structuredContent"].startswith("3@replica-a:")
+
+
+async def test_the_rate_limit_is_one_bucket_across_replicas_with_metrics(
+    redis_server: RedisServer, replicas: Replicas
+) -> None:
+    """``trio-mcp serve --rate-limit 3/60 --metrics-path /metrics`` on two replicas
+    sharing a RedisStore: the third call is the last one, whichever replica takes it."""
+    env = {"SCALE_STORE_URL": redis_server.url}
+    flags = ("--rate-limit", "3/60", "--metrics-path", "/metrics")
+    a = replicas.start("replica-a", *flags, env=env).url
+    b = replicas.start("replica-b", *flags, env=env).url
+
+    statuses = [
+        (await rpc(url, "tools/call", "whoami", name="whoami"))[0]
+        for url in (a, b, a, b, a)
+    ]
+    async with httpx.AsyncClient() as client:
+        scraped = (await client.get(a.removesuffix("/mcp") + "/metrics")).text
+
+    assert [200, 200, 200, 429, 429] == statuses
+    assert (
+        'trio_mcp_server_rate_limited_total{mcp_method_name="tools/call"} 1.0'
+        in scraped
+    )
+
+
+def test_a_bad_rate_limit_flag_is_refused_before_serving(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "trio_mcp",
+            "serve",
+            "x.py:server",
+            "--rate-limit",
+            "60",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=tmp_path,
+    )
+
+    assert 0 != done.returncode
+    assert "--rate-limit 60: write it as CALLS/SECONDS, e.g. 120/60" in done.stderr

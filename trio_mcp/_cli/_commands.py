@@ -132,6 +132,20 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         "from TRIO_MCP_STATE_KEY or Server(state_key=...) when N > 1)",
     )
     parser.add_argument(
+        "--rate-limit",
+        metavar="CALLS/SECONDS",
+        help="a token bucket per caller (principal, else client address), "
+        "e.g. 120/60; beyond it calls get 429 with Retry-After",
+    )
+    parser.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="ADDRESS",
+        help="a reverse proxy (address or network) whose Forwarded or "
+        "X-Forwarded-For names the client for --rate-limit (repeatable)",
+    )
+    parser.add_argument(
         "--metrics-path",
         metavar="PATH",
         help="serve request metrics in the Prometheus text format at PATH "
@@ -168,6 +182,7 @@ def _serve(args: argparse.Namespace) -> int:
     """``trio-mcp serve``: one process in Trio, or Hypercorn's supervisor of N."""
     if args.workers < 1:
         raise CliError("--workers must be at least 1")
+    rate_limit = _rate_limit(args)  # a bad flag fails before the target loads
     if args.workers > 1:
         return _serve_workers(args)
 
@@ -182,11 +197,29 @@ def _serve(args: argparse.Namespace) -> int:
                 args,
                 require_auth=args.require_auth,
                 metrics_path=args.metrics_path,
+                rate_limit=rate_limit,
                 **options,
             )
 
     trio.run(body)
     return 0
+
+
+def _rate_limit(args: argparse.Namespace) -> Any:
+    """The ``RateLimit`` of ``--rate-limit CALLS/SECONDS``, or None."""
+    from .._rate_limit import RateLimit
+
+    if args.rate_limit is None:
+        if args.trusted_proxy:
+            raise CliError("--trusted-proxy applies to --rate-limit; give both")
+        return None
+    calls, slash, per = args.rate_limit.partition("/")
+    try:
+        if not slash:
+            raise ValueError("write it as CALLS/SECONDS, e.g. 120/60")
+        return RateLimit(int(calls), float(per), trusted_proxies=args.trusted_proxy)
+    except (ValueError, TypeError) as exc:
+        raise CliError(f"--rate-limit {args.rate_limit}: {exc}") from None
 
 
 def _redis(url: str) -> Any:
@@ -221,6 +254,7 @@ def _serve_workers(args: argparse.Namespace) -> int:
         "require_auth": args.require_auth,
         "check_host": is_loopback(args.host),
         "metrics_path": args.metrics_path,
+        "rate_limit": _rate_limit(args),
     }
     spec = WorkerSpec(args.target, options, broadcast_url=args.broadcast)
     host = f"[{args.host}]" if ":" in args.host else args.host
