@@ -46,8 +46,21 @@ def double(n: int) -> int:
     return 2 * n
 
 
+#: ``stuck`` blocks until a test sets this (and counts each entry in ``ENTERED``).
+RELEASE = threading.Event()
+ENTERED = threading.Semaphore(0)
+
+
+@tool
+def stuck() -> str:
+    """Block this worker thread until the test releases every stuck handler."""
+    ENTERED.release()
+    RELEASE.wait(timeout=60)
+    return "released"
+
+
 def make_server() -> Server:
-    return Server("conn", "1", tools=[echo, block, double])
+    return Server("conn", "1", tools=[echo, block, double, stuck])
 
 
 def call_json(n: int, name: str = "echo", arguments: object = None) -> bytes:

@@ -13,35 +13,13 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, ParamSpec, TypeVar
 
-import trio
-
 from .._authority import Capability, closure, register_in
 from .._errors import InvalidDeclaration
 from .._units import Seconds, seconds
 from ._signature import declaration_id, holds_write_only, is_method, resolve_hints
+from ._threads import thread_budget, worker_threads
 
-__all__ = ["MAX_WORKER_THREADS", "Declaration", "declared_seconds", "worker_threads"]
-
-#: Most threads running synchronous handlers at once, per ``trio.run``, counting
-#: abandoned ones (cancelled or timed out, still running until they return).
-#: Trio's own default limiter (40, shared with every other ``to_thread`` user) is
-#: not used, so abandoned handlers cannot starve other code of threads; beyond
-#: this many, a new synchronous call waits for a thread (its deadline still runs).
-MAX_WORKER_THREADS = 256
-
-_threads: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar(
-    "trio_mcp_worker_threads"
-)
-
-
-def worker_threads() -> trio.CapacityLimiter:
-    """The limiter of threads for synchronous handlers in this ``trio.run``."""
-    try:
-        return _threads.get()
-    except LookupError:
-        limiter = trio.CapacityLimiter(MAX_WORKER_THREADS)
-        _threads.set(limiter)
-        return limiter
+__all__ = ["Declaration", "declared_seconds", "worker_threads"]
 
 
 def declared_seconds(value: Seconds | None, *, what: str) -> float | None:
@@ -180,6 +158,9 @@ class Declaration(Generic[P, R]):
 
         Sync handlers run in a worker thread (``trio.to_thread.run_sync``); on
         cancellation the thread is abandoned and finishes on its own.
+
+        Raises:
+            ThreadsExhausted: if too many abandoned threads are still running.
         """
         if self.holds_secrets:
             # Secret defaults were built outside the call: register them for redaction.
@@ -189,11 +170,7 @@ class Declaration(Generic[P, R]):
             fn = functools.partial(fn, self._instance)
         if self.is_async:
             return await fn(**kwargs)
-        return await trio.to_thread.run_sync(
-            functools.partial(fn, **kwargs),
-            abandon_on_cancel=True,
-            limiter=worker_threads(),
-        )
+        return await thread_budget().run(functools.partial(fn, **kwargs))
 
     def __repr__(self) -> str:
         return f"<{self.kind} {self.name!r} {self.declaration}>"

@@ -64,6 +64,7 @@ from .._declare import (
     content_blocks,
     qualified,
 )
+from .._declare._threads import ThreadsExhausted
 from .._errors import DecodeError, InvalidReply, ResourceNotFound
 from .._json import JsonObject, JsonValue, dumps, encode_message
 from .._protocol import _wire as wire
@@ -309,6 +310,8 @@ class Calls:
             raise Failure.refused(exc.capability, qualified(type(exc))) from None
         except MissingClientCapability as exc:
             raise Failure.missing_capability(exc, qualified(type(exc))) from None
+        except ThreadsExhausted as exc:
+            raise Failure.busy(str(exc), qualified(type(exc))) from None
         if deadline is not None and deadline.cancelled_caught:
             raise Failure.timed_out(entry.spec.timeout or 0.0)
         return reply

@@ -28,6 +28,8 @@ __all__ = ["REFUSED", "Caller", "Failure", "Incoming", "Reply"]
 
 #: Application code (outside JSON-RPC's reserved range) for a refused prompt or read.
 REFUSED = -31403
+#: Server-defined (-32000 to -32099): the call cannot start now (docs/errors.md).
+SERVER_BUSY = -32000
 
 
 log = logging.getLogger("trio_mcp")
@@ -153,6 +155,18 @@ class Failure(Exception):
             http_status=504,
             outcome="timeout",
             tool_result=True,
+        )
+
+    @classmethod
+    def busy(cls, reason: str, error_type: str) -> Failure:
+        """-32000 (HTTP 503): the server cannot start this call now; retry later."""
+        return cls(
+            SERVER_BUSY,
+            f"server busy: {reason}; retry later",
+            {"retryable": True, "kind": "busy"},
+            http_status=503,
+            outcome="refused",
+            error_type=error_type,
         )
 
     @classmethod

@@ -65,7 +65,8 @@ from ._access import (
     request_base,
 )
 from ._bearer import caller_of, step_up
-from ._gate import Gate, Refusal
+from ._gate import BUSY_RETRY_AFTER, Gate, Refusal, retry_after_header
+from ._health import send_health
 from ._interrupt import interrupts_unwrapped
 from ._stream import CALL_METHODS, oversized_fault
 
@@ -189,6 +190,10 @@ class _Response:
                     await self._write(_sse_data(reply.body), more=False)
                 else:
                     extra = list(reply.headers) if isinstance(reply, Refusal) else None
+                    if (
+                        extra is None and reply.http_status == 503
+                    ):  # busy: when to retry
+                        extra = [retry_after_header(BUSY_RETRY_AFTER)]
                     await _json(self.send, reply.http_status, reply.body, extra)
 
     async def _start_stream(self) -> None:
@@ -298,7 +303,7 @@ class McpAsgiApp:
                 await _plain(send, 204, b"", answer)
                 return
         if route == HEALTH_PATH and method in ("GET", "HEAD"):
-            await _plain(send, 200, b"ok\n")
+            await send_health(send, head=method == "HEAD")
             return
         if metadata and method in ("GET", "HEAD"):
             await self._metadata(scope, headers, send)
