@@ -65,6 +65,7 @@ from ._access import (
     request_base,
 )
 from ._bearer import caller_of, step_up
+from ._body import slow_body_fault
 from ._gate import BUSY_RETRY_AFTER, Gate, Refusal, retry_after_header
 from ._health import send_health
 from ._interrupt import interrupts_unwrapped
@@ -485,9 +486,14 @@ class McpAsgiApp:
     ) -> Request | _Answer | None:
         """The request in the body, the answer refusing it, or None if the client left."""
         try:
-            body = await self._read_body(headers, receive)
+            with trio.fail_after(self.limits.body_timeout):
+                body = await self._read_body(headers, receive)
         except _Disconnected:
             return None
+        except trio.TooSlowError:  # a trickled body: 408, and the connection closes
+            fault = slow_body_fault(self.limits.body_timeout)
+            encoded = encode_message(fault.to_message())
+            return partial(_json, status=fault.http_status, body=encoded, extra=_CLOSE)
         if body is None:
             # The rest of the body is never read, so the connection cannot carry
             # another request: say so, or a keep-alive client sends its next request
