@@ -7,7 +7,8 @@ There are no sessions, no GET stream and no event ids (MCP revision 2026-07-28, 
 
 The HTTP-only checks run here, in this order (§4.2, pinned in places by the official
 conformance suite): ``Origin`` (403), ``Host`` (421), the HTTP method (405),
-authentication (401), the body limit read incrementally (413), parsing (400), a
+authentication (401), the media types (415, 406; ``_media.py``), the body limit
+read incrementally (413) within ``body_timeout`` (408), parsing (400), a
 notification (202). The ``_meta``, version and routing-header checks belong to the
 dispatcher, which receives the lower-cased headers in ``Caller.headers``.
 
@@ -69,6 +70,7 @@ from ._body import slow_body_fault
 from ._gate import BUSY_RETRY_AFTER, Gate, Refusal, retry_after_header
 from ._health import send_health
 from ._interrupt import interrupts_unwrapped
+from ._media import media_refusal
 from ._stream import CALL_METHODS, oversized_fault
 
 __all__ = ["LOOPBACK_HOSTS", "McpAsgiApp", "PrincipalResolver", "is_loopback"]
@@ -383,6 +385,10 @@ class McpAsgiApp:
         principal = None if refusal else await self._principal(scope, admission)
         if refusal is None and self.require_auth and principal is None:
             refusal = self._challenge(scope, headers)
+        unacceptable = None if refusal else media_refusal(headers)  # 415, 406
+        if unacceptable is not None:
+            status, text, extra = unacceptable
+            refusal = partial(_fault, status=status, text=text, extra=extra)
         if refusal is not None:
             await refusal(send)
             return
