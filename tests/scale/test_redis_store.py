@@ -15,6 +15,9 @@ import trio
 from scale_http import TASK_META, listening, rpc, task_until
 from scale_procs import RedisServer, Replicas
 
+from trio_mcp import RateLimit, RedisStore
+from trio_mcp._store._redis import lease_size
+
 ALICE = {"action": "accept", "content": {"name": "Alice"}}
 
 
@@ -167,3 +170,23 @@ def test_a_bad_rate_limit_flag_is_refused_before_serving(tmp_path: Path) -> None
 
     assert 0 != done.returncode
     assert "--rate-limit 60: write it as CALLS/SECONDS, e.g. 120/60" in done.stderr
+
+
+async def test_leased_tokens_never_exceed_the_shared_bucket(
+    redis_server: RedisServer,
+) -> None:
+    """Two stores (two processes) take from one bucket of 80 in leases of 10: the
+    calls allowed never pass 80, and at most a lease less one per store is lost."""
+    limit = RateLimit(80, 3600)
+    one = RedisStore(redis_server.url)
+    two = RedisStore(redis_server.url)
+    allowed = 0
+    async with one.running(), two.running():
+        for n in range(200):
+            store = one if n % 3 else two
+            allowed += await store.take("caller", limit) == 0
+        refused_wait = await one.take("caller", limit)
+
+    assert 10 == lease_size(limit)
+    assert 80 - 2 * 9 <= allowed <= 80
+    assert 0 < refused_wait <= 3600 / 80

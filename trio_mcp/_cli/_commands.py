@@ -132,6 +132,18 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         "from TRIO_MCP_STATE_KEY or Server(state_key=...) when N > 1)",
     )
     parser.add_argument(
+        "--max-concurrent",
+        type=int,
+        metavar="N",
+        help="most calls running at once per process (default 16)",
+    )
+    parser.add_argument(
+        "--max-waiting",
+        type=int,
+        metavar="N",
+        help="most calls waiting for a slot per process; beyond it 503 (default 64)",
+    )
+    parser.add_argument(
         "--rate-limit",
         metavar="CALLS/SECONDS",
         help="a token bucket per caller (principal, else client address), "
@@ -198,6 +210,8 @@ def _serve(args: argparse.Namespace) -> int:
                 require_auth=args.require_auth,
                 metrics_path=args.metrics_path,
                 rate_limit=rate_limit,
+                max_concurrent=args.max_concurrent,
+                max_waiting=args.max_waiting,
                 **options,
             )
 
@@ -255,6 +269,8 @@ def _serve_workers(args: argparse.Namespace) -> int:
         "check_host": is_loopback(args.host),
         "metrics_path": args.metrics_path,
         "rate_limit": _rate_limit(args),
+        "max_concurrent": args.max_concurrent,
+        "max_waiting": args.max_waiting,
     }
     spec = WorkerSpec(args.target, options, broadcast_url=args.broadcast)
     host = f"[{args.host}]" if ":" in args.host else args.host

@@ -4,7 +4,8 @@ Every worker and replica that names the same Redis (and prefix) shares:
 
 - the rate-limit buckets: one Lua script (``BUCKET_SCRIPT``) reads, refills, takes
   and writes a bucket atomically on the server, with the server's clock, so two
-  processes can never both take the last token;
+  processes can never both take the last token; a process takes a few tokens at
+  once (``lease_size``) so most calls need no round trip;
 - the task records: each change of a task is written as a snapshot (its owner, the
   ``DetailedTask`` view, a version) by a second script (``SAVE_SCRIPT``) that keeps
   the newest version only, sets the record's expiry and publishes the change, so
@@ -52,11 +53,14 @@ __all__ = ["BUCKET_SCRIPT", "SAVE_SCRIPT", "RedisStore", "StoreUnavailable"]
 
 log = logging.getLogger("trio_mcp.store")
 
-#: KEYS[1] the bucket; ARGV rate (tokens/s), capacity. Returns the seconds to wait
-#: as a string ("0" when a token was taken): Lua numbers become integers otherwise.
+#: KEYS[1] the bucket; ARGV rate (tokens/s), capacity, most tokens wanted. Takes
+#: up to that many whole tokens and returns how many as a string, or, when not one
+#: is there, minus the seconds until one is ("-0.25"): Lua numbers would be
+#: truncated to integers.
 BUCKET_SCRIPT: Final = """
 local rate = tonumber(ARGV[1])
 local capacity = tonumber(ARGV[2])
+local want = tonumber(ARGV[3])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) + tonumber(clock[2]) / 1000000
 local held = redis.call('HMGET', KEYS[1], 'tokens', 'at')
@@ -66,16 +70,23 @@ if tokens == nil then
 else
   tokens = math.min(capacity, tokens + math.max(0, now - tonumber(held[2])) * rate)
 end
-local wait = 0
+local answer
 if tokens >= 1 then
-  tokens = tokens - 1
+  local granted = math.min(want, math.floor(tokens))
+  tokens = tokens - granted
+  answer = tostring(granted)
 else
-  wait = (1 - tokens) / rate
+  answer = tostring(-(1 - tokens) / rate)
 end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(capacity / rate * 1000) + 1000)
-return tostring(wait)
+return answer
 """
+
+#: Most tokens one process takes from a shared bucket at once (its lease).
+MAX_LEASE: Final = 16
+#: Callers whose leased tokens a process keeps at once.
+MAX_LEASES: Final = 100_000
 
 #: KEYS[1] the task; ARGV version, snapshot, expiry (ms), channel, message.
 #: Writes only a newer version; returns 1 if it wrote.
@@ -144,6 +155,8 @@ class RedisStore(Store):
         self._unsaved: dict[str, tuple[int, str, int]] = {}
         self._wake = trio.Event()
         self._views: dict[str, JsonObject] = {}
+        self._leases: dict[str, tuple[float, float]] = {}
+        """Tokens taken from shared buckets and not spent yet, until when."""
 
     def __repr__(self) -> str:
         return f"RedisStore({self.url!r}, prefix={self.prefix!r})"
@@ -238,15 +251,38 @@ class RedisStore(Store):
     async def take(self, key: str, limit: RateLimit) -> float:
         """Take a token from ``key``'s shared bucket; return 0.0, or the seconds to wait.
 
+        A round trip to Redis per call would cost more than the call, so a process
+        takes up to ``lease_size(limit)`` tokens at once and spends them locally
+        for up to ``limit.per`` seconds. The shared bucket has given every one of
+        them out, so the limit is never exceeded; a caller spread over several
+        processes may be refused up to (lease - 1) tokens early per process.
+
         Raises:
             StoreUnavailable: if Redis does not answer in time.
         """
+        now = trio.current_time()
+        held = self._leases.get(key)
+        if held is not None and held[0] >= 1 and held[1] > now:
+            self._leases[key] = (held[0] - 1, held[1])
+            return 0.0
         script = self._scripts.get("bucket")
         name = f"{self.prefix}:bucket:{key}"
-        wait = await self._command(
-            lambda _: script(keys=[name], args=[repr(limit.rate), limit.capacity])  # type: ignore[misc]
+        want = lease_size(limit)
+        answer = float(
+            await self._command(
+                lambda _: script(  # type: ignore[misc]
+                    keys=[name], args=[repr(limit.rate), limit.capacity, want]
+                )
+            )
         )
-        return float(wait)
+        if answer <= 0:
+            return -answer
+        self._leases.pop(key, None)
+        if answer > 1:
+            if len(self._leases) >= MAX_LEASES:
+                del self._leases[next(iter(self._leases))]
+            self._leases[key] = (answer - 1, now + limit.per)
+        return 0.0
 
     # -- task records -----------------------------------------------------------------
     def _key(self, task_id: str) -> str:
@@ -384,6 +420,14 @@ class RedisStore(Store):
             reply_key = op["reply"]
             await client.rpush(reply_key, [json.dumps(answer)])
             await client.pexpire(reply_key, 30_000)
+
+
+def lease_size(limit: RateLimit) -> int:
+    """Tokens a process takes at once: an eighth of the bucket, 1 to ``MAX_LEASE``.
+
+    Small buckets are taken one token at a time, so they stay exact.
+    """
+    return max(1, min(MAX_LEASE, limit.capacity // 8))
 
 
 def _reason(exc: BaseException) -> str:
