@@ -33,12 +33,12 @@ Seconds = float | int | datetime.timedelta
 
 
 def seconds(value: Seconds | None, *, what: str, finite: bool = False) -> float | None:
-    """Return ``value`` as float seconds, rejecting negative, NaN or non-numeric
-    values (and infinity when ``finite``: a deadline, a cache lifetime).
+    """Return ``value`` as float seconds, rejecting negative or non-numeric values,
+    and NaN or infinity when ``finite`` (a deadline, a cache lifetime).
 
     Raises:
         TypeError: for a value that is not a number or a timedelta.
-        ValueError: for a negative or NaN value, or an infinite one if ``finite``.
+        ValueError: for a negative value, or a NaN or infinite one if ``finite``.
     """
     if value is None:
         return None
@@ -51,7 +51,7 @@ def seconds(value: Seconds | None, *, what: str, finite: bool = False) -> float 
             result = float(value)
         except OverflowError:  # an int beyond float: infinite for our purposes
             result = math.inf
-    if math.isnan(result) or (finite and math.isinf(result)):
+    if finite and not math.isfinite(result):
         raise ValueError(f"{what} must be a finite number of seconds, not {result}")
     if result < 0:
         raise ValueError(f"{what} must not be negative")
