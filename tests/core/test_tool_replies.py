@@ -263,15 +263,31 @@ def shout(text: str) -> str:
     return text.upper()
 
 
-async def test_a_str_value_is_structured_content_and_its_json_text() -> None:
-    """api.md: the text block is the JSON of R, for a str too (quoted)."""
-    async with McpTestClient(Server("str", "1", tools=[shout])) as client:
+@tool
+def welcome(name: str | None = None) -> Annotated[str, Field(max_length=80)] | None:
+    """
+    Welcome someone, or nobody.
+
+    Args:
+        name: Whom to welcome.
+    """
+    return None if name is None else f"# Hello\nWelcome, {name}."
+
+
+async def test_a_str_value_is_structured_content_and_the_text_itself() -> None:
+    """api.md "Replies" (issue 29 item 4): when R is str the text block is the
+    string itself, no JSON quotes or escapes; structuredContent stays the string."""
+    async with McpTestClient(Server("str", "1", tools=[shout, welcome])) as client:
         tools = await client.list_tools()
-        result = await client.call_tool("shout", {"text": 'say "hi"'})
+        result = await client.call_tool("shout", {"text": 'say "hi"\nthere'})
+        markdown = await client.call_tool("welcome", {"name": "Ana"})
+        nobody = await client.call_tool("welcome")
 
     assert {"type": "string"} == tools[0]["outputSchema"]
-    assert 'SAY "HI"' == result.structured
-    assert '"SAY \\"HI\\""' == result.text
+    assert 'SAY "HI"\nTHERE' == result.structured
+    assert [{"type": "text", "text": 'SAY "HI"\nTHERE'}] == result.content
+    assert "# Hello\nWelcome, Ana." == markdown.text == markdown.structured
+    assert (None, "null") == (nobody.structured, nobody.text)
 
 
 async def test_an_optional_value_that_is_none_is_structured_content_null() -> None:

@@ -9,7 +9,8 @@ lives for the whole module. For every value:
   validates against the revision's schema (the wire invariants of fuzz_wire.py);
 - the reply is a JSON-RPC error -32603, or a result that keeps the contract: a
   tool's ``structuredContent`` validates against its advertised ``outputSchema``
-  (jsonschema, formats asserted) and its text block is that same JSON, never
+  (jsonschema, formats asserted) and its text block is that same JSON (a string
+  itself, when the structured content is one: api.md "Replies"), never
   ``isError``; a JSON resource's text validates against its type's schema; a text
   or blob resource, or a prompt, was given a value of its declared type;
 - a value of the declared type (finite, without lone surrogates) gets a result,
@@ -288,13 +289,27 @@ def check_tool(result: dict[str, Any], schema: Any) -> None:
     validate(schema, structured, f"structuredContent {structured!r}")
     text = [b["text"] for b in result["content"] if b.get("type") == "text"]
     try:
-        same = [strict_json(t) for t in text] == [structured]
+        if isinstance(structured, str) and _is_str(schema):  # the text itself
+            same = text == [structured]
+        else:
+            same = [strict_json(t) for t in text] == [structured]
     except ValueError:
         same = False
     if not same:
         raise BrokenContract(
             f"the text block {text!r} is not the JSON of {structured!r}"
         )
+
+
+def _is_str(schema: Any) -> bool:
+    """Whether an output schema is a ``str``'s (optional or not): no format, enum
+    or ``writeOnly``, as a date, a Literal or a secret has."""
+    branches = [b for b in schema.get("anyOf", [schema]) if b != {"type": "null"}]
+    return (
+        len(branches) == 1
+        and branches[0].get("type") == "string"
+        and not ({"format", "enum", "writeOnly"} & branches[0].keys())
+    )
 
 
 def conforms(name: str, value: Any) -> bool:

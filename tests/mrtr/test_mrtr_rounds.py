@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -12,11 +11,6 @@ from support import wire
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 ALICE = {"action": "accept", "content": {"name": "Alice"}}
-
-
-def as_json(value: Any) -> str:
-    """A structured reply's text block: the compact JSON (api.md, "Replies")."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 async def call(client: McpTestClient, name: str, **kw: Any) -> dict[str, Any]:
@@ -55,7 +49,7 @@ async def test_one_round_asks_then_completes_with_the_typed_answer() -> None:
     assert "io.modelcontextprotocol/serverInfo" in first["_meta"]
     assert second.raw["resultType"] == "complete"
     assert second.structured == "Hello, Alice!"
-    assert second.text == as_json("Hello, Alice!")
+    assert second.text == "Hello, Alice!"
 
 
 async def test_declined_elicitation_gives_no_content() -> None:
@@ -68,7 +62,7 @@ async def test_declined_elicitation_gives_no_content() -> None:
         )
 
     assert second.structured == "no name (decline)"
-    assert second.text == as_json("no name (decline)")
+    assert second.text == "no name (decline)"
 
 
 async def test_three_rounds_carry_state_and_change_request_state() -> None:
@@ -92,7 +86,7 @@ async def test_three_rounds_carry_state_and_change_request_state() -> None:
     assert list(r2["inputRequests"]) == ["step2"]
     assert r1["requestState"] != r2["requestState"]
     assert r3.structured == "Alice likes blue"
-    assert r3.text == as_json("Alice likes blue")
+    assert r3.text == "Alice likes blue"
 
 
 async def test_several_inputs_in_one_round_decode_each_to_its_type() -> None:
@@ -120,7 +114,7 @@ async def test_several_inputs_in_one_round_decode_each_to_its_type() -> None:
         "[Root(uri='file:///test/root', name='Test Root')]"
     )
     assert second.structured == expected
-    assert second.text == as_json(expected)
+    assert second.text == expected
 
 
 async def test_every_form_field_kind_decodes_into_the_attrs_class() -> None:
@@ -143,7 +137,7 @@ async def test_every_form_field_kind_decodes_into_the_attrs_class() -> None:
         "deliver_on=datetime.date(2026, 8, 1))"
     )
     assert second.structured == expected
-    assert second.text == as_json(expected)
+    assert second.text == expected
 
 
 async def test_a_missing_response_makes_the_handler_ask_again() -> None:
@@ -171,7 +165,7 @@ async def test_unknown_response_keys_are_ignored() -> None:
         )
 
     assert second.structured == "Hello, Alice!"
-    assert second.text == as_json("Hello, Alice!")
+    assert second.text == "Hello, Alice!"
 
 
 @pytest.mark.parametrize(
@@ -224,7 +218,7 @@ async def test_responses_without_request_state_answer_what_is_asked_now() -> Non
         )
 
     assert result.structured == "Hello, Alice!"
-    assert result.text == as_json("Hello, Alice!")
+    assert result.text == "Hello, Alice!"
 
 
 async def test_unsolicited_responses_carry_the_first_rounds_state() -> None:
@@ -240,7 +234,7 @@ async def test_unsolicited_responses_carry_the_first_rounds_state() -> None:
 
     assert list(r2["inputRequests"]) == ["step2"]
     assert r3.structured == "Alice likes red"
-    assert r3.text == as_json("Alice likes red")
+    assert r3.text == "Alice likes red"
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ from trio_mcp.testing import McpTestClient, ProtocolError
 ALICE = {"action": "accept", "content": {"name": "Alice"}}
 OTHER_KEY = b"o" * 32
 HELLO = "Hello, Alice!"
-GREETED = (HELLO, json.dumps(HELLO, separators=(",", ":"), ensure_ascii=False))
+GREETED = (HELLO, HELLO)  # structuredContent, and the text block: the string itself
 """A finished greet: structuredContent, and its compact JSON as the one text block
 (api.md, "Replies")."""
 

@@ -93,7 +93,7 @@ async def test_official_client_discovers_lists_and_calls_over_stdio(
     assert {"echo", "nap", "report"} <= {tool.name for tool in tools.tools}
     assert echoed.is_error is False
     assert echoed.structured_content == "hello"
-    assert [block.text for block in echoed.content] == ['"hello"']  # type: ignore[union-attr]
+    assert [block.text for block in echoed.content] == ["hello"]  # type: ignore[union-attr]
     assert failed.is_error is True
     assert seen_progress == [(1, 2), (2, 2)]
     assert logs == [("info", "an info line")]

@@ -181,11 +181,6 @@ def structured_of(reply: dict[str, Any]) -> Any:
     return reply["result"]["structuredContent"]
 
 
-def as_json(value: Any) -> str:
-    """A structured reply's text block: the compact JSON (api.md, "Replies")."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
 # -- the framing, in-process ---------------------------------------------------------
 
 
@@ -322,7 +317,7 @@ async def test_each_unreadable_line_gets_an_error_and_the_next_request_is_answer
             assert {"code", "message"} <= error["error"].keys()
             assert (code, None) == (error["error"]["code"], error.get("id"))
             assert f"after {n}" == structured_of(reply)
-            assert as_json(f"after {n}") == text_of(reply)
+            assert f"after {n}" == text_of(reply)
 
 
 async def test_at_most_max_concurrent_calls_run_and_every_call_is_answered() -> None:
@@ -376,7 +371,7 @@ async def test_cancelled_calls_stop_and_get_no_reply_even_while_waiting() -> Non
         assert await peer.close_stdin_and_wait() == 0
 
         assert structured_of(reply) == "still serving"
-        assert text_of(reply) == as_json("still serving")
+        assert text_of(reply) == "still serving"
         assert "probe: started waiting" not in peer.stderr
         assert [m["id"] for m in peer.messages] == [3]
 
@@ -433,7 +428,7 @@ async def test_writes_to_fd1_land_on_stderr_never_on_the_protocol_stream() -> No
         reply = await peer.reply(1)
 
         assert structured_of(reply) == "x"
-        assert text_of(reply) == as_json("x")
+        assert text_of(reply) == "x"
         assert {
             "print x",
             "os.write x",
@@ -457,9 +452,9 @@ async def test_failing_and_blocking_handlers_do_not_stall_the_server() -> None:
         crashed, failed = await peer.reply(1), await peer.reply(2)
 
         assert structured_of(echoed) == "not stalled"
-        assert text_of(echoed) == as_json("not stalled")
+        assert text_of(echoed) == "not stalled"
         assert structured_of(released) == "released"
-        assert text_of(released) == as_json("released")
+        assert text_of(released) == "released"
         assert crashed["error"]["code"] == -32603
         assert failed["result"]["isError"] is True
         assert "the probe failed on purpose" in text_of(failed)

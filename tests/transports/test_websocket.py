@@ -169,11 +169,6 @@ def structured_of(reply: dict[str, Any]) -> Any:
     return reply["result"]["structuredContent"]
 
 
-def as_json(value: Any) -> str:
-    """A structured reply's text block: the compact JSON (api.md, "Replies")."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-
-
 async def test_calls_are_answered_over_a_websocket_speaking_mcp() -> None:
     """Our transport: one JSON-RPC message per text frame, subprotocol ``mcp``."""
     async with serving_websocket(make_server(Probe())) as port, connected(port) as peer:
@@ -182,7 +177,7 @@ async def test_calls_are_answered_over_a_websocket_speaking_mcp() -> None:
 
         assert peer.ws.subprotocol == "mcp"
         assert structured_of(reply) == "over a socket"
-        assert text_of(reply) == as_json("over a socket")
+        assert text_of(reply) == "over a socket"
 
 
 async def test_each_unreadable_frame_gets_an_error_and_the_next_is_answered() -> None:
@@ -208,7 +203,7 @@ async def test_each_unreadable_frame_gets_an_error_and_the_next_is_answered() ->
 
             assert (error["error"]["code"], error.get("id")) == (code, None)
             assert structured_of(reply) == f"after {n}"
-            assert text_of(reply) == as_json(f"after {n}")
+            assert text_of(reply) == f"after {n}"
 
 
 async def test_a_frame_far_over_the_limit_closes_the_connection_with_1009() -> None:
@@ -277,7 +272,7 @@ async def test_closing_the_connection_cancels_its_calls() -> None:
             reply = await again.reply(1)
 
         assert structured_of(reply) == "server still up"
-        assert text_of(reply) == as_json("server still up")
+        assert text_of(reply) == "server still up"
 
 
 async def handshake_status(

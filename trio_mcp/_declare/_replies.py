@@ -22,8 +22,8 @@ from .._authority._secrets import Secret
 from .._decode import decode, encode
 from .._errors import DecodeError, InvalidDeclaration, InvalidReply
 from .._json import JsonObject, JsonValue
-from .._schema import UnsupportedType, json_schema
-from ._content import CONTENT_TYPES, Content
+from .._schema import UnsupportedType, json_schema, strip, union_parts
+from ._content import CONTENT_TYPES, Content, TextContent
 from ._needs_input import NeedsInput
 from ._values import ToolReply
 
@@ -187,6 +187,9 @@ class ReplyShape:
     mode: Literal["structured", "content", "none"]
     output_schema: JsonObject | None
     output_type: object
+    plain_text: bool = False
+    """``-> str`` (or ``str | None``, ``Annotated``, a ``NewType``): the text block
+    is the string itself, not its JSON."""
 
     def reply(self, value: object, *, where: str) -> ToolReply:
         """Return the reply for what the handler returned.
@@ -204,7 +207,11 @@ class ReplyShape:
             return ToolReply.ok()
         # Checked by construction: the strict decoder accepts exactly what the
         # output schema accepts, and a value that changes shape is refused.
-        return ToolReply.ok(encode_as(value, self.output_type, where=where))
+        encoded = encode_as(value, self.output_type, where=where)
+        if isinstance(encoded, str) and self.plain_text:
+            # Models and hosts read the text block: the string, not its JSON.
+            return ToolReply.ok(encoded, TextContent(encoded))
+        return ToolReply.ok(encoded)
 
 
 def tool_reply_shape(annotation: object, *, where: str) -> ReplyShape:
@@ -228,4 +235,13 @@ def tool_reply_shape(annotation: object, *, where: str) -> ReplyShape:
     except UnsupportedType as exc:
         at = f" at '{exc.where}'" if exc.where else ""
         raise InvalidDeclaration(f"{where}: return type{at}: {exc.reason}") from None
-    return ReplyShape("structured", schema, inner)
+    return ReplyShape("structured", schema, inner, plain_text=_is_text(inner))
+
+
+def _is_text(tp: object) -> bool:
+    """Whether ``tp`` is ``str``, possibly optional, annotated or a ``NewType``."""
+    tp = strip(tp)
+    parts = union_parts(tp)
+    if parts is not None and len(parts[0]) == 1:
+        tp = strip(parts[0][0])
+    return tp is str
