@@ -1,0 +1,300 @@
+"""trio_mcp.auth at its edges: discovery, a bad or silent issuer, prompts and
+resources, and the arguments refused when they are written.
+
+Issuers here are real HTTP servers on 127.0.0.1: oidc-provider (conftest.py), a
+directory of metadata files served by ``python -m http.server`` (to publish what a
+real server would not: metadata for another issuer, only OIDC discovery), and a
+socket that accepts and never answers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import trio
+from joserfc import jwt
+from joserfc.jwk import RSAKey
+from oauth_provider import AUDIENCE, RESOURCE_SERVER, Provider, new_key
+
+from trio_mcp import Capability, PromptMessage, Receipt, Server, prompt, resource
+from trio_mcp._authority._bearer import Admission
+from trio_mcp.auth import BearerAuth, Introspection
+
+READ = Capability("notes.read", description="Read notes.")
+WRITE = Capability("notes.write", description="Write notes.")
+SCOPES = {"notes:read": [READ], "notes:write": [WRITE]}
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+RAN: list[str] = []
+
+
+@prompt(caps=[WRITE])
+def draft(topic: str) -> list[PromptMessage]:
+    """Draft a note.
+
+    Args:
+        topic: What about.
+    """
+    RAN.append("draft")
+    return [PromptMessage.user(f"write about {topic}")]
+
+
+@resource("notes://secret", caps=[WRITE])
+def secret_note() -> str:
+    """A note only writers may read."""
+    RAN.append("secret_note")
+    return "s3cr3t"
+
+
+def token_for(key: RSAKey, issuer: str, **changes: Any) -> str:
+    now = int(time.time())
+    claims = {
+        "iss": issuer,
+        "aud": AUDIENCE,
+        "sub": "someone",
+        "scope": "notes:read",
+        "iat": now,
+        "exp": now + 600,
+        **changes,
+    }
+    return jwt.encode({"alg": "RS256", "kid": key.kid}, claims, key)
+
+
+async def post(
+    url: str, method: str, params: dict[str, Any], token: str | None, name: str
+) -> httpx.Response:
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+        "mcp-name": name,
+    }
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": method,
+        "params": {"_meta": META, **params},
+    }
+    async with httpx.AsyncClient() as client:
+        with trio.fail_after(15):
+            return await client.post(url + "/mcp", json=body, headers=headers)
+
+
+async def serve(auth: BearerAuth, receipts: list[Receipt] | None = None) -> Any:
+    from support import serving
+
+    server = Server(
+        "edges",
+        "1.0",
+        prompts=[draft],
+        resources=[secret_note],
+        receipts=None if receipts is None else receipts.append,
+    )
+    return serving(server, auth=auth)
+
+
+# -- prompts and resources get the step-up too ---------------------------------------------
+@pytest.mark.parametrize(
+    ("method", "params", "name"),
+    [
+        ("prompts/get", {"name": "draft", "arguments": {"topic": "x"}}, "draft"),
+        ("resources/read", {"uri": "notes://secret"}, "notes://secret"),
+    ],
+)
+async def test_prompts_and_resources_get_the_403_before_they_run(
+    provider: Provider, method: str, params: dict[str, Any], name: str
+) -> None:
+    RAN.clear()
+    receipts: list[Receipt] = []
+    auth = BearerAuth(provider.issuer, AUDIENCE, scopes=SCOPES)
+    async with await serve(auth, receipts) as url:
+        refused = await post(url, method, params, provider.token("notes:read"), name)
+        allowed = await post(
+            url, method, params, provider.token("notes:read notes:write"), name
+        )
+
+    assert 403 == refused.status_code
+    assert 200 == allowed.status_code
+    assert 1 == len(RAN)  # only the writer's call ran
+    assert ["refused", "ok"] == [r.outcome for r in receipts]
+
+
+# -- discovery and issuers that misbehave ----------------------------------------------------
+@pytest.fixture
+def static_issuer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """An HTTP server on 127.0.0.1 serving the files of a directory."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "-b", "127.0.0.1"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}", tmp_path
+    finally:
+        os.kill(process.pid, signal.SIGTERM)
+        process.wait(timeout=10)
+
+
+def publish(root: Path, path: str, document: object) -> None:
+    target = root / path.lstrip("/")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(document))
+
+
+async def test_openid_discovery_is_used_when_rfc_8414_metadata_is_absent(
+    static_issuer: tuple[str, Path],
+) -> None:
+    issuer, root = static_issuer
+    key = new_key("k")
+    publish(root, "/.well-known/openid-configuration", {
+        "issuer": issuer, "jwks_uri": f"{issuer}/keys.json",
+    })  # fmt: skip
+    publish(root, "/keys.json", {"keys": [key.as_dict()]})
+    auth = BearerAuth(issuer, AUDIENCE)
+
+    admitted = await auth.admit(f"Bearer {token_for(key, issuer)}")
+
+    assert isinstance(admitted, Admission)
+    assert "someone" == admitted.principal.id  # type: ignore[attr-defined]
+
+
+async def test_metadata_naming_another_issuer_admits_nothing(
+    static_issuer: tuple[str, Path], caplog: pytest.LogCaptureFixture
+) -> None:
+    issuer, root = static_issuer
+    key = new_key("k")
+    publish(root, "/.well-known/oauth-authorization-server", {
+        "issuer": "https://evil.example", "jwks_uri": f"{issuer}/keys.json",
+    })  # fmt: skip
+    publish(root, "/keys.json", {"keys": [key.as_dict()]})
+    auth = BearerAuth(issuer, AUDIENCE)
+
+    refused = await auth.admit(f"Bearer {token_for(key, issuer)}")
+
+    assert (401, "invalid_token") == (refused.status, refused.error)  # type: ignore[union-attr]
+    assert "describes issuer 'https://evil.example'" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "keys", ["not json", {"keys": "nope"}, {"keys": [{"kty": "oct", "k": "c2VjcmV0"}]}]
+)
+async def test_a_useless_jwks_is_a_401(
+    static_issuer: tuple[str, Path], keys: object
+) -> None:
+    issuer, root = static_issuer
+    key = new_key("k")
+    (root / "keys.json").write_text(keys if isinstance(keys, str) else json.dumps(keys))
+    auth = BearerAuth(issuer, AUDIENCE, jwks_uri=f"{issuer}/keys.json")
+
+    refused = await auth.admit(f"Bearer {token_for(key, issuer)}")
+
+    assert 401 == refused.status  # type: ignore[union-attr]
+
+
+async def test_an_issuer_that_never_answers_is_a_401_within_the_timeout() -> None:
+    listener = trio.socket.socket()
+    await listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    issuer = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    key = new_key("k")
+    auth = BearerAuth(issuer, AUDIENCE, timeout=0.5)
+    started = trio.current_time()
+
+    refused = await auth.admit(f"Bearer {token_for(key, issuer)}")
+
+    assert 401 == refused.status  # type: ignore[union-attr]
+    assert trio.current_time() - started < 3  # two metadata URLs, 0.5 s each
+    listener.close()
+
+
+async def test_an_issuer_down_from_the_start_is_a_401() -> None:
+    auth = BearerAuth("http://127.0.0.1:9", AUDIENCE, timeout=2)
+    refused = await auth.admit(
+        f"Bearer {token_for(new_key('k'), 'http://127.0.0.1:9')}"
+    )
+
+    assert (401, "invalid_token") == (refused.status, refused.error)  # type: ignore[union-attr]
+
+
+async def test_introspection_with_a_wrong_client_secret_is_a_401(
+    provider: Provider, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    token = provider.token(resource="https://mcp.example/opaque")
+    auth = BearerAuth(
+        provider.issuer,
+        "https://mcp.example/opaque",
+        introspection=Introspection(RESOURCE_SERVER[0], "a-wrong-secret-value"),
+    )
+
+    refused = await auth.admit(f"Bearer {token}")
+
+    assert (401, "invalid_token") == (refused.status, refused.error)  # type: ignore[union-attr]
+    assert token not in caplog.text
+    assert "a-wrong-secret-value" not in caplog.text
+
+
+# -- arguments refused when written ------------------------------------------------------------
+@pytest.mark.parametrize("algorithms", [["HS256"], ["RS256", "none"], ["HS512"]])
+def test_none_and_hmac_cannot_be_configured(algorithms: list[str]) -> None:
+    with pytest.raises(ValueError, match="are never accepted"):
+        BearerAuth("https://a.example", AUDIENCE, algorithms=algorithms)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"issuer": "auth.example.com"}, ValueError),
+        ({"audience": "mcp"}, ValueError),
+        ({"algorithms": ["RS1"]}, ValueError),
+        ({"algorithms": "RS256"}, TypeError),
+        ({"required_scopes": "notes:read"}, TypeError),
+        ({"scopes": {"notes:read": ["notes.read"]}}, TypeError),
+        ({"leeway": -1}, ValueError),
+        ({"leeway": float("nan")}, ValueError),
+        ({"timeout": 0}, ValueError),
+    ],
+)
+def test_bad_arguments_fail_at_construction(
+    kwargs: dict[str, Any], error: type[Exception]
+) -> None:
+    arguments: dict[str, Any] = {"issuer": "https://a.example", "audience": AUDIENCE}
+    arguments.update(kwargs)
+    with pytest.raises(error):
+        BearerAuth(**arguments)
+
+
+def test_the_client_secret_never_shows() -> None:
+    config = Introspection("mcp-server", "its-client-secret")
+    auth = BearerAuth("https://a.example", AUDIENCE, introspection=config)
+
+    assert "its-client-secret" not in repr(config) + repr(auth)
+    assert "its-client-secret" == config.client_secret.reveal()
