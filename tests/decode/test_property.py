@@ -15,6 +15,7 @@ import math
 import uuid
 from typing import Annotated, Literal, get_args, get_origin
 
+import annotated_types as at
 import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -96,6 +97,12 @@ TYPES: list[object] = [
     uuid.UUID,
     Item,
     Order,
+    # annotated-types constraints (issue 29 item 5)
+    Annotated[int, at.Interval(ge=0, lt=10)],
+    Annotated[int, at.MultipleOf(3)],
+    Annotated[float, at.Gt(0.5)],
+    Annotated[str, at.Len(1, 3)],
+    Annotated[list[int], at.MinLen(1), at.MaxLen(2)],
 ]
 
 SPECIAL: dict[object, list[object]] = {

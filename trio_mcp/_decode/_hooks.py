@@ -24,6 +24,7 @@ from cattrs.errors import (
 from .._authority._secrets import MASK, Secret
 from .._schema import asserts, compile_checks, is_open, is_secret, literal_values, strip
 from .._schema._constraints import Field, field_of
+from .._schema._inspect import kind_of
 from ._problems import Invalid
 from ._verbatim import verbatim_check
 
@@ -137,12 +138,18 @@ def _is_choices(tp: object) -> bool:
 
 
 def _is_constrained(tp: object) -> bool:
-    return get_origin(tp) is Annotated and field_of(tp.__metadata__) is not None  # type: ignore[attr-defined]
+    return get_origin(tp) is Annotated and _field(tp) is not None
+
+
+def _field(tp: object) -> Field | None:
+    """The Field an ``Annotated`` type's extras (Field, annotated-types) make."""
+    metadata: tuple[object, ...] = tp.__metadata__  # type: ignore[attr-defined]
+    return field_of(metadata, kind_of(tp.__origin__))  # type: ignore[attr-defined]
 
 
 def _constrained_factory(tp: object, converter: cattrs.Converter) -> Hook:
     base: object = tp.__origin__  # type: ignore[attr-defined]
-    field = field_of(tp.__metadata__)  # type: ignore[attr-defined]
+    field = _field(tp)
     if field is not None and asserts(field.json_schema):
         return _verbatim_hook(tp, base, field, converter)
     inner = converter.get_structure_hook(base)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 import attrs
@@ -31,6 +31,7 @@ __all__ = [
     "field_of",
     "keywords",
     "split_validators",
+    "unhonoured",
 ]
 
 METADATA_KEY = "trio_mcp"
@@ -337,15 +338,98 @@ def split_validators(
     return field, opaque
 
 
-def field_of(metadata: Mapping[object, object] | tuple[object, ...]) -> Field | None:
-    """Return the merged Field in attrs metadata or ``Annotated`` extras, if any."""
+def field_of(
+    metadata: Mapping[object, object] | tuple[object, ...], kind: Kind = "other"
+) -> Field | None:
+    """Return the merged Field in attrs metadata or ``Annotated`` extras, if any.
+
+    ``Annotated`` extras may be ``Field`` values and annotated-types constraints
+    (``Ge(1)``, ``Interval(...)``, ``Len(...)``), which apply to a value of ``kind``;
+    anything else is skipped here and refused by ``unhonoured``.
+    """
     if isinstance(metadata, Mapping):
         found = metadata.get(METADATA_KEY)
         return found if isinstance(found, Field) else None
-    fields = [m for m in metadata if isinstance(m, Field)]
+    read = (_read(m, kind) for m in _expand(metadata))
+    fields = [f for f in read if isinstance(f, Field)]
     if not fields:
         return None
     merged = fields[0]
     for more in fields[1:]:
         merged = merged.merge(more)
     return merged
+
+
+HONOURED = (
+    "trio_mcp.Field(...) or the annotated-types constraints Gt, Ge, Lt, Le, "
+    "MultipleOf, MinLen, MaxLen, Len and Interval"
+)
+
+
+def unhonoured(metadata: tuple[object, ...], kind: Kind) -> str | None:
+    """Why an ``Annotated`` extra cannot be honoured (naming its type), or None.
+
+    Constraint metadata is never dropped silently: a pydantic ``FieldInfo``, an
+    annotated-types ``Predicate``, a lambda or a bare string would each promise
+    a check that nothing runs.
+    """
+    for item in _expand(metadata):
+        read = _read(item, kind)
+        if isinstance(read, str):
+            return read
+    return None
+
+
+def _expand(metadata: tuple[object, ...]) -> Iterator[object]:
+    """The extras, with annotated-types groups (``Interval``, ``Len``) unpacked."""
+    for item in metadata:
+        if _from_annotated_types(item) and isinstance(item, Iterable):
+            yield from item
+        else:
+            yield item
+
+
+def _from_annotated_types(item: object) -> bool:
+    return type(item).__module__ == "annotated_types"
+
+
+def _type_name(item: object) -> str:
+    kind = type(item)
+    return f"{kind.__module__}.{kind.__qualname__}".removeprefix("builtins.")
+
+
+_AT_BOUNDS = {"Gt": "gt", "Ge": "ge", "Lt": "lt", "Le": "le"}
+_AT_LENGTHS = {"MinLen": ("min", "min_length"), "MaxLen": ("max", "max_length")}
+
+
+def _read(item: object, kind: Kind) -> Field | str:
+    """One extra as a Field, or why it cannot be honoured."""
+    if isinstance(item, Field):
+        return item
+    name = type(item).__name__
+    refused = (
+        f"Annotated metadata {_type_name(item)} cannot be honoured; use {HONOURED}"
+    )
+    if not _from_annotated_types(item):
+        return refused
+    if name in _AT_BOUNDS:
+        bound = getattr(item, _AT_BOUNDS[name], None)
+        if not _is_number(bound):
+            return f"{refused} (a bound must be an int or float)"
+        return Field(**{_AT_BOUNDS[name]: bound})
+    if name == "MultipleOf":
+        step = getattr(item, "multiple_of", None)
+        if not _is_number(step) or not step > 0:  # type: ignore[operator]
+            return f"{refused} (multiple_of must be a positive int or float)"
+        return Field(json_schema={"multipleOf": step})
+    if name in _AT_LENGTHS:
+        end, attribute = _AT_LENGTHS[name]
+        unit = "items" if kind == "array" else "length"
+        return Field(**{f"{end}_{unit}": getattr(item, attribute)})
+    return refused
+
+
+def _is_number(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value)

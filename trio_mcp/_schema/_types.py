@@ -31,6 +31,7 @@ from ._constraints import (
     field_of,
     keywords,
     misapplied,
+    unhonoured,
 )
 from ._inspect import (
     _SEQUENCES,
@@ -171,7 +172,11 @@ class _Walker:
 
     def annotated(self, tp: object, where: str) -> JsonObject:
         base: object = tp.__origin__  # type: ignore[attr-defined]
-        field = field_of(tp.__metadata__)  # type: ignore[attr-defined]
+        metadata: tuple[object, ...] = tp.__metadata__  # type: ignore[attr-defined]
+        why = unhonoured(metadata, kind_of(base))
+        if why is not None:
+            raise UnsupportedType(name_of(base), why, where)
+        field = field_of(metadata, kind_of(base))
         if field is not None and is_open(strip(base)) and asserts(field.json_schema):
             out: JsonObject = {}  # any JSON value, as the passthrough shapes it
         else:
