@@ -33,6 +33,12 @@ from oauth_provider import (
     Provider,
     new_key,
 )
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+    InMemorySpanExporter,
+)
 from support import META, serving
 
 from trio_mcp import Capability, Receipt, Server, ToolContext, tool
@@ -522,10 +528,29 @@ async def test_without_hide_ungranted_every_tool_is_listed(provider: Provider) -
     assert "private" == listed["cacheScope"]
 
 
-async def test_the_raw_token_never_shows_in_logs_receipts_or_reprs(
+def span_exporter() -> InMemorySpanExporter:
+    """The in-memory exporter on the global tracer provider (set once per process;
+    tests/authority/conftest.py installs the same one the same way)."""
+    current = trace.get_tracer_provider()
+    if not isinstance(current, TracerProvider):
+        current = TracerProvider()
+        trace.set_tracer_provider(current)
+    exporter: InMemorySpanExporter | None = getattr(
+        current, "_trio_mcp_test_exporter", None
+    )
+    if exporter is None:
+        exporter = InMemorySpanExporter()
+        current.add_span_processor(SimpleSpanProcessor(exporter))
+        current._trio_mcp_test_exporter = exporter  # type: ignore[attr-defined]
+    return exporter
+
+
+async def test_the_raw_token_never_shows_in_logs_receipts_spans_or_reprs(
     provider: Provider, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
+    exporter = span_exporter()
+    exporter.clear()
     receipts: list[Receipt] = []
     token = provider.token("notes:read")
     auth = make_auth(provider)
@@ -540,6 +565,9 @@ async def test_the_raw_token_never_shows_in_logs_receipts_or_reprs(
         assert 200 == (await call(client, url, token, "reboot")).status_code
 
     assert 3 == len(receipts)
+    spans = exporter.get_finished_spans()
+    # The 403 is answered before the dispatcher opens a request span.
+    assert 2 == len(spans)
     admitted = await auth.admit(f"Bearer {token}")
     shown = [
         caplog.text,
@@ -549,6 +577,7 @@ async def test_the_raw_token_never_shows_in_logs_receipts_or_reprs(
         *(json.dumps(r.as_record(), default=str) for r in receipts),
         repr(auth),
         repr(admitted),
+        *(span.to_json() for span in spans),
     ]
     assert [] == [text for text in shown if token in text]
     signature = token.rsplit(".", 1)[1]

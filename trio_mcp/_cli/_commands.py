@@ -252,17 +252,18 @@ def _serve_workers(args: argparse.Namespace) -> int:
     from .._transports._workers import WorkerSpec, run_workers
     from ._load import load_server
 
-    if args.auth_issuer is not None or args.auth_audience is not None:
-        raise CliError("--auth-issuer is not supported with --workers above 1 yet")
     if args.broadcast is not None:
         _redis(args.broadcast)  # a bad URL fails here, not in every worker
-    check_binding(args.host, require_auth=args.require_auth)
+    wants_auth = args.auth_issuer is not None
+    check_binding(args.host, require_auth=args.require_auth or wants_auth)
     server = load_server(args.target)
+    auth = bearer_auth(server, args)  # each worker gets a copy (its own key cache)
     try:
         require_shared_key(server.state_key, processes=args.workers)
     except StateKeyRequired as exc:
         raise CliError(str(exc)) from None
     options = {
+        "auth": auth,
         "path": args.path,
         "allow": tuple(args.allow),
         "require_auth": args.require_auth,
