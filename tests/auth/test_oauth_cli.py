@@ -1,11 +1,14 @@
-"""``trio-mcp serve --auth-issuer --auth-audience --auth-scope``: a real subprocess."""
+"""``trio-mcp serve --auth-issuer --auth-audience --auth-scope``: a real subprocess,
+and the ``Authorization`` header fuzzed through it (real Hypercorn, raw sockets)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -14,6 +17,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from oauth_provider import AUDIENCE, Provider
 
 TARGET = '''
@@ -136,3 +141,48 @@ def test_a_scope_for_an_undeclared_capability_fails_at_start(
         "--auth-scope 'notes:read=notes.reed': no declaration uses a capability "
         "named 'notes.reed' (the server's capabilities: notes.read, notes.write)"
     ) in completed.stderr
+
+
+def raw_status(url: str, authorization: bytes) -> int:
+    """POST one tools/call with this exact Authorization header; the status code."""
+    host, port = url.split("/")[2].split(":")
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"_meta": META, "name": "read_note", "arguments": {"name": "a"}},
+        }
+    ).encode()
+    request = b"".join(
+        [
+            b"POST /mcp HTTP/1.1\r\n",
+            f"Host: {host}:{port}\r\n".encode(),
+            b"Content-Type: application/json\r\n",
+            b"Accept: application/json, text/event-stream\r\n",
+            b"Mcp-Protocol-Version: 2026-07-28\r\n",
+            b"Mcp-Method: tools/call\r\n",
+            b"Mcp-Name: read_note\r\n",
+            b"Authorization: " + authorization + b"\r\n",
+            f"Content-Length: {len(body)}\r\n".encode(),
+            b"Connection: close\r\n\r\n",
+            body,
+        ]
+    )
+    with socket.create_connection((host, int(port)), timeout=15) as sock:
+        sock.sendall(request)
+        head = sock.recv(64)
+    return int(head.split(b" ", 2)[1])
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(value=st.binary(max_size=120) | st.binary(max_size=120).map(b"Bearer ".__add__))
+def test_any_header_bytes_over_real_http_are_never_a_5xx(
+    served: str, value: bytes
+) -> None:
+    """Through Hypercorn: bytes h11 refuses get its 400; the rest reach the check."""
+    assert raw_status(served, value) in (400, 401)
