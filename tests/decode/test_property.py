@@ -8,12 +8,21 @@ accepts the value against ``json_schema(tp)``.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import enum
 import functools
 import math
 import uuid
-from typing import Annotated, Literal, get_args, get_origin
+from typing import (
+    Annotated,
+    Literal,
+    NotRequired,
+    Required,
+    TypedDict,
+    get_args,
+    get_origin,
+)
 
 import annotated_types as at
 import attrs
@@ -23,7 +32,7 @@ from jsonschema import Draft202012Validator
 
 from trio_mcp._decode import decode
 from trio_mcp._errors import DecodeError
-from trio_mcp._schema import Field, json_schema
+from trio_mcp._schema import Field, is_record, json_schema, record_fields
 
 JSON_SCALARS = (
     st.none()
@@ -78,6 +87,24 @@ class Order:
     day: datetime.date | None = None
 
 
+@dataclasses.dataclass
+class Parcel:
+    label: Annotated[str, Field(max_length=3)]
+    weight: float = dataclasses.field(default=1.0, metadata={"trio_mcp": Field(gt=0)})
+    lines: list[Item] = dataclasses.field(default_factory=list)
+
+
+class Address(TypedDict, total=False):
+    street: Required[str]
+    number: Annotated[int, Field(ge=1)]
+    parcel: Parcel | None
+
+
+class Pin(TypedDict):
+    code: str
+    note: NotRequired[str]
+
+
 TYPES: list[object] = [
     int,
     float,
@@ -97,6 +124,10 @@ TYPES: list[object] = [
     uuid.UUID,
     Item,
     Order,
+    # dataclasses and TypedDicts (issue 29 item 5)
+    Parcel,
+    Address,
+    list[Pin],
     # annotated-types constraints (issue 29 item 5)
     Annotated[int, at.Interval(ge=0, lt=10)],
     Annotated[int, at.MultipleOf(3)],
@@ -156,6 +187,14 @@ def _shaped(tp: object) -> st.SearchStrategy[object]:
         return st.fixed_dictionaries(
             required, optional=optional
         ) | st.fixed_dictionaries({}, optional={**fields, "zz": JSON})
+    if is_record(tp):
+        keys = record_fields(tp)  # type: ignore[arg-type]
+        shaped = {f.name: near(f.type) for f in keys}
+        needed = {f.name: shaped[f.name] for f in keys if f.required}
+        rest = {k: v for k, v in shaped.items() if k not in needed}
+        return st.fixed_dictionaries(needed, optional=rest) | st.fixed_dictionaries(
+            {}, optional={**shaped, "zz": JSON}
+        )
     if args:  # a union: None, a member, or a member under its tag
         options: list[st.SearchStrategy[object]] = [near(a) for a in args]
         options += [

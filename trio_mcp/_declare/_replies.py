@@ -22,7 +22,14 @@ from .._authority._secrets import Secret
 from .._decode import decode, encode
 from .._errors import DecodeError, InvalidDeclaration, InvalidReply
 from .._json import JsonObject, JsonValue
-from .._schema import UnsupportedType, json_schema, strip, union_parts
+from .._schema import (
+    UnsupportedType,
+    is_record,
+    json_schema,
+    record_fields,
+    strip,
+    union_parts,
+)
 from ._content import CONTENT_TYPES, Content, TextContent
 from ._needs_input import NeedsInput
 from ._values import ToolReply
@@ -111,6 +118,10 @@ def _comparable(tp: object, _seen: frozenset[int] = frozenset()) -> bool:
                 return False
             attrs.resolve_types(tp)
             return all(_comparable(f.type, seen) for f in attrs.fields(tp))
+        if is_record(tp):
+            if tp.__eq__ is object.__eq__:  # @dataclass(eq=False)
+                return False
+            return all(_comparable(f.type, seen) for f in record_fields(tp))
         return True
     if typing.get_origin(tp) is Secret:
         return False

@@ -9,7 +9,7 @@ hook they return.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, MutableSequence, Sequence
-from typing import TYPE_CHECKING, Any, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Any, cast, get_args, get_origin, is_typeddict
 
 import attrs
 from cattrs.cols import (
@@ -29,11 +29,13 @@ from .._schema import (
     describe_validator,
     field_info,
     init_fields,
+    is_record,
     is_tagged_union,
+    record_fields,
     union_parts,
 )
 from ._hooks import json_key
-from ._problems import FALLBACK, Invalid, at
+from ._problems import FALLBACK, REQUIRED, UNKNOWN, Invalid, at
 
 if TYPE_CHECKING:
     import cattrs
@@ -241,6 +243,40 @@ def _diagnose(
     return ClassValidationError(f"while structuring {cls.__name__}", errors, cls)
 
 
+def _record_factory(cls: type, converter: cattrs.Converter) -> Hook:
+    """A dataclass or TypedDict: each key decoded by its type's hook, unknown and
+    missing keys reported with the others, then the class built (a dict for a
+    TypedDict)."""
+    fields = record_fields(cls)
+    hooks = {f.name: (converter.get_structure_hook(f.type), f.type) for f in fields}
+    required = [f.name for f in fields if f.required]
+    build: Callable[..., object] = dict if is_typeddict(cls) else cls
+
+    def structure(value: object, _: object) -> object:
+        if not isinstance(value, dict):
+            raise Invalid("expected an object")
+        errors: list[Exception] = []
+        kwargs: dict[str, object] = {}
+        for key, item in value.items():
+            found = hooks.get(key)
+            if found is None:
+                errors.append(at(Invalid(UNKNOWN), key, cls))
+                continue
+            try:
+                kwargs[key] = found[0](item, found[1])
+            except Exception as exc:
+                errors.append(at(exc, key, found[1]))
+        errors += [at(Invalid(REQUIRED), k, cls) for k in required if k not in value]
+        if errors:
+            raise ClassValidationError(f"while structuring {cls.__name__}", errors, cls)
+        try:
+            return build(**kwargs)
+        except Exception:  # __post_init__ refused; its text may quote the value
+            raise Invalid(FALLBACK) from None
+
+    return structure
+
+
 def _is_attrs(tp: object) -> bool:
     return isinstance(tp, type) and attrs.has(tp)
 
@@ -267,4 +303,5 @@ def install_shape_hooks(converter: cattrs.Converter) -> None:
     converter.register_structure_hook_factory(_is_mapping, _mapping_factory)
     converter.register_structure_hook_factory(_is_union, _union_factory)
     converter.register_structure_hook_factory(_is_attrs, _attrs_factory)
+    converter.register_structure_hook_factory(is_record, _record_factory)
     converter.register_unstructure_hook_factory(_is_tagged, _unstructure_tagged_factory)

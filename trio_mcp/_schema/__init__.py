@@ -10,10 +10,14 @@ from ._constraints import compile_checks as compile_checks
 from ._constraints import describe_validator as describe_validator
 from ._constraints import described as described
 from ._inspect import FieldInfo as FieldInfo
+from ._inspect import RecordField as RecordField
 from ._inspect import field_info as field_info
 from ._inspect import init_fields as init_fields
+from ._inspect import is_record as is_record
 from ._inspect import is_secret as is_secret
 from ._inspect import is_tagged_union as is_tagged_union
+from ._inspect import kind_of as kind_of
+from ._inspect import record_fields as record_fields
 from ._inspect import strip as strip
 from ._inspect import union_parts as union_parts
 from ._types import UnsupportedType as UnsupportedType
@@ -28,6 +32,7 @@ __all__ = [
     "Check",
     "Field",
     "FieldInfo",
+    "RecordField",
     "UnsupportedType",
     "asserts",
     "check_supported",
@@ -37,10 +42,13 @@ __all__ = [
     "field_info",
     "init_fields",
     "is_open",
+    "is_record",
     "is_secret",
     "is_tagged_union",
     "json_schema",
+    "kind_of",
     "literal_values",
+    "record_fields",
     "strip",
     "union_parts",
 ]

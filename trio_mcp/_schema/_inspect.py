@@ -6,8 +6,10 @@ the same way. Pure functions over types; no schema and no converter here.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import types
+import typing
 from collections.abc import MutableSequence, Sequence
 from typing import Annotated, Literal, NewType, Union, get_args, get_origin
 
@@ -19,7 +21,10 @@ from ._constraints import Field, Kind, field_of, split_validators
 __all__ = [
     "FieldInfo",
     "NoneType",
+    "RecordField",
     "field_info",
+    "is_record",
+    "record_fields",
     "is_secret",
     "is_tagged_union",
     "kind_of",
@@ -134,6 +139,74 @@ def field_info(attribute: attrs.Attribute[object]) -> FieldInfo:
         required=attribute.default is attrs.NOTHING,
         opaque=tuple(opaque),
     )
+
+
+@attrs.frozen
+class RecordField:
+    """One key of a dataclass or TypedDict, read the way an attrs field is."""
+
+    name: str
+    type: object
+    """The annotation (``Required``/``NotRequired`` removed), wrapped in
+    ``Annotated[..., Field]`` when ``dataclasses.field(metadata=...)`` has one."""
+    required: bool
+    default: object = dataclasses.MISSING
+    """A dataclass field's plain default (not a factory), shown in the schema."""
+
+
+def is_record(tp: object) -> bool:
+    """Whether ``tp`` is a dataclass or a ``TypedDict`` (an object like an attrs class)."""
+    return isinstance(tp, type) and (
+        dataclasses.is_dataclass(tp) or typing.is_typeddict(tp)
+    )
+
+
+def record_fields(cls: type) -> list[RecordField]:
+    """Return the keys a caller passes to a dataclass or TypedDict, types resolved.
+
+    Raises:
+        NameError: if a string annotation names something not importable.
+        TypeError: for a dataclass ``InitVar`` (an argument that is no field).
+    """
+    hints = typing.get_type_hints(cls, include_extras=True)
+    if typing.is_typeddict(cls):
+        required = cls.__required_keys__  # type: ignore[attr-defined]
+        return [
+            RecordField(name, _unwrap_required(tp), _is_required(tp, name in required))
+            for name, tp in hints.items()
+        ]
+    for name, tp in hints.items():
+        if isinstance(tp, dataclasses.InitVar) or tp is dataclasses.InitVar:
+            raise TypeError(f"InitVar '{name}'")
+    out: list[RecordField] = []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        tp, field = hints[f.name], field_of(f.metadata)
+        if field is not None:
+            tp = Annotated[tp, field]
+        absent = f.default_factory is dataclasses.MISSING
+        required = f.default is dataclasses.MISSING and absent
+        out.append(RecordField(f.name, tp, required, f.default))
+    return out
+
+
+def _is_required(tp: object, by_totality: bool) -> bool:
+    """A TypedDict key's ``Required``/``NotRequired`` marker, else its class's
+    totality. Read from the resolved hint: under ``from __future__ import
+    annotations`` Python 3.11 cannot see the marker when it builds the class."""
+    origin = get_origin(tp)
+    if origin is typing.Required:
+        return True
+    if origin is typing.NotRequired:
+        return False
+    return by_totality
+
+
+def _unwrap_required(tp: object) -> object:
+    while get_origin(tp) in (typing.Required, typing.NotRequired):
+        (tp,) = get_args(tp)
+    return tp
 
 
 def init_fields(cls: type) -> list[attrs.Attribute[object]]:

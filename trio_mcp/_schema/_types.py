@@ -11,6 +11,7 @@ Decoding accepts exactly what these schemas accept; ``_decode`` calls
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime
 import enum
 import functools
@@ -38,10 +39,12 @@ from ._inspect import (
     NoneType,
     field_info,
     init_fields,
+    is_record,
     is_secret,
     is_tagged_union,
     kind_of,
     name_of,
+    record_fields,
     strip,
     union_parts,
 )
@@ -163,10 +166,12 @@ class _Walker:
             return self.mapping(tp, where)
         if isinstance(tp, type) and attrs.has(tp):
             return self.attrs_class(tp, where)
+        if is_record(tp):
+            return self.record(tp, where)  # type: ignore[arg-type]
         raise UnsupportedType(
             name_of(tp),
             "use str, int, float, bool, a list, a dict[str, ...], an enum, "
-            "a Literal or an attrs class",
+            "a Literal, an attrs class, a dataclass or a TypedDict",
             where,
         )
 
@@ -289,15 +294,7 @@ class _Walker:
         return {"type": "object", "additionalProperties": values}
 
     def attrs_class(self, cls: type, where: str) -> JsonObject:
-        if cls in self.stack:
-            raise UnsupportedType(
-                cls.__name__,
-                "schemas are flat and self-contained, so a class cannot contain "
-                "itself; use an id (str) to refer to another item",
-                where,
-            )
-        if get_args(cls) or getattr(cls, "__parameters__", ()):
-            raise UnsupportedType(cls.__name__, "use a non-generic attrs class", where)
+        self.enter(cls, where)
         try:
             fields = init_fields(cls)
         except NameError as exc:
@@ -312,11 +309,43 @@ class _Walker:
             if attribute.default is attrs.NOTHING:
                 required.append(attribute.name)
         self.stack.pop()
-        out: JsonObject = {"type": "object", "properties": properties}
-        if required:
-            out["required"] = required
-        out["additionalProperties"] = False
-        return out
+        return _object(properties, required)
+
+    def record(self, cls: type, where: str) -> JsonObject:
+        """A dataclass or TypedDict: an object like an attrs class."""
+        self.enter(cls, where)
+        try:
+            fields = record_fields(cls)
+        except NameError as exc:
+            raise UnsupportedType(
+                cls.__name__, f"an annotation cannot be resolved ({exc.name})", where
+            ) from exc
+        except TypeError as exc:
+            raise UnsupportedType(
+                cls.__name__, f"{exc} is not a field; make it one", where
+            ) from None
+        self.stack.append(cls)
+        properties: JsonObject = {}
+        for f in fields:
+            properties[f.name] = out = self.schema(f.type, _join(where, f.name))
+            default = _json_default(f.default)
+            if default is not _NO_DEFAULT and not is_secret(strip(f.type)):
+                out["default"] = default  # type: ignore[assignment]
+        self.stack.pop()
+        required: list[JsonValue] = [f.name for f in fields if f.required]
+        return _object(properties, required)
+
+    def enter(self, cls: type, where: str) -> None:
+        """Refuse a class that contains itself, or a generic one."""
+        if cls in self.stack:
+            raise UnsupportedType(
+                cls.__name__,
+                "schemas are flat and self-contained, so a class cannot contain "
+                "itself; use an id (str) to refer to another item",
+                where,
+            )
+        if get_args(cls) or getattr(cls, "__parameters__", ()):
+            raise UnsupportedType(cls.__name__, "use a non-generic class", where)
 
     def attrs_field(self, attribute: attrs.Attribute[object], where: str) -> JsonObject:
         here = _join(where, attribute.name)
@@ -340,9 +369,19 @@ class _Walker:
 _NO_DEFAULT = object()
 
 
+def _object(properties: JsonObject, required: list[JsonValue]) -> JsonObject:
+    out: JsonObject = {"type": "object", "properties": properties}
+    if required:
+        out["required"] = required
+    out["additionalProperties"] = False
+    return out
+
+
 def _json_default(default: object) -> object:
     """Return a default that JSON shows as itself, or ``_NO_DEFAULT``."""
-    if default is attrs.NOTHING or isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+    if default is attrs.NOTHING or default is dataclasses.MISSING:
+        return _NO_DEFAULT
+    if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
         return _NO_DEFAULT
     if isinstance(default, enum.Enum):
         default = default.value
