@@ -566,8 +566,15 @@ async def test_the_raw_token_never_shows_in_logs_receipts_spans_or_reprs(
 
     assert 3 == len(receipts)
     spans = exporter.get_finished_spans()
-    # The 403 is answered before the dispatcher opens a request span.
-    assert 2 == len(spans)
+    assert 3 == len(spans)  # the 403 has its span too
+    outcomes = {
+        span.name: dict(span.attributes or {}).get("mcp.outcome") for span in spans
+    }
+    assert {
+        "tools/call whoami": "ok",
+        "tools/call write_note": "refused",
+        "tools/call reboot": "refused",
+    } == outcomes
     admitted = await auth.admit(f"Bearer {token}")
     shown = [
         caplog.text,

@@ -7,13 +7,15 @@ admits each request here before reading its body; a refusal is the gate's
 grant, but that mapped scopes would, is refused with 403 ``insufficient_scope``
 *before* the dispatcher runs anything of it (MCP revision 2026-07-28, authorization:
 step-up), and leaves a ``refused`` receipt. A capability no scope grants is left to
-the dispatcher's ordinary refusal (an ``isError`` result and a receipt).
+the dispatcher's ordinary refusal (an ``isError`` result and a receipt). The refusal
+has its request span too (``mcp.outcome`` ``refused``).
 """
 
 from __future__ import annotations
 
 import time
 
+from .. import _otel
 from .._authority import Receipt, resolve_grants
 from .._authority._bearer import Admission, BearerGate, Challenge
 from .._context import principal_id
@@ -90,8 +92,9 @@ async def _account(
 ) -> None:
     name, entry = named
     params = request.params if isinstance(request.params, dict) else {}
-    meta = params.get("_meta")
-    client = meta.get(wire.META_CLIENT_INFO) if isinstance(meta, dict) else None
+    raw = params.get("_meta")
+    meta = raw if isinstance(raw, dict) else None
+    client = meta.get(wire.META_CLIENT_INFO) if meta is not None else None
     receipt = Receipt(
         kind=_KINDS[request.method],  # type: ignore[arg-type]
         declaration=entry.declaration,
@@ -108,3 +111,13 @@ async def _account(
     )
     dispatcher.log_receipt(receipt)
     await dispatcher.deliver(receipt)
+    with _otel.request_span(request.method, meta, request.id):
+        kind = _KINDS[request.method]
+        _otel.annotate(
+            {
+                f"mcp.{kind}.{'uri' if kind == 'resource' else 'name'}": name,
+                "mcp.outcome": "refused",
+            },
+            name=None if kind == "resource" else f"{request.method} {name}",
+            error="insufficient_scope",
+        )
