@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ import httpx
 import pytest
 import trio
 from joserfc import jwt
-from joserfc.jwk import RSAKey
+from joserfc.jwk import ECKey, OKPKey, RSAKey
 from oauth_provider import AUDIENCE, RESOURCE_SERVER, Provider, new_key
 
 from trio_mcp import Capability, PromptMessage, Receipt, Server, prompt, resource
@@ -298,3 +299,31 @@ def test_the_client_secret_never_shows() -> None:
 
     assert "its-client-secret" not in repr(config) + repr(auth)
     assert "its-client-secret" == config.client_secret.reveal()
+
+
+@pytest.mark.parametrize(
+    ("alg", "make"),
+    [
+        ("ES256", lambda: ECKey.generate_key("P-256", parameters={"kid": "ec"})),
+        ("ES384", lambda: ECKey.generate_key("P-384", parameters={"kid": "ec"})),
+        ("EdDSA", lambda: OKPKey.generate_key("Ed25519", parameters={"kid": "okp"})),
+        ("Ed25519", lambda: OKPKey.generate_key("Ed25519", parameters={"kid": "okp"})),
+        ("PS256", lambda: RSAKey.generate_key(2048, parameters={"kid": "rsa"})),
+    ],
+)
+async def test_every_asymmetric_key_type_verifies(
+    static_issuer: tuple[str, Path], alg: str, make: Any
+) -> None:
+    issuer, root = static_issuer
+    key = make()
+    publish(root, "/keys.json", {"keys": [key.as_dict()]})
+    auth = BearerAuth(issuer, AUDIENCE, jwks_uri=f"{issuer}/keys.json")
+    now = int(time.time())
+    claims = {"iss": issuer, "aud": AUDIENCE, "sub": "k", "exp": now + 60}
+    with warnings.catch_warnings():  # minting EdDSA warns (RFC 9864); checking must not
+        warnings.simplefilter("ignore")
+        token = jwt.encode({"alg": alg, "kid": key.kid}, claims, key, algorithms=[alg])
+
+    admitted = await auth.admit(f"Bearer {token}")
+
+    assert isinstance(admitted, Admission)

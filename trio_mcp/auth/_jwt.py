@@ -16,13 +16,15 @@ the token or a claim's value:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterator, Mapping
 from typing import Any, TypeGuard
 
 from joserfc import jwt
-from joserfc.errors import JoseError
+from joserfc.errors import JoseError, SecurityWarning
 from joserfc.jws import JWSRegistry, extract_compact
 
 from ._keys import KeyCache
@@ -66,11 +68,25 @@ async def verify_jwt(token: str, keys: KeyCache, settings: Settings) -> dict[str
         raise InvalidToken("no key of the issuer matches the token's key id (kid)")
     registry = JWSRegistry(algorithms=[alg], strict_check_header=False)
     try:
-        claims = jwt.decode(token, key, algorithms=[alg], registry=registry).claims
+        with _deprecated_name_allowed(alg):
+            claims = jwt.decode(token, key, algorithms=[alg], registry=registry).claims
     except (JoseError, ValueError, TypeError):
         raise InvalidToken("the token's signature does not verify") from None
     check_claims(claims, settings)
     return claims
+
+
+@contextlib.contextmanager
+def _deprecated_name_allowed(alg: str) -> Iterator[None]:
+    """Silence joserfc's warning for ``EdDSA``, which RFC 9864 deprecates in favour of
+    ``Ed25519``/``Ed448`` but which issuers still sign with (a warning per token is
+    noise for the operator, and an error under ``-W error``)."""
+    if alg != "EdDSA":
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SecurityWarning)
+        yield
 
 
 def check_claims(claims: Mapping[str, Any], settings: Settings) -> None:
