@@ -13,12 +13,19 @@ async def _raise(error: BaseException) -> None:
     raise error
 
 
+async def _raise_anyway(error: BaseException) -> None:
+    """Raise even when the nursery is cancelled first: both errors are in the group."""
+    with trio.CancelScope(shield=True):
+        await trio.sleep(0.01)
+    raise error
+
+
 async def _nested(stop: BaseException) -> None:
     with interrupts_unwrapped():
         async with trio.open_nursery() as outer:
             outer.start_soon(trio.sleep_forever)
             async with trio.open_nursery() as inner:
-                inner.start_soon(_raise, ValueError("beside it"))
+                inner.start_soon(_raise_anyway, ValueError("beside it"))
                 inner.start_soon(_raise, stop)
 
 
