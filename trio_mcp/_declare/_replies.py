@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import math
+import re
 import types
 import typing
 from collections.abc import Iterator, Sequence
@@ -88,7 +89,11 @@ def encode_as(value: object, tp: object, *, where: str) -> JsonValue:
             f"a {type(value).__name__} cannot be encoded as the declared "
             f"{_type_name(tp)} ({type(exc).__name__})",
         ) from exc
-    decoded = check_as(encoded, tp, where=where)
+    try:
+        decoded = check_as(encoded, tp, where=where)
+    except InvalidReply as exc:
+        came = f"returned a {_kind(value)} where {_type_name(tp)} is declared"
+        raise InvalidReply(where, [came, *exc.problems]) from None
     if decoded != value and _comparable(tp):
         # Schema-valid but not what was returned: "ab" for list[str] encodes as
         # ["a", "b"], {"a": 1} for tuple[str, ...] as ["a"].
@@ -144,7 +149,11 @@ def check_as(encoded: JsonValue, tp: object, *, where: str) -> object:
         return decode(tp, encoded)
     except DecodeError as exc:
         raise InvalidReply(
-            where, [f"{p.path or 'the value'}: {p.message}" for p in exc.problems]
+            where,
+            [
+                f"{p.path or 'the value'}: {p.message}{_got(encoded, p.path, p.message)}"
+                for p in exc.problems
+            ],
         ) from None
     except Exception as exc:  # an attrs validator refusing a value it built itself
         raise InvalidReply(where, f"{type(exc).__name__}: {exc}") from exc
@@ -164,7 +173,42 @@ def _non_finite(value: object, path: str) -> Iterator[str]:
 
 
 def _type_name(tp: object) -> str:
-    return getattr(tp, "__qualname__", None) or repr(tp)
+    if typing.get_origin(tp) is None and isinstance(tp, type):
+        return tp.__qualname__
+    return _QUALIFIER.sub("", repr(tp))
+
+
+_QUALIFIER = re.compile(r"\b(?:[A-Za-z_]\w*\.)+")
+_JSON_KINDS = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "an array",
+    dict: "an object",
+    type(None): "null",
+}
+
+
+def _kind(value: object) -> str:
+    """A value's type name, for messages: never the value (it may be a secret)."""
+    return "None" if value is None else type(value).__name__
+
+
+def _got(encoded: JsonValue, path: str, message: str) -> str:
+    """`` (got a string)``: the JSON type found at ``path`` of a wrong reply."""
+    if not message.startswith("expected "):
+        return ""
+    value: object = encoded
+    for part in filter(None, path.split(".")):
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        elif isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return ""
+    kind = _JSON_KINDS.get(type(value))
+    return f" (got {kind})" if kind else ""
 
 
 def content_blocks(value: object, *, where: str) -> tuple[Content, ...]:
@@ -245,7 +289,9 @@ def tool_reply_shape(annotation: object, *, where: str) -> ReplyShape:
         schema = json_schema(inner)
     except UnsupportedType as exc:
         at = f" at '{exc.where}'" if exc.where else ""
-        raise InvalidDeclaration(f"{where}: return type{at}: {exc.reason}") from None
+        raise InvalidDeclaration(
+            f"{where}: return type{at}: {exc.what} is not supported: {exc.reason}"
+        ) from None
     return ReplyShape("structured", schema, inner, plain_text=_is_text(inner))
 
 

@@ -238,7 +238,8 @@ class FunctionResource(Declaration[P, R]):
                 json_schema(inner)
             except UnsupportedType as exc:
                 raise InvalidDeclaration(
-                    f"{where}: return type: {exc.reason}; a resource returns str, "
+                    f"{where}: return type: {exc.what} is not supported: {exc.reason}; "
+                    "a resource returns str, "
                     "bytes, an attrs value, a list or dict, or resource contents"
                 ) from None
             self.shape, default_mime = "json", "application/json"

@@ -104,7 +104,7 @@ def _supported(annotation: object) -> str | None:
         check_supported(annotation)
     except UnsupportedType as exc:
         inner = f" at '{exc.where}'" if exc.where else ""
-        return f"{inner}: {exc.reason}"
+        return f"{inner}: {exc.what} is not supported: {exc.reason}"
     return None
 
 
