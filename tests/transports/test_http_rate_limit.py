@@ -156,3 +156,39 @@ def test_a_bucket_never_allows_more_than_its_burst_plus_what_it_earned(
         else:  # after waiting as told, the next call goes through
             assert take(bucket, now + wait + 1e-9, limit)[1] == 0
     assert allowed <= limit.capacity + now * limit.rate + 1e-6
+
+
+TRUSTED = RateLimit(1, 1, trusted_proxies=["10.0.0.0/8", "::1"])
+ADDRESSES = st.ip_addresses().map(str)
+HEADER_TEXT = st.text(st.characters(codec="latin-1"), max_size=80)
+
+
+@given(peer=ADDRESSES, chain=st.lists(ADDRESSES, max_size=5), junk=HEADER_TEXT)
+def test_the_client_is_never_read_from_an_untrusted_peers_headers(
+    peer: str, chain: list[str], junk: str
+) -> None:
+    from trio_mcp._transports._forwarded import client_address
+
+    scope = {"client": (peer, 1234)}
+    forwarded = {"x-forwarded-for": ", ".join(chain)}
+    found = client_address(scope, forwarded, TRUSTED)
+    with_junk = client_address(
+        scope, {"forwarded": junk, "x-forwarded-for": junk}, TRUSTED
+    )
+
+    if not any(ip_in(peer, n) for n in TRUSTED.trusted_proxies):
+        assert peer == found == with_junk
+    else:
+        untrusted = [
+            a for a in chain if not any(ip_in(a, n) for n in TRUSTED.trusted_proxies)
+        ]
+        # The nearest hop that is not a trusted proxy; all trusted: the first hop.
+        expected = untrusted[-1] if untrusted else (chain[0] if chain else peer)
+        assert expected == found
+        assert isinstance(with_junk, str)
+
+
+def ip_in(address: str, network: Any) -> bool:
+    import ipaddress
+
+    return ipaddress.ip_address(address) in network
