@@ -145,7 +145,7 @@ def app_for(provider: Provider) -> Any:
 
 
 @settings(
-    max_examples=200,
+    max_examples=120,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )

@@ -144,11 +144,12 @@ def static_issuer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    log = (tmp_path / "requests.log").open("w")
     process = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "-b", "127.0.0.1"],
+        [sys.executable, "-u", "-m", "http.server", str(port), "-b", "127.0.0.1"],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=log,
     )
     try:
         deadline = time.monotonic() + 20
@@ -162,6 +163,12 @@ def static_issuer(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     finally:
         os.kill(process.pid, signal.SIGTERM)
         process.wait(timeout=10)
+        log.close()
+
+
+def fetches(root: Path, path: str) -> int:
+    """How many times the static issuer served ``path`` (its request log)."""
+    return (root / "requests.log").read_text().count(f'"GET {path} ')
 
 
 def publish(root: Path, path: str, document: object) -> None:
@@ -327,3 +334,46 @@ async def test_every_asymmetric_key_type_verifies(
     admitted = await auth.admit(f"Bearer {token}")
 
     assert isinstance(admitted, Admission)
+
+
+async def test_unknown_kids_refetch_the_keys_at_most_once_per_interval(
+    static_issuer: tuple[str, Path],
+) -> None:
+    issuer, root = static_issuer
+    key = new_key("k")
+    publish(root, "/keys.json", {"keys": [key.as_dict()]})
+    auth = BearerAuth(issuer, AUDIENCE, jwks_uri=f"{issuer}/keys.json")
+    assert isinstance(await auth.admit(f"Bearer {token_for(key, issuer)}"), Admission)
+
+    for n in range(5):
+        stranger = RSAKey.import_key(key.as_dict(private=True), {"kid": f"made-up-{n}"})
+        refused = await auth.admit(f"Bearer {token_for(stranger, issuer)}")
+        assert 401 == refused.status  # type: ignore[union-attr]
+
+    assert 1 == fetches(root, "/keys.json")
+
+
+async def test_keys_are_fetched_again_after_jwks_ttl(
+    static_issuer: tuple[str, Path],
+) -> None:
+    """A key withdrawn at the issuer stops working for new tokens once the TTL ends."""
+    issuer, root = static_issuer
+    old, new = new_key("same-kid"), new_key("same-kid")
+    publish(root, "/keys.json", {"keys": [old.as_dict()]})
+    auth = BearerAuth(
+        issuer,
+        AUDIENCE,
+        jwks_uri=f"{issuer}/keys.json",
+        jwks_ttl=0.3,
+        jwks_min_interval=0.1,
+    )
+    assert isinstance(await auth.admit(f"Bearer {token_for(old, issuer)}"), Admission)
+    publish(root, "/keys.json", {"keys": [new.as_dict()]})
+    await trio.sleep(0.4)
+
+    refused = await auth.admit(f"Bearer {token_for(old, issuer, sub='later')}")
+    admitted = await auth.admit(f"Bearer {token_for(new, issuer)}")
+
+    assert 401 == refused.status  # type: ignore[union-attr]
+    assert isinstance(admitted, Admission)
+    assert 2 == fetches(root, "/keys.json")

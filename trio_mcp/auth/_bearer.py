@@ -54,8 +54,9 @@ class BearerAuth:
         leeway: Seconds of clock skew allowed on ``exp``, ``nbf`` and ``iat``.
         hide_ungranted: Lists show each caller only what their token can use.
         jwks_ttl: Seconds the issuer's keys are kept before they are fetched again.
-        jwks_min_interval: Fewest seconds between two fetches of the keys (a token
-            with an unknown ``kid`` asks again only after it).
+        jwks_min_interval: Fewest seconds between two fetches of the keys, for any
+            reason (a token with an unknown ``kid`` asks again only after it, and an
+            issuer that is down is not asked on every request).
         timeout: Most seconds one request to the issuer may take.
 
     Raises:
