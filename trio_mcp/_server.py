@@ -258,7 +258,8 @@ class Server:
         pass it on) wraps its serving in ``async with server.task_nursery():``.
         Without it, a task tool answers synchronously. Re-entrant; leaving the
         outermost block cancels the tasks still running. Task state lives in this
-        process's memory only.
+        process's memory, or in the ``store`` when it is shared (``RedisStore``),
+        whose connection the block also holds.
 
         .. versionadded:: 0.2
         """
