@@ -94,6 +94,11 @@ class Parcel:
     lines: list[Item] = dataclasses.field(default_factory=list)
 
 
+@dataclasses.dataclass(frozen=True)
+class Box:
+    side: Annotated[int, Field(ge=1)]
+
+
 class Address(TypedDict, total=False):
     street: Required[str]
     number: Annotated[int, Field(ge=1)]
@@ -127,6 +132,7 @@ TYPES: list[object] = [
     # dataclasses and TypedDicts (issue 29 item 5)
     Parcel,
     Address,
+    Parcel | Box | None,
     list[Pin],
     # annotated-types constraints (issue 29 item 5)
     Annotated[int, at.Interval(ge=0, lt=10)],
@@ -200,7 +206,7 @@ def _shaped(tp: object) -> st.SearchStrategy[object]:
         options += [
             st.builds(lambda v, n=a.__name__: {n: v}, near(a))
             for a in args
-            if isinstance(a, type) and attrs.has(a)
+            if isinstance(a, type) and (attrs.has(a) or dataclasses.is_dataclass(a))
         ]
         return st.one_of(options)
     raise AssertionError(tp)

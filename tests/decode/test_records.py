@@ -223,3 +223,73 @@ async def test_record_replies_are_checked_and_secrets_masked() -> None:
     assert [{"user": "ana", "token": "**********"}, None] == masked.structured
     assert {"name": "x"} == plain.structured
     assert -32603 == info.value.code
+
+
+@tool
+def echo_token(session: Session) -> str:
+    """Echo a session's token, which redaction must mask.
+
+    Args:
+        session: The session.
+    """
+    return f"{session.user} holds {session.token.reveal()}"
+
+
+@tool
+def echo_login(login: Login) -> str:
+    """Echo a login's token, which redaction must mask.
+
+    Args:
+        login: The login.
+    """
+    return f"{login['user']} holds {login['token'].reveal()}"
+
+
+@pytest.mark.parametrize("name", ["echo_token", "echo_login"])
+async def test_a_secret_inside_a_record_argument_is_masked_in_the_reply(
+    name: str,
+) -> None:
+    """Trust: a record's secret is registered like an attrs field's."""
+    argument = "session" if name == "echo_token" else "login"
+    async with McpTestClient(Server("r", "1", tools=[echo_token, echo_login])) as c:
+        result = await c.call_tool(name, {argument: {"user": "ana", "token": "sk-9"}})
+
+    assert "sk-9" not in str(result.raw)
+    assert "ana holds **********" == result.structured
+
+
+@dataclasses.dataclass(frozen=True)
+class Circle:
+    radius: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Square:
+    side: int
+
+
+@dataclasses.dataclass
+class Loose:
+    name: str
+
+
+def test_a_union_of_dataclasses_is_tagged_like_attrs_classes() -> None:
+    tp = Circle | Square
+    schema: Any = json_schema(tp)
+
+    assert ["Circle", "Square"] == [
+        next(iter(b["properties"])) for b in schema["oneOf"]
+    ]
+    assert Square(2) == decode(tp, {"Square": {"side": 2}})
+    assert {"Circle": {"radius": 1.5}} == encode(Circle(1.5), tp)
+    assert {Circle(1.0)} == decode(set[Circle], [{"radius": 1.0}])
+    with pytest.raises(InvalidDeclaration, match="hashable"):
+
+        @tool
+        def names(items: set[Loose]) -> int:
+            """Count.
+
+            Args:
+                items: The items.
+            """
+            return len(items)

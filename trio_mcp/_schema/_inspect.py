@@ -65,9 +65,12 @@ def union_parts(tp: object) -> tuple[list[object], bool] | None:
 
 
 def is_tagged_union(members: list[object]) -> bool:
-    """Return whether the members form a union decoded by ``{"Name": payload}``."""
+    """Return whether the members form a union decoded by ``{"Name": payload}``:
+    attrs classes and dataclasses (a TypedDict's value is a plain dict, so its
+    class cannot be told when encoding)."""
     return len(members) > 1 and all(
-        isinstance(m, type) and attrs.has(m) for m in members
+        isinstance(m, type) and (attrs.has(m) or dataclasses.is_dataclass(m))
+        for m in members
     )
 
 

@@ -226,7 +226,8 @@ class _Walker:
         if not is_tagged_union(members):
             raise UnsupportedType(
                 name_of(tp),
-                "a union may only be `X | None` or a union of attrs classes",
+                "a union may only be `X | None` or a union of attrs classes "
+                "and dataclasses",
                 where,
             )
         names = [m.__name__ for m in members]  # type: ignore[attr-defined]
@@ -430,7 +431,7 @@ def _hashable_type(tp: object) -> bool:
     tp = strip(tp)
     if get_origin(tp) in (list, dict, set, Mapping) or tp in (list, dict, set):
         return False
-    if isinstance(tp, type) and attrs.has(tp):
+    if isinstance(tp, type) and (attrs.has(tp) or is_record(tp)):
         return getattr(tp, "__hash__", None) is not None
     return True
 
