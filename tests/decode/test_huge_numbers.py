@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 import pytest
 from jsonschema import Draft202012Validator
-from support import wire
+from support import META, wire
 
 from trio_mcp import Field, Server, decode, json_schema, tool
 from trio_mcp.testing import McpTestClient
@@ -55,16 +55,11 @@ def _call(name: str, literal: str) -> str:
     return (
         '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": '
         f'{{"name": "{name}", "arguments": {{"{next(iter(_PARAM[name]))}": {literal}}}, '
-        f'"_meta": {json.dumps(_META)}}}}}'
+        f'"_meta": {json.dumps(META)}}}}}'
     )
 
 
 _PARAM = {"scale": ["x"], "count": ["n"], "bounded": ["x"]}
-_META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-}
 
 
 @pytest.mark.parametrize(
