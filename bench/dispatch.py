@@ -55,7 +55,7 @@ async def main(calls: int) -> None:
             start = time.perf_counter()
             for _ in range(calls // 5):
                 request = parse_message(line)
-                reply = await server.dispatcher.handle(request, caller, _noop)  # type: ignore[arg-type]
+                reply = await server._dispatcher.handle(request, caller, _noop)  # type: ignore[arg-type]
                 assert reply.body
             best = min(best, (time.perf_counter() - start) / (calls // 5))
         print(

@@ -68,7 +68,7 @@ async def best_of_five(calls: int, one: Callable[[], Awaitable[None]]) -> float:
 
 async def main(calls: int) -> None:
     server = Server("bench", "1", tools=[instant])
-    dispatcher, caller = server.dispatcher, Caller()
+    dispatcher, caller = server._dispatcher, Caller()
     plain = line("tools/call", {}, name="instant", arguments={"text": "hi"})
     as_task = line(
         "tools/call",

@@ -33,21 +33,22 @@ LAYERS = {
     "_context": 3,
     "_otel": 3,
     "_metrics": 3,
+    "_changes": 3,  # broadcast, Redis, listen streams: know no catalog or call
     "_declare": 4,
     "_dispatch": 5,
     "_store": 5,  # shared state (buckets, task records): below the dispatcher's users
-    "_tasks": 5,  # the tasks extension: beside the dispatcher, which routes to it
-    "_skills": 5,  # the skills extension (SEP-2640), likewise
-    "_transports": 6,
-    "_server": 7,
-    "testing": 8,
-    "_cli": 8,
-    "auth": 8,  # the OAuth resource server (extra auth): never imported by trio_mcp
-    "__main__": 8,
+    "_skills": 5,  # the skills extension (SEP-2640), beside the dispatcher
+    "_tasks": 6,  # the tasks extension runs calls through the dispatcher's runner
+    "_transports": 7,
+    "_server": 8,
+    "testing": 9,
+    "_cli": 9,
+    "auth": 9,  # the OAuth resource server (extra auth): never imported by trio_mcp
+    "__main__": 9,
 }
-#: The public facade re-exports layers 0-7; as an import target it is the public API.
-ROOT_OWN_LAYER = 7
-ROOT_AS_TARGET = 8
+#: The public facade re-exports layers 0-8; as an import target it is the public API.
+ROOT_OWN_LAYER = 8
+ROOT_AS_TARGET = 9
 
 #: Third-party packages a layer may import at module level (cumulative).
 EAGER_BY_LAYER = {
@@ -57,8 +58,8 @@ EAGER_BY_LAYER = {
     3: {"attrs", "cattrs", "trio"},
     4: {"attrs", "cattrs", "trio", "docstring_parser"},
 }
-EAGER_BY_LAYER |= dict.fromkeys((5, 6, 7), EAGER_BY_LAYER[4])
-EAGER_BY_LAYER[8] = EAGER_BY_LAYER[4] | {"pytest"}
+EAGER_BY_LAYER |= dict.fromkeys((5, 6, 7, 8), EAGER_BY_LAYER[4])
+EAGER_BY_LAYER[9] = EAGER_BY_LAYER[4] | {"pytest"}
 #: A subpackage that is an extra of its own may import that extra's packages eagerly:
 #: ``import trio_mcp`` never imports it (tests/test_exports.py).
 EAGER_BY_SUBPACKAGE = {"auth": EAGER_BY_LAYER[4] | {"httpx", "joserfc"}}
@@ -220,6 +221,18 @@ def test_no_module_imports_a_higher_layer(module: str) -> None:
     ]
 
     assert [] == upward, f"{module} is layer {own}"
+
+
+def test_dispatch_never_imports_tasks() -> None:
+    """The tasks extension uses the dispatcher's runner, never the other way round."""
+    upward = [
+        f"{imp.source} line {imp.line}"
+        for imp in IMPORTS
+        if imp.source.startswith("trio_mcp._dispatch")
+        and imp.target.startswith("trio_mcp._tasks")
+    ]
+
+    assert [] == upward
 
 
 def test_the_public_facade_imports_no_tooling() -> None:

@@ -11,6 +11,7 @@ from ._authority import Capability as Capability
 from ._authority import ProtectedResource as ProtectedResource
 from ._authority import Receipt as Receipt
 from ._authority._secrets import Secret as Secret
+from ._changes._redis import RedisBroadcast as RedisBroadcast
 from ._context import CancelToken as CancelToken
 from ._context import ToolContext as ToolContext
 from ._declare import Answer as Answer
@@ -53,7 +54,10 @@ from ._declare import resource as resource
 from ._declare import tool as tool
 from ._decode import decode as decode
 from ._decode import encode as encode
-from ._dispatch._redis import RedisBroadcast as RedisBroadcast
+from ._dispatch import Call as Call
+from ._dispatch import Ending as Ending
+from ._dispatch import Middleware as Middleware
+from ._dispatch import Next as Next
 from ._errors import DecodeError as DecodeError
 from ._errors import DuplicateName as DuplicateName
 from ._errors import InsecureBinding as InsecureBinding
@@ -82,6 +86,7 @@ __all__ = [
     "Answer",
     "AudioContent",
     "BlobResourceContents",
+    "Call",
     "CancelToken",
     "Capability",
     "DecodeError",
@@ -90,6 +95,7 @@ __all__ = [
     "ElicitResult",
     "ElicitUrl",
     "EmbeddedResource",
+    "Ending",
     "Field",
     "FunctionPrompt",
     "FunctionResource",
@@ -104,8 +110,10 @@ __all__ = [
     "ListRoots",
     "McpError",
     "MemoryStore",
+    "Middleware",
     "MissingClientCapability",
     "NeedsInput",
+    "Next",
     "Problem",
     "Prompt",
     "PromptArgument",

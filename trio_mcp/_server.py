@@ -24,14 +24,16 @@ from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 import trio
 
 from ._authority import Grants, ReceiptSink
+from ._changes import Broadcast, Change
 from ._declare import Icon, Prompt, Resource, Tool, implementation_extras
-from ._dispatch import Broadcast, Catalog, Change, Dispatcher
+from ._dispatch import Catalog, Dispatcher, Middleware
 from ._errors import McpError
 from ._http_options import HttpOptions
 from ._limits import Limits
 from ._protocol._state import StateSealer
 from ._skills import Skill, SkillSet
 from ._store import RedisStore, Store
+from ._tasks import task_runner
 from ._transports._interrupt import interrupts_unwrapped
 from ._transports._stream import (
     Oversized,
@@ -81,6 +83,17 @@ def _check_strings(name: object, version: object, instructions: object) -> None:
             )
 
 
+def _check_middleware(middleware: Iterable[Middleware]) -> tuple[Middleware, ...]:
+    steps = tuple(middleware)
+    for step in steps:
+        if not callable(step):
+            raise TypeError(
+                f"Server(middleware=...) takes async callables step(call, next), "
+                f"got {step!r}"
+            )
+    return steps
+
+
 class Server:
     """An MCP server for an explicit catalog of tools, resources and prompts.
 
@@ -116,11 +129,15 @@ class Server:
             ``skills/list``, ``skills/get`` and ``resources/directory/read``. Each
             folder is read and checked here; the extension is advertised only
             when this is non-empty.
+        middleware: Steps every ``tools/call``, ``prompts/get``, ``resources/read``
+            and ``completion/complete`` passes through, outermost first: each an
+            async callable ``step(call, next) -> Ending`` (docs/guides/middleware.md).
 
     Raises:
         ValueError: if a state key is shorter than 32 bytes.
-        TypeError: if ``name``, ``version`` or ``instructions`` is not a string, or
-            ``icons`` holds something other than ``Icon`` values.
+        TypeError: if ``name``, ``version`` or ``instructions`` is not a string,
+            ``icons`` holds something other than ``Icon`` values, or a middleware
+            step is not callable.
         McpError.InvalidDeclaration: listing every problem found in the declarations.
         McpError.DuplicateName: if two declarations share a wire name.
     """
@@ -143,8 +160,10 @@ class Server:
         icons: Iterable[Icon] = (),
         store: Store | None = None,
         skills: Sequence[Skill] = (),
+        middleware: Iterable[Middleware] = (),
     ) -> None:
         _check_strings(name, version, instructions)
+        steps = _check_middleware(middleware)
         if broadcast is None and isinstance(store, RedisStore):
             broadcast = store.broadcast()
         self.name = name
@@ -153,7 +172,7 @@ class Server:
         self._skills = SkillSet(skills)
         self._catalog = Catalog(tools, [*resources, *self._skills.resources], prompts)
         self.state_key = state_key
-        self.dispatcher = Dispatcher(
+        self._dispatcher = Dispatcher(
             self._catalog,
             name=name,
             version=version,
@@ -164,8 +183,10 @@ class Server:
             broadcast=broadcast,
             store=store,
             skills=self._skills or None,
+            tasks=task_runner,
+            middleware=steps,
         )
-        self.dispatcher.server_info.update(
+        self._dispatcher.server_info.update(
             implementation_extras(title, website_url, icons)
         )
         self._apps: weakref.WeakSet[McpAsgiApp] = weakref.WeakSet()
@@ -181,11 +202,11 @@ class Server:
         Assign a ``RedisBroadcast`` before serving to share changes across
         processes (``trio-mcp serve --broadcast URL`` does).
         """
-        return self.dispatcher.broadcast
+        return self._dispatcher.broadcast
 
     @broadcast.setter
     def broadcast(self, broadcast: Broadcast) -> None:
-        self.dispatcher.broadcast = broadcast
+        self._dispatcher.broadcast = broadcast
 
     def replace(
         self,
@@ -228,7 +249,7 @@ class Server:
             old.prompt_list if prompts is None else prompts,
         )
         self._catalog = catalog
-        self.dispatcher.replace(catalog)
+        self._dispatcher.replace(catalog)
 
     async def notify_updated(self, uri: str) -> None:
         """Tell listen streams subscribed to ``uri`` that the resource changed.
@@ -246,7 +267,7 @@ class Server:
 
         .. versionadded:: 0.2
         """
-        self.dispatcher.publish(Change.updated(uri))
+        self._dispatcher.publish(Change.updated(uri))
         await trio.lowlevel.checkpoint()
 
     @asynccontextmanager
@@ -263,7 +284,7 @@ class Server:
 
         .. versionadded:: 0.2
         """
-        async with self.dispatcher.tasks.open():
+        async with self._dispatcher.tasks.open():
             yield
 
     def shutdown(self) -> None:
@@ -309,7 +330,7 @@ class Server:
             await send(data.decode("utf-8"))
 
         await serve_messages(
-            self.dispatcher,
+            self._dispatcher,
             incoming,
             one_by_one(send_text),
             caller=stream_caller(allow, principal),
@@ -362,7 +383,7 @@ class Server:
         from ._transports._stdio import serve_stdio  # loaded on use
 
         await serve_stdio(
-            self.dispatcher,
+            self._dispatcher,
             limits=(limits or Limits()).with_overrides(
                 max_message_bytes=max_message_bytes,
                 max_depth=max_depth,
@@ -425,7 +446,7 @@ class Server:
         )
 
         endpoint = WebSocketEndpoint(
-            self.dispatcher,
+            self._dispatcher,
             path,
             (limits or Limits()).with_overrides(
                 max_message_bytes=max_message_bytes,
@@ -461,7 +482,7 @@ class Server:
     ) -> McpAsgiApp:
         from ._transports._asgi import McpAsgiApp  # loaded on use: no web stack
 
-        return McpAsgiApp(self.dispatcher, **_app_options(path, options, check_host))
+        return McpAsgiApp(self._dispatcher, **_app_options(path, options, check_host))
 
     @_runs_tasks
     async def serve_http(

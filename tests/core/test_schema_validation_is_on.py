@@ -56,7 +56,7 @@ def test_a_valid_call_result_passes() -> None:
 
 def _corrupted(server: Server, **changes: object) -> Server:
     """Overwrite what the dispatcher sends as given, past every check."""
-    dispatcher = server.dispatcher
+    dispatcher = server._dispatcher
     for key, value in changes.items():
         if key == "instructions":
             dispatcher.instructions = cast(Any, value)

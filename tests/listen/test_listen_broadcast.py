@@ -6,7 +6,7 @@ import pytest
 import trio
 import trio.testing
 
-from trio_mcp._dispatch._broadcast import Broadcast, Change, Subscription
+from trio_mcp._changes._broadcast import Broadcast, Change, Subscription
 
 URIS = [f"test://r{i}" for i in range(5)]
 

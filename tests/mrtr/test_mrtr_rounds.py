@@ -4,11 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import pytest
 from mrtr_server import ALL_CAPS, make_server
 from support import wire
 
+from trio_mcp import (
+    Elicit,
+    ElicitResult,
+    NeedsInput,
+    Server,
+    ToolContext,
+    tool,
+)
 from trio_mcp.testing import McpTestClient, ProtocolError
+
+
+@attrs.frozen
+class Name:
+    name: str
+
 
 ALICE = {"action": "accept", "content": {"name": "Alice"}}
 
@@ -210,31 +225,33 @@ async def test_input_responses_null_is_invalid_params() -> None:
     assert caught.value.code == -32602
 
 
-async def test_responses_without_request_state_answer_what_is_asked_now() -> None:
-    """Our choice: the client skipped round one; the handler runs again with them."""
-    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
-        result = await client.call_tool(
-            "greet", input_responses={"user_name": ALICE, "extra": {"action": "cancel"}}
+async def test_responses_without_request_state_run_the_handler_once_and_ask() -> None:
+    """Our choice (issue 24, class 7.4): responses sent without the first round's
+    ``requestState`` answer nothing asked yet. The handler runs once in the request
+    (never twice) and the client is asked again (spec §7.2 rule 6: re-request)."""
+    runs: list[object] = []
+
+    @tool
+    def ask_name() -> str | NeedsInput:
+        """Ask for a name, counting each run.
+
+        Returns the greeting once the name is known.
+        """
+        runs.append(ToolContext.current().request_id)
+        answer = ToolContext.current().input_responses.get("user_name")
+        if isinstance(answer, ElicitResult) and isinstance(answer.content, Name):
+            return f"Hello, {answer.content.name}!"
+        return NeedsInput({"user_name": Elicit("What is your name?", schema=Name)})
+
+    server = Server("once", "1", tools=[ask_name])
+    async with McpTestClient(server, client_capabilities=ALL_CAPS) as client:
+        again = await call(
+            client, "ask_name", input_responses={"user_name": ALICE, "extra": {}}
         )
 
-    assert result.structured == "Hello, Alice!"
-    assert result.text == "Hello, Alice!"
-
-
-async def test_unsolicited_responses_carry_the_first_rounds_state() -> None:
-    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
-        r2 = await call(client, "wizard", input_responses={"step1": ALICE})
-        r3 = await client.call_tool(
-            "wizard",
-            input_responses={
-                "step2": {"action": "accept", "content": {"color": "red"}}
-            },
-            request_state=r2["requestState"],
-        )
-
-    assert list(r2["inputRequests"]) == ["step2"]
-    assert r3.structured == "Alice likes red"
-    assert r3.text == "Alice likes red"
+    assert "input_required" == again["resultType"]
+    assert ["user_name"] == list(again["inputRequests"])
+    assert 1 == len(runs)
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from scale_procs import RedisServer
 from support import wire
 
 from trio_mcp import RedisBroadcast, Server, tool
-from trio_mcp._dispatch import Change
+from trio_mcp._changes import Change
 from trio_mcp.testing import McpTestClient
 
 WAIT = 10.0

@@ -24,6 +24,7 @@ from trio_mcp import (
     ToolSpec,
     tool,
 )
+from trio_mcp._tasks import TaskRunner
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 WAIT = 10.0
@@ -273,7 +274,7 @@ async def test_leaving_the_task_nursery_cancels_running_tasks() -> None:
     async with client(server) as c:
         task_id = (await call(c, "gated", name="never"))["taskId"]
 
-    view = server.dispatcher.tasks.view(task_id)
+    view = server._dispatcher.tasks.view(task_id)
     assert view is not None
     assert "cancelled" == view["status"]
 
@@ -316,7 +317,9 @@ async def test_tasks_belong_to_the_principal_that_created_them() -> None:
 async def test_a_finished_task_is_forgotten_after_its_ttl() -> None:
     """SEP-2663: a task stays readable for ttlMs; afterwards -32602."""
     server = make_server()
-    server.dispatcher.tasks.ttl_ms = 200
+    tasks = server._dispatcher.tasks
+    assert isinstance(tasks, TaskRunner)
+    tasks.ttl_ms = 200
     async with client(server) as c:
         task_id = (await call(c, "sleepy", seconds=0))["taskId"]
         await until(c, task_id, "completed")
@@ -330,7 +333,9 @@ async def test_a_finished_task_is_forgotten_after_its_ttl() -> None:
 async def test_a_task_running_past_its_ttl_fails() -> None:
     """SEP-2663: a server may fail a task after its TTL; ours is its deadline."""
     server = make_server()
-    server.dispatcher.tasks.ttl_ms = 100
+    tasks = server._dispatcher.tasks
+    assert isinstance(tasks, TaskRunner)
+    tasks.ttl_ms = 100
     async with client(server) as c:
         created = await call(c, "gated", name="ttl")
         failed = await until(c, created["taskId"], "failed")

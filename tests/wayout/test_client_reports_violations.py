@@ -27,7 +27,7 @@ def _leaves(error: BaseException) -> list[BaseException]:
 
 async def test_a_message_outside_the_schema_fails_with_schema_violation() -> None:
     server = Server("s", "1")
-    server.dispatcher.instructions = cast(Any, 5)
+    server._dispatcher.instructions = cast(Any, 5)
 
     with pytest.raises((SchemaViolation, BaseExceptionGroup)) as caught:
         async with McpTestClient(server) as client:

@@ -18,4 +18,6 @@ from ._redact import open_registry as open_registry
 from ._redact import redact as redact
 from ._redact import redact_json as redact_json
 from ._redact import register_in as register_in
+from ._redact import reveal_all as reveal_all
+from ._redact import wrap_write_only as wrap_write_only
 from ._secrets import Secret as Secret

@@ -36,7 +36,7 @@ receipt_logger = logging.getLogger("trio_mcp.receipts")
 class Receipt:
     """What one ``tools/call``, ``prompts/get`` or ``resources/read`` did."""
 
-    kind: Literal["tool", "prompt", "resource"]
+    kind: Literal["tool", "prompt", "resource", "completion"]
     declaration: str
     """The handler as ``module:qualname``."""
     name: str

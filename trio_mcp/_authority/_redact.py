@@ -48,8 +48,10 @@ __all__ = [
     "redact_json",
     "redact_record",
     "register",
+    "reveal_all",
     "register_in",
     "track",
+    "wrap_write_only",
 ]
 
 MASK = "**********"
@@ -258,21 +260,58 @@ def mask_write_only(value: JsonValue, schema: JsonValue) -> JsonValue:
     ``properties``, ``additionalProperties``, ``items``, ``prefixItems`` and
     ``oneOf``/``anyOf`` (every branch that could apply is followed).
     """
+    return _at_write_only(value, schema, _to_mask)  # type: ignore[return-value]
+
+
+def wrap_write_only(value: JsonValue, schema: JsonValue) -> object:
+    """Return ``value`` with every value at a ``writeOnly`` schema wrapped in ``Secret``.
+
+    How middleware sees a call's arguments: secrets only as ``Secret``.
+    """
+    return _at_write_only(value, schema, _to_secret)
+
+
+def reveal_all(value: object) -> object:
+    """Return ``value`` with every ``Secret`` inside (dicts and lists) revealed."""
+    from ._secrets import Secret
+
+    if isinstance(value, Secret):
+        return value.reveal()
+    if isinstance(value, Mapping):
+        return {key: reveal_all(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [reveal_all(item) for item in value]
+    return value
+
+
+def _to_mask(value: object) -> object:
+    return MASK
+
+
+def _to_secret(value: object) -> object:
+    from ._secrets import Secret
+
+    return value if isinstance(value, Secret) else Secret(value)
+
+
+def _at_write_only(
+    value: object, schema: JsonValue, replace: Callable[[object], object]
+) -> object:
     if not isinstance(schema, dict):
         return value
     if schema.get("writeOnly") is True:
-        return MASK
+        return replace(value)
     for branch_key in ("oneOf", "anyOf", "allOf"):
         branches = schema.get(branch_key)
         if isinstance(branches, list):
             for branch in branches:
-                value = mask_write_only(value, branch)
+                value = _at_write_only(value, branch, replace)
     if isinstance(value, dict):
         props = schema.get("properties")
         props = props if isinstance(props, dict) else {}
         extra = schema.get("additionalProperties")
         return {
-            key: mask_write_only(item, props.get(key, extra))
+            key: _at_write_only(item, props.get(key, extra), replace)
             for key, item in value.items()
         }
     if isinstance(value, list):
@@ -280,7 +319,7 @@ def mask_write_only(value: JsonValue, schema: JsonValue) -> JsonValue:
         prefix = prefix if isinstance(prefix, list) else []
         items = schema.get("items")
         return [
-            mask_write_only(item, prefix[i] if i < len(prefix) else items)
+            _at_write_only(item, prefix[i] if i < len(prefix) else items, replace)
             for i, item in enumerate(value)
         ]
     return value

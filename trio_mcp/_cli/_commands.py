@@ -237,7 +237,7 @@ def _rate_limit(args: argparse.Namespace) -> Any:
 
 
 def _redis(url: str) -> Any:
-    from .._dispatch._redis import RedisBroadcast
+    from .._changes._redis import RedisBroadcast
 
     try:
         return RedisBroadcast(url)

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 
-from .._dispatch._redis import RedisBroadcast
+from .._changes._redis import RedisBroadcast
 from .._transports._asgi import McpAsgiApp
 from .._transports._workers import WorkerSpec, run_workers
 from ._load import load_server
@@ -37,7 +37,7 @@ def worker_app() -> McpAsgiApp:
         isinstance(current, RedisBroadcast) and current.url == url
     ):
         server.broadcast = RedisBroadcast(url)
-    return McpAsgiApp(server.dispatcher, **spec.options)
+    return McpAsgiApp(server._dispatcher, **spec.options)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,10 @@
 """One message in, reply frames out; knows no transport."""
 
-from ._broadcast import Broadcast as Broadcast
-from ._broadcast import BroadcastStatistics as BroadcastStatistics
-from ._broadcast import Change as Change
+from ._call import Call as Call
+from ._call import Ending as Ending
+from ._call import Middleware as Middleware
+from ._call import Next as Next
 from ._catalog import Catalog as Catalog
 from ._dispatcher import Dispatcher as Dispatcher
-from ._listen import LISTEN_METHOD as LISTEN_METHOD
 from ._request import Caller as Caller
 from ._request import Reply as Reply

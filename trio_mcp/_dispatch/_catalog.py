@@ -27,11 +27,13 @@ from .._declare import (
     ToolSpec,
     UriTemplate,
 )
+from .._declare._signature import holds_write_only
 from .._errors import DuplicateName, InvalidDeclaration, InvalidReply
 from .._json import JsonObject, JsonValue
 from .._protocol._headers import ParamHeader, param_headers
 from ._complete import completion_problems
 from ._pages import Pages
+from ._targets import PromptTarget, ResourceTarget, ToolTarget
 
 __all__ = [
     "Catalog",
@@ -69,7 +71,7 @@ class Entry:
 
 
 @attrs.frozen(kw_only=True, eq=False)
-class ToolEntry(Entry):
+class ToolEntry(Entry, ToolTarget):
     """A served tool."""
 
     adopter: Tool
@@ -78,10 +80,16 @@ class ToolEntry(Entry):
     """Checks structured content when the tool has an output schema."""
     param_headers: list[ParamHeader] = attrs.field(factory=list)
     """Its ``x-mcp-header`` parameters."""
+    write_only: bool = attrs.field(
+        default=attrs.Factory(
+            lambda self: holds_write_only(self.spec.input_schema), takes_self=True
+        )
+    )
+    """Whether an argument may be a ``Secret`` (its input schema has ``writeOnly``)."""
 
 
 @attrs.frozen(kw_only=True, eq=False)
-class ResourceEntry(Entry):
+class ResourceEntry(Entry, ResourceTarget):
     """A served resource or resource template."""
 
     adopter: Resource
@@ -91,7 +99,7 @@ class ResourceEntry(Entry):
 
 
 @attrs.frozen(kw_only=True, eq=False)
-class PromptEntry(Entry):
+class PromptEntry(Entry, PromptTarget):
     """A served prompt."""
 
     adopter: Prompt
@@ -380,6 +388,11 @@ class Catalog:
             if variables is not None:
                 return entry, variables
         return None
+
+    def is_updatable(self, uri: str) -> bool:
+        """Whether ``uri`` is served by a declaration marked ``updatable=True``."""
+        found = self.find_resource(uri)
+        return found is not None and found[0].spec.updatable
 
     def guarded(self, kind: str | None = None) -> bool:
         """Whether any entry (of ``kind``, or of any kind) requires capabilities."""

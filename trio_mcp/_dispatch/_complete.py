@@ -7,11 +7,13 @@ typed so far and the other arguments already filled in (``context.arguments``),
 and answers any iterable of strings; at most ``MAX_VALUES`` are sent, with
 ``total`` and ``hasMore``.
 
-A completer runs under the same grants and ``timeout=`` as its declaration (a
-caller who may not get the prompt or read the resource learns nothing from its
-completions; a slow completer is cut off like a slow handler). Sync
-completers run in a worker thread like sync handlers. One that fails, or answers
-something that is not strings, ends that request with -32603; the server goes on.
+A completion is a call like any other (``Completion`` is its target): the same
+runner gives it the declaration's grants and ``timeout=`` (a caller who may not get
+the prompt or read the resource learns nothing from its completions; a slow
+completer is cut off like a slow handler), its context, middleware, masking and a
+receipt (kind ``completion``). Sync completers run in a worker thread like sync
+handlers. One that fails, or answers something that is not strings, ends that
+request with -32603; the server goes on.
 """
 
 from __future__ import annotations
@@ -21,22 +23,29 @@ import inspect
 import itertools
 import logging
 from collections.abc import Iterable, Sized
-from contextlib import nullcontext
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
+import attrs
 import trio
 
-from .._authority import resolve_grants
 from .._declare import Completer, PromptSpec, ResourceSpec, UriTemplate
 from .._declare._base import worker_threads
 from .._errors import InvalidReply
 from .._json import JsonObject, JsonValue
+from ._call import AnyReply, Call, Ending, ReceiptKind
 from ._request import Failure, Incoming
+from ._targets import error_ending, text_arguments
 
 if TYPE_CHECKING:
     from ._catalog import Catalog, Entry
 
-__all__ = ["MAX_VALUES", "completable", "complete", "completion_problems"]
+__all__ = [
+    "MAX_VALUES",
+    "Completion",
+    "completable",
+    "completion_call",
+    "completion_problems",
+]
 
 log = logging.getLogger("trio_mcp")
 
@@ -76,13 +85,67 @@ def completion_problems(spec: PromptSpec | ResourceSpec, where: str) -> list[str
     return found
 
 
-async def complete(catalog: Catalog, inc: Incoming) -> JsonObject:
-    """Answer one ``completion/complete``.
+@attrs.frozen
+class _Completed:
+    """A completer's values, collected: the reply value of a completion."""
+
+    values: list[str]
+    total: int | None
+    has_more: bool
+    needs: None = None
+
+
+@attrs.frozen
+class Completion:
+    """The target of one ``completion/complete``: a completer of ``entry``."""
+
+    kind: ClassVar[ReceiptKind] = "completion"
+    entry: Entry
+    argument: str
+    """The argument (or template variable) being completed."""
+    completer: Completer | None
+
+    @property
+    def declaration(self) -> str:
+        """The declaration whose argument is completed."""
+        return self.entry.declaration
+
+    @property
+    def required(self) -> frozenset[str]:
+        """The declaration's capabilities: completing needs what calling needs."""
+        return self.entry.required
+
+    @property
+    def timeout(self) -> float | None:
+        """The declaration's ``timeout=``."""
+        return self.entry.spec.timeout
+
+    async def answer(self, call: Call) -> AnyReply:
+        """Run the completer on the value typed so far and the other arguments."""
+        if self.completer is None:
+            return _Completed([], 0, False)
+        arguments = text_arguments(call)
+        value = arguments.pop(self.argument)
+        return _Completed(*await _run(self.completer, value, arguments))
+
+    def shaped(self, reply: AnyReply) -> Ending:
+        """The ``CompleteResult``."""
+        assert isinstance(reply, _Completed)
+        return Ending("ok", result=_result(reply.values, reply.total, reply.has_more))
+
+    def failed(self, failure: Failure) -> Ending:
+        """A completion that fails ends with the JSON-RPC error."""
+        return error_ending(failure)
+
+
+def completion_call(
+    catalog: Catalog, inc: Incoming
+) -> tuple[Completion, str, dict[str, str]]:
+    """The target of a ``completion/complete``, its wire name and its arguments
+    (the value typed so far under the argument's name, then the context).
 
     Raises:
-        Failure: -32602 for a ref, argument or context that names nothing served;
-            the refusal of a caller without the declaration's capabilities; -32603
-            when the completer fails.
+        Failure: -32602 for a ref, argument or context that names nothing served.
     """
     name, value = _argument(inc.params)
     entry, known = _find(catalog, inc.params.get("ref"))
@@ -91,29 +154,10 @@ async def complete(catalog: Catalog, inc: Incoming) -> JsonObject:
             f"'{name}' is not an argument of this reference; it has: "
             + (", ".join(known) or "none")
         )
-    missing = sorted(
-        entry.required - resolve_grants(inc.caller.allow, inc.caller.principal)
-    )
-    if missing:
-        raise Failure.refused(missing[0])
     spec = entry.spec
     assert isinstance(spec, PromptSpec | ResourceSpec)
-    completer = spec.complete.get(name)
-    if completer is None:
-        return _result([], 0, has_more=False)
-    context = _context(inc.params, name, known)
-    timeout = spec.timeout
-    try:
-        with trio.fail_after(timeout) if timeout is not None else nullcontext():
-            values, total, has_more = await _run(completer, value, context)
-    except trio.TooSlowError:
-        raise Failure.timed_out(timeout or 0.0) from None
-    except Exception as exc:
-        failure = Failure.unexpected(
-            exc, "completer of '%s' (%s)", name, entry.declaration
-        )
-        raise failure from None
-    return _result(values, total, has_more=has_more)
+    arguments = {name: value, **_context(inc.params, name, known)}
+    return Completion(entry, name, spec.complete.get(name)), entry.name, arguments
 
 
 def _argument(params: JsonObject) -> tuple[str, str]:
@@ -217,7 +261,7 @@ def _collect(answer: object) -> tuple[list[str], int | None, bool]:
     return taken[:MAX_VALUES], None if has_more else len(taken), has_more
 
 
-def _result(values: list[str], total: int | None, *, has_more: bool) -> JsonObject:
+def _result(values: list[str], total: int | None, has_more: bool) -> JsonObject:
     completion: JsonObject = {"values": list(values)}
     if total is not None:
         completion["total"] = total

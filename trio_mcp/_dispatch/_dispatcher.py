@@ -1,24 +1,30 @@
 """One request in, one reply out; notifications on the side. Knows no transport.
 
-The checks run in the order of MCP revision 2026-07-28, "how a server processes a request": removed methods, ``_meta``,
-(HTTP) the version header, the version, (HTTP) routing headers, the method and its
-capability, the log level; then the method runs. Each failure is a ``Fault`` value.
+The checks run in the order of MCP revision 2026-07-28, "how a server processes a
+request": removed methods, ``_meta``, (HTTP) the version header, the version, (HTTP)
+routing headers, the method and its capability, the log level; then the method
+runs. A check or method that cannot go on raises ``Failure``, which ``handle``
+answers with its JSON-RPC error.
 
-Calls of tools, prompts and resources (``tools/call``, ``prompts/get``,
-``resources/read``) are inherited from ``Calls`` in ``_calls``: context, grants,
-deadline, receipts and the one ``except Exception``.
+The call methods (``tools/call``, ``prompts/get``, ``resources/read``,
+``completion/complete``) build one ``Call`` and run it through the one runner
+(``_runner``), which returns an ``Ending`` for every way a call can end; ``handle``
+turns it into the reply in one place (``_reply``). Anything else that escapes a
+method is a bug of ours: -32603 with a logged reference.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 import trio
 
 from .. import _metrics, _otel
-from .._authority import ReceiptSink
+from .._authority import Receipt, ReceiptSink
+from .._changes import Broadcast, Change, ListKind
+from .._changes._listen import LISTEN_METHOD, BadFilter, honour, stream
 from .._context import Emit
 from .._json import JsonObject, encode_message
 from .._protocol import _wire as wire
@@ -26,15 +32,14 @@ from .._protocol._headers import check_routing_headers, check_version_header
 from .._protocol._jsonrpc import Fault, Request
 from .._protocol._state import StateSealer
 from .._store import MemoryStore, Store
-from .._tasks import TaskRunner
-from ._broadcast import Broadcast, Change, ListKind
-from ._calls import Calls
+from ._call import Ending, Middleware
+from ._calls import Calls, TaskHost
 from ._catalog import Catalog
-from ._complete import completable, complete
-from ._listen import LISTEN_METHOD, BadFilter, honour, is_updatable, stream
+from ._complete import completable, completion_call
 from ._pages import InvalidCursor
 from ._request import Caller as Caller
 from ._request import Failure, Incoming, Reply
+from ._runner import Runner, finish_result, log_receipt, new_call
 
 if TYPE_CHECKING:
     from .._skills import SkillSet
@@ -46,8 +51,10 @@ log = logging.getLogger("trio_mcp")
 LIST_TTL_MS = 3_600_000
 
 
-#: A method: a result to finish and encode, or a reply a call already encoded.
-Handler = Callable[[Incoming], Awaitable["JsonObject | Reply"]]
+#: A method: a result to finish and encode, a call's ending, or an encoded reply.
+Handler = Callable[[Incoming], Awaitable["JsonObject | Ending | Reply"]]
+#: Makes the task host, given how it announces a task's change and the store.
+TaskHostFactory = Callable[[Callable[[Change], object], Store], TaskHost]
 
 
 class Dispatcher(Calls):
@@ -66,6 +73,8 @@ class Dispatcher(Calls):
         broadcast: Broadcast | None = None,
         store: Store | None = None,
         skills: SkillSet | None = None,
+        tasks: TaskHostFactory,
+        middleware: Sequence[Middleware] = (),
     ) -> None:
         self.catalog = catalog
         self.store = store if store is not None else MemoryStore()
@@ -76,15 +85,17 @@ class Dispatcher(Calls):
         """Whether the catalog may be replaced (then ``listChanged`` is advertised)."""
         self.broadcast = broadcast if broadcast is not None else Broadcast()
         """Changes for listen streams: list changes and resource updates."""
-        self.tasks = TaskRunner(
-            lambda change: self.broadcast.publish_local(change), store=self.store
-        )
+        self.tasks = tasks(self._publish_local, self.store)
         """Tool calls running as tasks (the tasks extension), and their nursery."""
-        self.sealer = sealer if sealer is not None else StateSealer.from_config()
-        """Seals and opens multi round-trip ``requestState``."""
         self.server_info: JsonObject = {"name": name, "version": version}
+        self.runner = Runner(
+            sealer if sealer is not None else StateSealer.from_config(),
+            receipts,
+            self.server_info,
+            tuple(middleware),
+        )
+        """Runs every call: grants, middleware, the handler, masking, the receipt."""
         self.instructions = instructions
-        self.receipts = receipts
         self.capabilities = self._capabilities()
         self.methods = self._methods()
 
@@ -161,13 +172,17 @@ class Dispatcher(Calls):
             self.broadcast.publish(Change.list_changed(kind))
         return changed
 
+    def _publish_local(self, change: Change) -> None:
+        """Offer a change to this process's listen streams (a task's status)."""
+        self.broadcast.publish_local(change)
+
     def publish(self, change: Change) -> None:
         """Publish a resource update to the listen streams subscribed to its URI.
 
         Raises:
             ValueError: if no ``updatable=True`` declaration serves the URI.
         """
-        if change.uri is not None and not is_updatable(self.catalog, change.uri):
+        if change.uri is not None and not self.catalog.is_updatable(change.uri):
             raise ValueError(
                 f"resource '{change.uri}' is not served by an updatable declaration; "
                 "declare it with @resource(..., updatable=True)"
@@ -204,6 +219,9 @@ class Dispatcher(Calls):
             try:
                 method = self.check(inc)
                 result = await self.methods[method](inc)
+                if isinstance(result, Ending):
+                    error_code = _code(result)
+                    return self._reply(inc, result)
                 if isinstance(result, Reply):
                     return result
                 return Reply(self.encode_result(inc.id, result))
@@ -229,6 +247,49 @@ class Dispatcher(Calls):
         if request.method == "prompts/get":
             table = self.catalog.prompts  # type: ignore[assignment]
         return name if table is not None and name in table else None
+
+    def _reply(self, inc: Incoming, ending: Ending) -> Reply:
+        """The reply to a call that ended with ``ending``: its result or its error.
+
+        Raises:
+            ValueError: for a result a step built that is not JSON (NaN, infinity);
+                TypeError for one that is not a JSON value at all.
+        """
+        request_id = encode_message(inc.id)
+        if ending.error is not None:
+            _otel.annotate({"rpc.jsonrpc.error_code": _code(ending)})
+            body = b'{"jsonrpc":"2.0","id":%s,"error":%s}' % (
+                request_id,
+                encode_message(ending.error),
+            )
+        else:
+            if ending.body is None and ending.result is not None:
+                finish_result(ending.result, self.server_info)
+            body = b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (
+                request_id,
+                ending.encoded(),
+            )
+        headers = tuple(
+            (k.encode("latin-1"), v.encode("latin-1")) for k, v in ending.headers
+        )
+        return Reply(body, ending.http_status, headers)
+
+    def log_receipt(self, receipt: Receipt) -> None:
+        """Log a receipt on ``trio_mcp.receipts`` (a refusal made outside a call)."""
+        log_receipt(receipt)
+
+    async def deliver(self, receipt: Receipt) -> None:
+        """Hand a receipt to the ``receipts=`` sink, shielded; never fails."""
+        await self.runner.deliver(receipt)
+
+    def encode_result(self, request_id: str | int, result: JsonObject) -> bytes:
+        """The response carrying ``result``, with ``resultType`` and serverInfo, encoded.
+
+        Raises:
+            ValueError: for NaN or infinity; TypeError for a value that is not JSON.
+        """
+        finish_result(result, self.server_info)
+        return encode_message(wire.result_message(request_id, result))
 
     def check(self, inc: Incoming) -> str:
         """Run the ordered checks of the revision ("Request checks"); return the method.
@@ -318,13 +379,14 @@ class Dispatcher(Calls):
 
         return handler
 
-    async def _complete(self, inc: Incoming) -> JsonObject:
-        return await complete(self.catalog, inc)
+    async def _complete(self, inc: Incoming) -> Ending:
+        target, name, arguments = completion_call(self.catalog, inc)
+        return await self.runner.run(new_call(inc, target, name, arguments))
 
     async def _listen(self, inc: Incoming) -> JsonObject:
         requested = inc.params.get("notifications")
         try:
-            wanted = honour(requested, self.capabilities, self.catalog)
+            wanted = honour(requested, self.capabilities, self.catalog.is_updatable)
         except BadFilter as exc:
             raise Failure.invalid(str(exc)) from None
         if self.catalog.has_task_tools:
@@ -332,6 +394,12 @@ class Dispatcher(Calls):
             if task_ids:
                 wanted.add("taskIds", list(task_ids), map(Change.task, task_ids))
         return await stream(inc, wanted, self.broadcast, self.tasks.view)
+
+
+def _code(ending: Ending) -> int | None:
+    """The JSON-RPC error code an ending answers with, if it is an error."""
+    code = None if ending.error is None else ending.error.get("code")
+    return code if isinstance(code, int) else None
 
 
 def _params(request: Request) -> JsonObject:

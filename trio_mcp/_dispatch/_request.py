@@ -1,11 +1,15 @@
-"""One request as the dispatcher's steps see it, and the one way a step fails.
+"""One request as the dispatcher's steps see it, and how a step fails.
 
 ``Incoming`` carries what the steps read (the request, its ``params`` and ``_meta``,
 who is calling, how to send notifications), so each step takes one value. A step
-that cannot go on raises ``Failure``; nothing returns a fault for its caller to
-raise. A ``Failure`` says how the request ends: the JSON-RPC error, the receipt's
-outcome when a call was reached, and whether a tool shows it as an ``isError``
-result the model can read (refusals, bad arguments, timeouts) instead.
+of the checks or of a method that cannot go on raises ``Failure``; the dispatcher
+catches it once and answers with its JSON-RPC error. Inside a call the runner
+catches it into an ``Ending`` instead (``_runner``), so middleware and receipts see
+how the call ended as a value. Two checks written as pure functions (the HTTP
+header checks of ``_protocol._headers``) return a ``Fault`` value, which
+``Failure.of`` raises. A ``Failure`` says how the request ends: the JSON-RPC
+error, the receipt's outcome when a call was reached, and whether a tool shows it
+as an ``isError`` result the model can read (refusals, bad arguments, timeouts).
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from .._protocol._jsonrpc import Fault, Request
 
 __all__ = ["REFUSED", "Caller", "Failure", "Incoming", "Reply"]
 
-#: Application code (outside JSON-RPC's reserved range) for a refused prompt or read.
+#: Application code (outside JSON-RPC's reserved range) for a refused call.
 REFUSED = -31403
 #: Server-defined (-32000 to -32099): the call cannot start now (docs/errors.md).
 SERVER_BUSY = -32000
@@ -42,6 +46,8 @@ class Reply:
     body: bytes
     """One compact JSON text, UTF-8 (lone surrogates escaped), without a newline."""
     http_status: int = 200
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+    """Extra HTTP response headers, as ASGI sends them (``WWW-Authenticate``)."""
 
     @property
     def message(self) -> JsonObject:
@@ -85,12 +91,17 @@ class Incoming:
         """The request's id."""
         return self.request.id
 
+    @property
+    def closing(self) -> trio.Event | None:
+        """Set when the transport shuts down gracefully (listen streams end)."""
+        return self.caller.closing
+
 
 class Failure(Exception):
     """How a request ends when a step cannot go on.
 
     Raised by any step; caught once by the dispatcher (a protocol error) or, inside
-    a call, by ``Calls.invoke`` (which also records ``outcome`` in the receipt).
+    a call, by the runner (an ``Ending``, whose ``outcome`` the receipt records).
     """
 
     def __init__(
@@ -201,7 +212,7 @@ class Failure(Exception):
         )
 
     @classmethod
-    def unexpected(cls, exc: Exception, what: str, *args: object) -> Failure:
+    def unexpected(cls, exc: BaseException, what: str, *args: object) -> Failure:
         """-32603 for an exception nobody planned for, logged under a fresh reference.
 
         ``what`` (a logging format, with ``args``) names what failed; the log record

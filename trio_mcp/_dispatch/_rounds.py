@@ -5,36 +5,27 @@ Only ``tools/call``, ``prompts/get`` and ``resources/read`` get here
 handler runs; its responses are decoded by what the previous round asked, so the
 handler sees typed values under the keys it chose. Keys it did not ask for are
 ignored; keys it asked for and the client left out are simply absent, so the usual
-handler asks again. Responses sent without any ``requestState`` (the client skipped
-the first round) answer only what the handler asks in this very request: it runs, and
-if it asks for those keys, it runs once more with them decoded, as if the client had
-made the first round. ``input_required`` results always carry ``inputRequests`` and a
+handler asks again. Responses sent without any ``requestState`` answer nothing that
+was asked (this server always sends a state): they are ignored, the handler runs
+once, and if it asks, the client is asked again; a handler never runs twice in one
+request. ``input_required`` results always carry ``inputRequests`` and a
 sealed ``requestState`` (even for ``state=None``, so the retry stays bound), and no
 ``ttlMs``/``cacheScope``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Protocol, TypeVar
+from collections.abc import Mapping
 
 import attrs
 
-from .._context import MissingClientCapability, ToolContext, client_supports
+from .._context import MissingClientCapability, client_supports
 from .._declare import NeedsInput, read_response
 from .._errors import DecodeError, Problem
 from .._json import JsonObject, JsonValue
 from .._protocol._state import Binding, InvalidState, StateSealer, salient_digest
 
-
-class _MayNeedInput(Protocol):
-    @property
-    def needs(self) -> NeedsInput | None: ...
-
-
-R = TypeVar("R", bound=_MayNeedInput)
-
-__all__ = ["BadRound", "Round", "ask", "open_round", "pre_answered"]
+__all__ = ["BadRound", "Round", "ask", "open_round", "round_binding"]
 
 _NOTHING: JsonObject = {}
 
@@ -53,8 +44,6 @@ class Round:
 
     state: JsonValue = None
     responses: Mapping[str, object] = attrs.field(factory=dict)
-    unsolicited: Mapping[str, JsonValue] = attrs.field(factory=dict)
-    """Responses sent without a ``requestState``: nothing was asked for them yet."""
 
 
 def round_binding(method: str, params: JsonObject, principal: str | None) -> Binding:
@@ -74,7 +63,7 @@ def open_round(sealer: StateSealer, params: JsonObject, binding: Binding) -> Rou
     if not isinstance(raw, dict):
         raise BadRound("inputResponses must be an object of responses by key")
     if "requestState" not in params:
-        return Round(unsolicited=raw)
+        return Round()
     try:
         contents = sealer.open(params["requestState"], binding)
     except InvalidState as exc:
@@ -114,38 +103,6 @@ def _read_responses(
             {"problems": [{"path": p.path, "message": p.message} for p in problems]},
         )
     return responses
-
-
-def pre_answered(
-    run: Callable[[], Awaitable[R]],
-    ctx: ToolContext,
-    unsolicited: Mapping[str, JsonValue],
-) -> Callable[[], Awaitable[R]]:
-    """Wrap ``run``: if it asks for keys the client already answered, run it again.
-
-    Responses that do not fit what is asked are dropped, so the handler asks again.
-    """
-
-    async def run_pre_answered() -> R:
-        reply = await run()
-        value = reply.needs
-        if value is None:
-            return reply
-        responses: dict[str, object] = {}
-        for key, request in value.requests.items():
-            if key in unsolicited:
-                try:
-                    responses[key] = read_response(
-                        request.descriptor(), unsolicited[key]
-                    )
-                except DecodeError:
-                    continue
-        if not responses:
-            return reply
-        ctx.input_responses, ctx.state = responses, value.state
-        return await run()
-
-    return run_pre_answered
 
 
 def _merge(into: JsonObject, needs: Mapping[str, JsonValue]) -> None:

@@ -47,7 +47,7 @@ from ._memory import Store
 if TYPE_CHECKING:
     import coredis
 
-    from .._dispatch._redis import RedisBroadcast
+    from .._changes._redis import RedisBroadcast
 
 __all__ = ["BUCKET_SCRIPT", "SAVE_SCRIPT", "RedisStore", "StoreUnavailable"]
 
@@ -168,7 +168,7 @@ class RedisStore(Store):
 
     def broadcast(self) -> RedisBroadcast:
         """A ``RedisBroadcast`` on the same Redis, for ``Server(broadcast=...)``."""
-        from .._dispatch._redis import RedisBroadcast
+        from .._changes._redis import RedisBroadcast
 
         return RedisBroadcast(self.url, channel=f"{self.prefix}:changes")
 

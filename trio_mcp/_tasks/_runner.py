@@ -9,11 +9,11 @@ the request until the task exists (at once, or when a ``task_start="handler"`` t
 awaits ``ToolContext.task_started()``), so anything that ends the call before that
 (an answer, a multi round-trip question, an error) is the request's own reply.
 
-Inside the task the call is the same ``Calls.invoke`` as any call (grants,
-deadline, reply guard, redaction, one receipt); only its question-and-answer loop
-differs: a ``NeedsInput`` puts the task in ``input_required``, ``tasks/update``
-delivers the answers, and the handler runs again with them, as a multi round-trip
-retry would. ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` reach a task by its
+Inside the task the call is the same ``Runner.run`` as any call (grants,
+middleware, deadline, reply guard, masking, one receipt); only its rounds differ
+(``_TaskCall`` is the call's ``Rounds``): a ``NeedsInput`` puts the task in
+``input_required``, ``tasks/update`` delivers the answers, and the runner runs the
+handler again with them, as a multi round-trip retry would. ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` reach a task by its
 unguessable id, only for the principal that created it. Status changes go to listen
 streams that asked for the task's id (``notifications/tasks``).
 
@@ -30,26 +30,24 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
-from .._context import ToolContext, client_supports, principal_id
-from .._declare import NeedsInput, ToolCall, ToolReply
-from .._dispatch._broadcast import Change
-from .._dispatch._request import Failure, Incoming, Reply
+from .._changes import Change
+from .._context import client_supports, principal_id
+from .._declare import NeedsInput
+from .._dispatch._call import Call, Ending
+from .._dispatch._catalog import ToolEntry
+from .._dispatch._request import Failure, Incoming
+from .._dispatch._runner import Runner, new_call
 from .._errors import InvalidReply, MissingClientCapability
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
 from .._store import MemoryStore, RedisStore, Store, StoreUnavailable
 from ._record import TERMINAL, BadResponses, TaskRecord, new_task_id
-
-if TYPE_CHECKING:
-    from .._dispatch._calls import Calls
-    from .._dispatch._catalog import ToolEntry
 
 __all__ = ["DEFAULT_TTL_MS", "POLL_INTERVAL_MS", "TaskRunner", "declares_tasks"]
 
@@ -84,6 +82,11 @@ def _missing_extension(what: str) -> Failure:
             f"extensions['{wire.TASKS_EXTENSION}'] in _meta clientCapabilities",
         )
     )
+
+
+def task_runner(publish: Callable[[Change], object], store: Store) -> TaskRunner:
+    """The dispatcher's task host: ``Dispatcher(tasks=task_runner)``."""
+    return TaskRunner(publish, store=store)
 
 
 class TaskRunner:
@@ -153,16 +156,16 @@ class TaskRunner:
             raise
 
     # -- tools/call ---------------------------------------------------------------------
-    async def call_tool(
-        self, calls: Calls, inc: Incoming, entry: ToolEntry, call: ToolCall
-    ) -> Reply:
+    async def call_tool(self, runner: Runner, call: Call) -> Ending:
         """Answer a ``tools/call`` of a tool that may run as a task.
 
         Raises:
             Failure: -32021 for a ``task="required"`` tool and a client without the
-                extension; any failure of the call before its task exists.
+                extension.
         """
-        declared = declares_tasks(inc.meta)
+        entry = call._target
+        assert isinstance(entry, ToolEntry)
+        declared = declares_tasks(call._incoming.meta)
         if not declared and entry.spec.task == "required":
             raise _missing_extension(f"tool '{entry.name}' runs only as a task; it")
         nursery = self._nursery
@@ -175,11 +178,9 @@ class TaskRunner:
                     "mounted app's serving in `async with server.task_nursery():`",
                     entry.name,
                 )
-            return await calls.invoke(
-                inc, entry, "tool", call.name, lambda: entry.adopter.dispatch(call)
-            )
-        reply: Reply = await nursery.start(self._task, calls, inc, entry, call)
-        return reply
+            return await runner.run(call)
+        ending: Ending = await nursery.start(self._task, runner, call)
+        return ending
 
     def _room(self) -> bool:
         if len(self._records) >= self.max_tasks:
@@ -188,23 +189,21 @@ class TaskRunner:
 
     async def _task(
         self,
-        calls: Calls,
-        inc: Incoming,
-        entry: ToolEntry,
-        call: ToolCall,
-        task_status: trio.TaskStatus[Reply] = trio.TASK_STATUS_IGNORED,
+        runner: Runner,
+        call: Call,
+        task_status: trio.TaskStatus[Ending] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """One call as a task; reports the request's reply through ``task_status``."""
+        """One call as a task; reports the request's ending through ``task_status``."""
         record = TaskRecord(
             new_task_id(),
-            principal_id(inc.caller.principal),
+            principal_id(call.principal),
             self.ttl_ms,
             self.poll_ms,
         )
-        await _TaskCall(self, calls, inc, entry, call, record, task_status).execute()
+        await _TaskCall(self, runner, call, record, task_status).execute()
 
     async def _ask(
-        self, record: TaskRecord, entry: ToolEntry, needs: NeedsInput, ctx: ToolContext
+        self, record: TaskRecord, call: Call, needs: NeedsInput
     ) -> dict[str, object]:
         """Surface ``needs`` on the task and wait until every request is answered.
 
@@ -214,21 +213,21 @@ class TaskRunner:
         """
         if not needs.requests:
             raise InvalidReply(
-                entry.declaration, "NeedsInput inside a task must ask for something"
+                call._target.declaration,
+                "NeedsInput inside a task must ask for something",
             )
+        capabilities = call.context.client_capabilities
         for request in needs.requests.values():
-            if not client_supports(ctx.client_capabilities, request.client_capability):
+            if not client_supports(capabilities, request.client_capability):
                 raise MissingClientCapability(dict(request.client_capability))
         record.ask(needs.requests)
         self.publish(record)
         await record.answered.wait()
         return dict(record.answers)
 
-    def _settle(
-        self, record: TaskRecord, reply: Reply | None, failure: Failure | None
-    ) -> None:
+    def _settle(self, record: TaskRecord, ending: Ending | None) -> None:
         """Record how the task ended and announce it."""
-        if record.scope.cancelled_caught:
+        if record.scope.cancelled_caught or ending is None:
             if record.cancel_requested:
                 record.set_status("cancelled", "cancelled by tasks/cancel")
             else:
@@ -237,20 +236,14 @@ class TaskRunner:
                 )
                 record.error = {"code": wire.INTERNAL_ERROR, "message": message}
                 record.set_status("failed", message)
-        elif failure is not None:
-            record.error = _error_object(failure)
-            record.set_status("failed", failure.message)
+        elif ending.error is not None:
+            record.error = ending.error
+            said = ending.error.get("message")
+            record.set_status("failed", said if isinstance(said, str) else None)
         else:
-            assert reply is not None
-            reply_message = reply.message
-            result = reply_message.get("result")
-            if isinstance(result, dict):
-                record.result = _inlined(result)
-                record.set_status("completed")
-            else:
-                error = reply_message.get("error")
-                record.error = error if isinstance(error, dict) else None
-                record.set_status("failed")
+            assert ending.result is not None
+            record.result = _inlined(ending.result)
+            record.set_status("completed")
         self.publish(record)
 
     # -- tasks/get, tasks/update, tasks/cancel --------------------------------------------
@@ -486,86 +479,75 @@ class _TaskCall:
     """One tool call that may become a task: the request's part, then the task's.
 
     Until ``start`` the call belongs to its request (its notifications reach the
-    request, its end is the request's reply); from then on it runs as the task
-    ``record``, and only ``tasks/get`` and listen streams see it.
+    request, its ending is the request's); from then on it runs as the task
+    ``record``, and only ``tasks/get`` and listen streams see it. It is the call's
+    ``Rounds``: it starts the task before the handler runs (``task_start="call"``),
+    and once the task runs, answers a ``NeedsInput`` through ``tasks/update``.
     """
 
     runner: TaskRunner
-    calls: Calls
-    inc: Incoming
-    entry: ToolEntry
-    call: ToolCall
+    calls: Runner
+    request_call: Call
     record: TaskRecord
-    task_status: trio.TaskStatus[Reply]
+    task_status: trio.TaskStatus[Ending]
     started: bool = False
 
     async def execute(self) -> None:
-        """Run the call; settle the task, or hand the request its reply."""
-        inc, record = self.inc, self.record
+        """Run the call; settle the task, or hand the request its ending."""
+        inc, record = self.request_call._incoming, self.record
         task_inc = Incoming(inc.request, inc.caller, self.emit, record.scope)
         task_inc.params, task_inc.meta = inc.params, inc.meta
-        reply: Reply | None = None
-        failure: Failure | None = None
+        call = self.request_call
+        call = new_call(task_inc, call._target, call.name, call.arguments, self)
+        ending: Ending | None = None
         try:
             # The scope absorbs a cancellation (tasks/cancel, the deadline).
             with record.scope:
-                reply, failure = await self._invoke(task_inc)
+                ending = await self.calls.run(call)
             if not self.started:
-                assert reply is not None
-                self.task_status.started(reply)
+                assert ending is not None
+                self.task_status.started(ending)
                 return
-            self.runner._settle(record, reply, failure)
+            self.runner._settle(record, ending)
         finally:
             if self.started and not record.terminal:
                 record.set_status("cancelled", "the server stopped serving")
                 self.runner.publish(record)
 
-    async def _invoke(self, task_inc: Incoming) -> tuple[Reply | None, Failure | None]:
-        """The call's reply, or (once it is a task) how it failed."""
-        try:
-            reply = await self.calls.invoke(
-                task_inc, self.entry, "tool", self.call.name, self.run
-            )
-        except Failure as exc:
-            if not self.started:
-                raise
-            return None, exc
-        except Exception as exc:
-            if not self.started:
-                raise
-            return None, _internal(self.entry, exc)
-        return reply, None
-
     async def start(self) -> str:
-        """Make the call a task: answer the request with ``CreateTaskResult``."""
+        """Make the call a task: answer the request with ``CreateTaskResult``.
+
+        Raises:
+            Failure: -32603 (HTTP 503) if the shared store cannot be reached.
+        """
         record = self.record
-        await self.runner._persist(record, self.entry.name)
+        await self.runner._persist(record, self.request_call.name)
         self.started = True
         record.scope.deadline = trio.current_time() + self.runner.ttl_ms / 1000
         self.runner._records[record.task_id] = record
         created: JsonObject = {"resultType": "task", **record.base()}
-        self.task_status.started(Reply(self.calls.encode_result(self.inc.id, created)))
+        self.task_status.started(Ending("ok", result=created))
         return record.task_id
 
     async def emit(self, message: JsonObject) -> None:
         """Progress and logs reach the request only while it waits for the task."""
         if not self.started:
-            await self.inc.emit(message)
+            await self.request_call._incoming.emit(message)
 
-    async def run(self) -> ToolReply:
-        """The handler, run again with the answers while the task needs input."""
-        ctx = ToolContext.current()
+    async def begin(self, call: Call) -> None:
+        """Let the handler start the task, or start it now (``task_start="call"``)."""
+        ctx = call.context
         ctx._bind_task_start(self.start)
-        if self.entry.spec.task_start == "call":
+        if call.spec.task_start == "call":  # type: ignore[union-attr]
             await ctx.task_started()
-        while True:
-            reply = await self.entry.adopter.dispatch(self.call)
-            if reply.needs is None or not self.started:
-                return reply
-            ctx.input_responses = await self.runner._ask(
-                self.record, self.entry, reply.needs, ctx
-            )
-            ctx.state = reply.needs.state
+
+    async def answer(
+        self, call: Call, needs: NeedsInput
+    ) -> Mapping[str, object] | None:
+        """Once a task, wait for the answers; before, the request asks the client."""
+        if not self.started:
+            return None
+        return await self.runner._ask(self.record, call, needs)
 
 
 def _unknown(task_id: str) -> Failure:
@@ -596,13 +578,6 @@ def _store_failure(what: str, exc: StoreUnavailable) -> Failure:
     )
 
 
-def _error_object(failure: Failure) -> JsonObject:
-    error: JsonObject = {"code": failure.code, "message": failure.message}
-    if failure.data is not None:
-        error["data"] = failure.data
-    return error
-
-
 def _inlined(result: JsonObject) -> JsonObject:
     """A ``CallToolResult`` as a completed task inlines it: no ``resultType``, no serverInfo."""
     out = {k: v for k, v in result.items() if k != "resultType"}
@@ -614,8 +589,3 @@ def _inlined(result: JsonObject) -> JsonObject:
         else:
             del out["_meta"]
     return out
-
-
-def _internal(entry: ToolEntry, exc: Exception) -> Failure:
-    """-32603 for a failure of ours around a task's call, logged with a reference."""
-    return Failure.unexpected(exc, "task of tool %r, outside its call,", entry.name)

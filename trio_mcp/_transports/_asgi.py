@@ -50,7 +50,8 @@ import trio
 from .. import _metrics
 from .._authority import Grants
 from .._authority._bearer import Admission, Challenge
-from .._dispatch import LISTEN_METHOD, Caller, Dispatcher, Reply
+from .._changes import LISTEN_METHOD
+from .._dispatch import Caller, Dispatcher, Reply
 from .._errors import Transport
 from .._http_options import HttpOptions, PrincipalResolver, http_limits
 from .._json import JsonObject, encode_message
@@ -67,7 +68,7 @@ from ._access import (
 )
 from ._bearer import caller_of, step_up
 from ._body import slow_body_fault
-from ._gate import BUSY_RETRY_AFTER, Gate, Refusal, retry_after_header
+from ._gate import BUSY_RETRY_AFTER, Gate, retry_after_header
 from ._health import send_health
 from ._interrupt import interrupts_unwrapped
 from ._media import media_refusal
@@ -192,7 +193,7 @@ class _Response:
                 if self.streaming:
                     await self._write(_sse_data(reply.body), more=False)
                 else:
-                    extra = list(reply.headers) if isinstance(reply, Refusal) else None
+                    extra = list(reply.headers) or None
                     if (
                         extra is None and reply.http_status == 503
                     ):  # busy: when to retry

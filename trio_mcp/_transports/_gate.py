@@ -48,7 +48,7 @@ from ._stream import SERVER_BUSY, busy_fault
 
 if TYPE_CHECKING:
     from .._dispatch import Dispatcher
-    from .._dispatch._calls import Kind
+    from .._dispatch._call import ReceiptKind as Kind
     from .._dispatch._catalog import Entry
 
 __all__ = [
@@ -76,8 +76,6 @@ def retry_after_header(seconds: float) -> tuple[bytes, bytes]:
 @attrs.frozen
 class Refusal(Reply):
     """An answer given instead of running the call: a reply with extra headers."""
-
-    headers: tuple[tuple[bytes, bytes], ...] = ()
 
 
 class Gate:

@@ -38,8 +38,9 @@ import trio
 
 from .. import _metrics
 from .._authority import Grants
+from .._changes import LISTEN_METHOD
 from .._context import Emit
-from .._dispatch import LISTEN_METHOD, Caller, Dispatcher, Reply
+from .._dispatch import Caller, Dispatcher, Reply
 from .._json import JsonObject, encode_message
 from .._limits import Limits
 from .._protocol import _wire as wire

@@ -32,8 +32,8 @@ from typing import Any, Final, cast
 import attrs
 import trio
 
-from .._dispatch._broadcast import Broadcast
-from .._dispatch._redis import RedisBroadcast
+from .._changes import Broadcast
+from .._changes._redis import RedisBroadcast
 from .._errors import Transport
 from .._http_options import HttpOptions, http_limits
 from .._protocol._state import KeyConfig, require_shared_key

@@ -17,7 +17,8 @@ subscriptions by exact URI: ``notify_updated("ticket://42")`` reaches listeners 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Protocol
 
 import attrs
 import trio
@@ -25,15 +26,13 @@ import trio
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
 from ._broadcast import Broadcast, Change, ListKind, Subscription
-from ._catalog import Catalog
-from ._request import Incoming
 
 __all__ = [
     "LISTEN_METHOD",
     "BadFilter",
+    "Listener",
     "Wanted",
     "honour",
-    "is_updatable",
     "stream",
 ]
 
@@ -51,10 +50,18 @@ class BadFilter(Exception):
     """``params.notifications`` is not a SubscriptionFilter; the message says why."""
 
 
-def is_updatable(catalog: Catalog, uri: str) -> bool:
-    """Whether ``uri`` is served by a declaration marked ``updatable=True``."""
-    found = catalog.find_resource(uri)
-    return found is not None and found[0].spec.updatable
+class Listener(Protocol):
+    """The listen request as the stream sees it: its id, where notifications go,
+    and the transport's graceful shutdown."""
+
+    @property
+    def id(self) -> str | int: ...
+
+    @property
+    def emit(self) -> Callable[[JsonObject], Awaitable[None]]: ...
+
+    @property
+    def closing(self) -> trio.Event | None: ...
 
 
 @attrs.define
@@ -71,8 +78,14 @@ class Wanted:
         self.changes.extend(changes)
 
 
-def honour(requested: JsonValue, capabilities: JsonObject, catalog: Catalog) -> Wanted:
+def honour(
+    requested: JsonValue,
+    capabilities: JsonObject,
+    is_updatable: Callable[[str], bool],
+) -> Wanted:
     """Return what of ``requested`` (``params.notifications``) this server honours.
+
+    ``is_updatable(uri)`` says whether an ``updatable=True`` declaration serves a URI.
 
     Raises:
         BadFilter: if ``requested`` is not a SubscriptionFilter object.
@@ -88,7 +101,7 @@ def honour(requested: JsonValue, capabilities: JsonObject, catalog: Catalog) -> 
             wanted.add(flag, True, [Change.list_changed(kind)])
     uris = _uris(requested)
     if uris and _advertised(capabilities, "resources", "subscribe"):
-        kept = [u for u in dict.fromkeys(uris) if is_updatable(catalog, u)]
+        kept = [u for u in dict.fromkeys(uris) if is_updatable(u)]
         if kept:
             wanted.add("resourceSubscriptions", list(kept), map(Change.updated, kept))
     return wanted
@@ -119,7 +132,7 @@ def _advertised(capabilities: JsonObject, kind: str, flag: str) -> bool:
 
 
 async def stream(
-    inc: Incoming,
+    inc: Listener,
     wanted: Wanted,
     broadcast: Broadcast,
     task_view: Callable[[str], JsonObject | None] | None = None,
@@ -132,7 +145,7 @@ async def stream(
     task as ``tasks/get`` would show it then); a task that is gone is skipped.
     """
     tag = _tag(inc.id)
-    closing = inc.caller.closing
+    closing = inc.closing
     with broadcast.subscribe(wanted.changes) as subscription:
         acknowledged: JsonObject = {"_meta": tag, "notifications": wanted.honoured}
         await inc.emit(wire.notification_message(ACKNOWLEDGED, acknowledged))

@@ -1,0 +1,218 @@
+"""The running call as a value, how it ended as a value, and the steps between.
+
+Every ``tools/call``, ``prompts/get``, ``resources/read`` and ``completion/complete``
+becomes one frozen ``Call`` (what was asked, by whom, under which context); the
+runner passes it down a chain of steps (``Middleware``), each an async callable
+``step(call, next) -> Ending``. The last step runs the handler. Whatever happens, a
+step gets an ``Ending`` back from ``next``: a handler's failure is a value here,
+never an exception. ``Dispatcher.handle`` turns the ending into the reply.
+
+``Ending`` is also how a step answers on its own: ``Ending.refused(...)`` ends the
+call with a JSON-RPC error, an HTTP status and headers (an authorization step's
+403 with ``WWW-Authenticate``), and a returned ending from an earlier call can be
+returned again (a cache): it holds no request id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar, Literal, Protocol, TypeAlias
+
+import attrs
+import trio
+
+from .._authority import Outcome
+from .._context import ToolContext
+from .._declare import (
+    NeedsInput,
+    PromptReply,
+    PromptSpec,
+    ResourceReply,
+    ResourceSpec,
+    ToolReply,
+    ToolSpec,
+)
+from .._json import JsonObject, JsonValue, encode_message
+from ._request import REFUSED, Failure, Incoming
+
+__all__ = [
+    "AnyReply",
+    "Call",
+    "Completed",
+    "Ending",
+    "Middleware",
+    "Next",
+    "ReceiptKind",
+    "Rounds",
+    "Target",
+]
+
+CallMethod: TypeAlias = Literal[
+    "tools/call", "prompts/get", "resources/read", "completion/complete"
+]
+ReceiptKind: TypeAlias = Literal["tool", "prompt", "resource", "completion"]
+
+
+class Completed(Protocol):
+    """A completer's answer, already collected (``_complete``)."""
+
+    @property
+    def needs(self) -> None: ...
+
+
+AnyReply: TypeAlias = ToolReply | PromptReply | ResourceReply | Completed
+
+
+class Target(Protocol):
+    """What the runner needs of whatever a call runs (``_targets``)."""
+
+    kind: ClassVar[ReceiptKind]
+
+    @property
+    def declaration(self) -> str: ...
+
+    @property
+    def required(self) -> frozenset[str]: ...
+
+    @property
+    def timeout(self) -> float | None: ...
+
+    async def answer(self, call: Call) -> AnyReply:
+        """Run the handler once; return its reply value."""
+
+    def shaped(self, reply: AnyReply) -> Ending:
+        """The ending of a reply: the protocol result, checked."""
+
+    def failed(self, failure: Failure) -> Ending:
+        """The ending of a failure."""
+
+
+class Rounds(Protocol):
+    """Answers a handler's ``NeedsInput`` without ending the call (a task's rounds)."""
+
+    async def begin(self, call: Call) -> None:
+        """Called once, after the grants, before the handler first runs."""
+
+    async def answer(
+        self, call: Call, needs: NeedsInput
+    ) -> Mapping[str, object] | None:
+        """The responses to run the handler again with, or None to reply with
+        ``input_required``."""
+
+
+@attrs.frozen(eq=False)
+class Call:
+    """One call on its way to its handler, as every middleware step sees it.
+
+    ``arguments`` are the request's arguments as received, except that a value the
+    input schema marks ``writeOnly`` (a ``Secret[str]`` parameter) is a ``Secret``:
+    a step sees secrets only as ``Secret``. For ``resources/read`` they are the URI
+    template's variables; for ``completion/complete`` the argument being completed
+    and the other arguments already filled in (all strings).
+    """
+
+    method: CallMethod
+    """``tools/call``, ``prompts/get``, ``resources/read`` or ``completion/complete``."""
+    name: str
+    """The wire name: the tool or prompt name, or the resource URI read (for
+    ``completion/complete``, the prompt name or the resource URI template)."""
+    arguments: Mapping[str, object]
+    principal: object | None
+    """Who is calling, as the transport authenticated it (None on stdio)."""
+    request_id: str | int
+    context: ToolContext
+    """The call's ``ToolContext`` (also ``ToolContext.current()`` inside the chain)."""
+    spec: ToolSpec | PromptSpec | ResourceSpec
+    """The spec of the declaration called."""
+    _target: Target = attrs.field(alias="target", repr=False)
+    _incoming: Incoming = attrs.field(alias="incoming", repr=False)
+    _deadline: trio.CancelScope | None = attrs.field(alias="deadline", repr=False)
+    _rounds: Rounds | None = attrs.field(alias="rounds", default=None, repr=False)
+
+    @property
+    def required(self) -> frozenset[str]:
+        """Every capability the call needs: the spec's ``caps`` and what they require."""
+        return self._target.required
+
+    @property
+    def granted(self) -> frozenset[str]:
+        """The capabilities the host granted this caller."""
+        return self.context.granted
+
+
+def _headers(value: object) -> tuple[tuple[str, str], ...]:
+    pairs: tuple[object, ...] = tuple(value)  # type: ignore[arg-type]
+    for pair in pairs:
+        if not (
+            isinstance(pair, tuple)
+            and len(pair) == 2
+            and all(isinstance(p, str) for p in pair)
+        ):
+            raise TypeError(f"headers are (name, value) pairs of str, got {pair!r}")
+    return pairs  # type: ignore[return-value]
+
+
+@attrs.frozen(eq=False)
+class Ending:
+    """How one call ended: its result, or the JSON-RPC error it ended with.
+
+    ``result`` is the protocol result (``CallToolResult``, ``GetPromptResult``, ...),
+    secrets already masked; ``error`` the JSON-RPC error object (``code``,
+    ``message``, ``data``). ``http_status`` and ``headers`` are what Streamable HTTP
+    answers with. ``outcome`` and ``error_type`` go to the receipt.
+    """
+
+    outcome: Outcome
+    result: JsonObject | None = None
+    error: JsonObject | None = None
+    http_status: int = 200
+    headers: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_headers)
+    error_type: str | None = None
+    """The qualified class of the exception that ended the call, if any."""
+    error_ref: str | None = None
+    """The log reference shown for an internal error."""
+    body: bytes | None = attrs.field(default=None, repr=False)
+    """``result`` encoded once (the runner's last step sets it); None until then."""
+
+    @classmethod
+    def refused(
+        cls,
+        message: str,
+        *,
+        data: JsonValue = None,
+        http_status: int = 403,
+        headers: tuple[tuple[str, str], ...] = (),
+        code: int = REFUSED,
+    ) -> Ending:
+        """End the call before its handler with a JSON-RPC error (outcome ``refused``).
+
+        Over Streamable HTTP the reply has ``http_status`` and ``headers`` (for
+        example ``WWW-Authenticate``); other transports send the error alone.
+        """
+        error: JsonObject = {"code": code, "message": message}
+        if data is not None:
+            error["data"] = data
+        return cls("refused", error=error, http_status=http_status, headers=headers)
+
+    def encoded(self) -> bytes:
+        """The result as one compact JSON text (``body`` when it was encoded already).
+
+        Raises:
+            ValueError: for NaN or infinity; TypeError for a value that is not JSON.
+        """
+        if self.body is not None:
+            return self.body
+        assert self.result is not None
+        return encode_message(self.result)
+
+
+class Next(Protocol):
+    """The rest of the chain, as a step sees it: await it to run the call further."""
+
+    async def __call__(self, call: Call, /) -> Ending: ...
+
+
+class Middleware(Protocol):
+    """One step of the chain: ``async def step(call, next) -> Ending``."""
+
+    async def __call__(self, call: Call, next: Next, /) -> Ending: ...

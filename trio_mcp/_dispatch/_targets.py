@@ -1,0 +1,283 @@
+"""What a call runs and how its reply is shaped, decided by what is called.
+
+Each catalog entry is the target of its calls (``ToolTarget``, ``PromptTarget``,
+``ResourceTarget`` are mixed into the entries), and ``Completion`` is the target of
+one ``completion/complete``. A target answers three questions for the runner,
+which never asks what kind of thing it runs:
+
+- ``answer(call)``: run the handler once (``dispatch`` of the adopter, the
+  completer) and return its reply value;
+- ``shaped(reply)``: the ``Ending`` of a reply (the protocol result, checked);
+- ``failed(failure)``: the ``Ending`` of a failure (a tool shows refusals, bad
+  arguments and timeouts as an ``isError`` result the model can read).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, ClassVar
+
+from .._authority import reveal_all
+from .._declare import (
+    ABSENT,
+    PromptGet,
+    PromptReply,
+    PromptSpec,
+    ResourceRead,
+    ResourceReply,
+    ResourceSpec,
+    ToolCall,
+    ToolReply,
+    ToolSpec,
+    UriTemplate,
+    _Absent,
+    content_blocks,
+)
+from .._errors import DecodeError, InvalidReply, Problem, ResourceNotFound
+from .._json import JsonObject, JsonValue, dumps
+from .._protocol import _wire as wire
+from ._call import AnyReply, Call, Ending, ReceiptKind
+from ._request import Failure
+
+if TYPE_CHECKING:
+    from ._catalog import OutputCheck
+
+__all__ = [
+    "PromptTarget",
+    "ResourceTarget",
+    "ToolTarget",
+    "error_ending",
+    "error_result",
+    "prompt_arguments",
+    "text_arguments",
+]
+
+
+def _expect(reply: object, expected: type, declaration: str) -> None:
+    if not isinstance(reply, expected):  # an adopter may return anything
+        raise InvalidReply(
+            declaration,
+            f"dispatch() returned a {type(reply).__name__}, not a {expected.__name__}",
+        )
+
+
+def error_ending(failure: Failure) -> Ending:
+    """The JSON-RPC error ``failure`` describes, as an ending."""
+    error: JsonObject = {"code": failure.code, "message": failure.message}
+    if failure.data is not None:
+        error["data"] = failure.data
+    return Ending(
+        failure.outcome,
+        error=error,
+        http_status=failure.http_status,
+        error_type=failure.error_type,
+        error_ref=failure.reference,
+    )
+
+
+def error_result(text: str, detail: JsonValue) -> JsonObject:
+    """An ``isError`` ``CallToolResult`` with ``text`` and the detail under ``_meta``."""
+    return {
+        "content": [{"type": "text", "text": text}],
+        "isError": True,
+        "_meta": {wire.META_ERROR: detail},
+    }
+
+
+class _EntryTarget:
+    """What the three entry targets share: their declaration's rules."""
+
+    __slots__ = ()
+    spec: ToolSpec | PromptSpec | ResourceSpec
+
+    @property
+    def timeout(self) -> float | None:
+        """The declaration's ``timeout=``, the call's deadline."""
+        return self.spec.timeout
+
+    def failed(self, failure: Failure) -> Ending:
+        """A prompt or read that fails ends with the JSON-RPC error."""
+        return error_ending(failure)
+
+
+class ToolTarget(_EntryTarget):
+    """A tool: its calls, its ``CallToolResult``, its ``isError`` failures."""
+
+    __slots__ = ()
+    kind: ClassVar[ReceiptKind] = "tool"
+    declaration: str
+    adopter: object
+    spec: ToolSpec
+    check_output: OutputCheck | None
+    write_only: bool
+
+    async def answer(self, call: Call) -> AnyReply:
+        """Run the tool's ``dispatch`` with the call's arguments (secrets revealed)."""
+        arguments = reveal_all(call.arguments) if self.write_only else call.arguments
+        reply = await self.adopter.dispatch(  # type: ignore[attr-defined]
+            ToolCall(
+                call.name,
+                dict(arguments),  # type: ignore[call-overload]
+                call.request_id,
+                call.principal,
+            )
+        )
+        _expect(reply, ToolReply, self.declaration)
+        return reply  # type: ignore[no-any-return]
+
+    def shaped(self, reply: AnyReply) -> Ending:
+        """The ``CallToolResult`` of a checked reply."""
+        assert isinstance(reply, ToolReply)
+        result = self._result(reply)
+        if reply.is_error:
+            return Ending("error", result=result, error_type=reply.error_type)
+        return Ending("ok", result=result)
+
+    def failed(self, failure: Failure) -> Ending:
+        """Refusals, bad arguments and timeouts are results the model can read."""
+        if failure.tool_result:
+            result = error_result(failure.message, failure.data)
+            return Ending(failure.outcome, result=result, error_type=failure.error_type)
+        return error_ending(failure)
+
+    def _result(self, reply: ToolReply) -> JsonObject:
+        blocks: list[JsonValue] = [
+            b.to_wire()
+            for b in content_blocks(list(reply.content), where=self.declaration)
+        ]
+        if reply.is_error:
+            detail: JsonObject = (
+                {"kind": "error"} if reply.detail is None else reply.detail
+            )
+            return {
+                "content": blocks,
+                "isError": True,
+                "_meta": {wire.META_ERROR: detail},
+            }
+        structured = reply.structured
+        if self.spec.output_schema is not None:
+            if structured is ABSENT:
+                raise InvalidReply(
+                    self.declaration,
+                    "the tool declares an output schema but the reply has no "
+                    "structured content",
+                )
+            if self.check_output is not None:  # a FunctionTool's was checked already
+                self.check_output(structured)  # type: ignore[arg-type]
+        result: JsonObject = {"content": blocks}
+        if not isinstance(structured, _Absent):
+            if not blocks:
+                blocks.append({"type": "text", "text": dumps(structured)})
+            result["structuredContent"] = structured
+        result["isError"] = False
+        return result
+
+
+class PromptTarget(_EntryTarget):
+    """A prompt: its arguments checked, its ``GetPromptResult``."""
+
+    __slots__ = ()
+    kind: ClassVar[ReceiptKind] = "prompt"
+    declaration: str
+    adopter: object
+    spec: PromptSpec
+
+    async def answer(self, call: Call) -> AnyReply:
+        """Check the arguments, then run the prompt's ``dispatch``.
+
+        Checked here, after the grant check, so a refused caller learns nothing
+        about the arguments and a bad call still leaves a receipt.
+        """
+        arguments = prompt_arguments(
+            self.spec, getattr(call.arguments, "raw", call.arguments)
+        )
+        reply = await self.adopter.dispatch(  # type: ignore[attr-defined]
+            PromptGet(call.name, arguments, call.request_id, call.principal)
+        )
+        _expect(reply, PromptReply, self.declaration)
+        return reply  # type: ignore[no-any-return]
+
+    def shaped(self, reply: AnyReply) -> Ending:
+        """The ``GetPromptResult``."""
+        assert isinstance(reply, PromptReply)
+        out: JsonObject = {}
+        if reply.description:
+            out["description"] = reply.description
+        out["messages"] = [m.to_wire() for m in reply.messages]
+        return Ending("ok", result=out)
+
+
+class ResourceTarget(_EntryTarget):
+    """A resource or template: the variables checked, its ``ReadResourceResult``."""
+
+    __slots__ = ()
+    kind: ClassVar[ReceiptKind] = "resource"
+    declaration: str
+    adopter: object
+    spec: ResourceSpec
+    template: UriTemplate
+
+    async def answer(self, call: Call) -> AnyReply:
+        """Refuse a climbing variable, then run the resource's ``dispatch``."""
+        uri, variables = call.name, text_arguments(call)
+        escape = self.template.escape(variables)
+        if escape is not None:
+            name, why = escape
+            raise Failure.invalid(
+                f"resource URI variable '{name}' holds {why}, which is refused; "
+                "name the resource without it",
+                {"uri": uri},
+            )
+        try:
+            reply = await self.adopter.dispatch(  # type: ignore[attr-defined]
+                ResourceRead(uri, variables, call.request_id, call.principal)
+            )
+        except ResourceNotFound as exc:
+            raise Failure.invalid(f"resource not found: {uri}", {"uri": uri}) from exc
+        _expect(reply, ResourceReply, self.declaration)
+        return reply  # type: ignore[no-any-return]
+
+    def shaped(self, reply: AnyReply) -> Ending:
+        """The ``ReadResourceResult``: the contents, never cached beyond ``ttl``."""
+        assert isinstance(reply, ResourceReply)
+        ttl = self.spec.ttl
+        return Ending(
+            "ok",
+            result={
+                "contents": [c.to_wire() for c in reply.contents],
+                "ttlMs": 0 if ttl is None else round(ttl * 1000),
+                "cacheScope": "private",
+            },
+        )
+
+
+def text_arguments(call: Call) -> dict[str, str]:
+    """A resource's or completion's arguments: strings by name."""
+    return {k: v for k, v in call.arguments.items() if isinstance(v, str)}
+
+
+def prompt_arguments(spec: PromptSpec, raw: object) -> dict[str, str]:
+    """Check ``prompts/get`` arguments against the spec: strings, known, complete.
+
+    Raises:
+        DecodeError: listing every problem.
+    """
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise DecodeError([Problem("", "arguments must be an object of strings")])
+    known = {a.name for a in spec.arguments}
+    problems = [Problem(k, "unknown argument") for k in raw if k not in known]
+    problems += [
+        Problem(k, "expected a string")
+        for k, v in raw.items()
+        if k in known and not isinstance(v, str)
+    ]
+    problems += [
+        Problem(a.name, "this argument is required")
+        for a in spec.arguments
+        if a.required and a.name not in raw
+    ]
+    if problems:
+        raise DecodeError(problems)
+    return {k: v for k, v in raw.items() if isinstance(v, str)}
