@@ -106,7 +106,7 @@ async def quick(n: int) -> str:
 
 def _store() -> RedisStore | None:
     url = os.environ.get("SCALE_STORE_URL")
-    return RedisStore(url, timeout=1.0) if url else None
+    return RedisStore(url, timeout=1.0, heartbeat=1.0) if url else None
 
 
 def _broadcast() -> RedisBroadcast | None:

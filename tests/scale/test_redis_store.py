@@ -190,3 +190,26 @@ async def test_leased_tokens_never_exceed_the_shared_bucket(
     assert 10 == lease_size(limit)
     assert 80 - 2 * 9 <= allowed <= 80
     assert 0 < refused_wait <= 3600 / 80
+
+
+async def test_an_unfinished_task_of_a_killed_replica_reads_as_failed(
+    redis_server: RedisServer, replicas: Replicas
+) -> None:
+    """The replicas' heartbeat lasts 1 s here (scale_server.py): once A's has run
+    out, B shows A's running task as failed instead of working until its TTL."""
+    a, b = store_replicas(redis_server, replicas)
+    task_id = await create(a, "wait_cancel")
+    working = await task_until(b, task_id, "working")
+
+    replicas.started[0].process.kill()
+    replicas.started[0].process.wait()
+    failed = await task_until(b, task_id, "failed")
+    _, cancelled = await rpc(b, "tasks/cancel", task_id, taskId=task_id)
+
+    assert "working" == working["status"]
+    assert (
+        "the process running this task stopped before the task finished"
+        == (failed["statusMessage"])
+    )
+    assert -32603 == failed["error"]["code"]
+    assert "result" in cancelled

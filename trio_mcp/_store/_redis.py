@@ -128,12 +128,19 @@ class RedisStore(Store):
         prefix: Prefix of every key and channel; servers that must not share state
             (other catalogs on one Redis) use different prefixes.
         timeout: Seconds to wait for Redis before a task call fails with -32603.
+        heartbeat: Seconds after which a process that stopped renewing its
+            heartbeat counts as gone: its unfinished tasks read as ``failed``.
     """
 
     shared = True
 
     def __init__(
-        self, url: str, *, prefix: str = "trio-mcp", timeout: float = 2.0
+        self,
+        url: str,
+        *,
+        prefix: str = "trio-mcp",
+        timeout: float = 2.0,
+        heartbeat: float = 10.0,
     ) -> None:
         if not url.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError(
@@ -141,6 +148,9 @@ class RedisStore(Store):
             )
         if not timeout > 0:
             raise ValueError("RedisStore timeout must be positive")
+        if not heartbeat > 0:
+            raise ValueError("RedisStore heartbeat must be positive")
+        self.heartbeat = heartbeat
         self.url = url
         self.prefix = prefix
         self.timeout = timeout
@@ -204,6 +214,7 @@ class RedisStore(Store):
                     nursery.start_soon(self._forever, self._write_unsaved)
                     nursery.start_soon(self._forever, self._read_changes)
                     nursery.start_soon(self._forever, self._read_inbox)
+                    nursery.start_soon(self._forever, self._beat)
                     yield
                     nursery.cancel_scope.cancel()
             finally:
@@ -354,7 +365,26 @@ class RedisStore(Store):
         value = json.loads(answer[1])
         return value if isinstance(value, dict) else {}
 
+    async def alive(self, origin: str) -> bool:
+        """Whether the process ``origin`` renewed its heartbeat lately.
+
+        Raises:
+            StoreUnavailable: if Redis does not answer in time.
+        """
+        found = await self._command(lambda c: c.exists([self._alive_key(origin)]))
+        return bool(found)
+
+    def _alive_key(self, origin: str) -> str:
+        return f"{self.prefix}:alive:{origin}"
+
     # -- background work --------------------------------------------------------------------
+    async def _beat(self, client: coredis.Redis[bytes]) -> None:
+        """Renew this process's heartbeat three times per ``heartbeat``."""
+        key = self._alive_key(self.origin)
+        while True:
+            await client.set(key, b"1", px=max(1, round(self.heartbeat * 1000)))
+            await trio.sleep(self.heartbeat / 3)
+
     async def _write_unsaved(self, client: coredis.Redis[bytes]) -> None:
         """Write queued snapshots, newest per task; re-queue one that fails."""
         while True:

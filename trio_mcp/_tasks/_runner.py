@@ -283,9 +283,15 @@ class TaskRunner:
         if record is not None or self._shared is None:
             return record
         try:
-            return await self._shared.load_task(task_id)
+            snapshot = await self._shared.load_task(task_id)
+            if snapshot is None or snapshot.get("terminal") is not False:
+                return snapshot
+            origin = snapshot.get("origin")
+            if isinstance(origin, str) and await self._shared.alive(origin):
+                return snapshot
         except StoreUnavailable as exc:
             raise _store_failure(f"reading task '{task_id}'", exc) from None
+        return _orphaned(snapshot)
 
     async def _get(self, inc: Incoming) -> JsonObject:
         found = await self._find(inc)
@@ -548,6 +554,20 @@ class _TaskCall:
         if not self.started:
             return None
         return await self.runner._ask(self.record, call, needs)
+
+
+def _orphaned(snapshot: JsonObject) -> JsonObject:
+    """An unfinished task whose process stopped (no heartbeat), shown as failed."""
+    message = "the process running this task stopped before the task finished"
+    view = snapshot.get("view")
+    view = dict(view) if isinstance(view, dict) else {}
+    view.pop("inputRequests", None)
+    view.update(
+        status="failed",
+        statusMessage=message,
+        error={"code": wire.INTERNAL_ERROR, "message": message},
+    )
+    return {**snapshot, "terminal": True, "view": view}
 
 
 def _unknown(task_id: str) -> Failure:
