@@ -407,9 +407,7 @@ def _read(item: object, kind: Kind) -> Field | str:
     if isinstance(item, Field):
         return item
     name = type(item).__name__
-    refused = (
-        f"Annotated metadata {_type_name(item)} cannot be honoured; use {HONOURED}"
-    )
+    refused = f"{_type_name(item)} cannot be honoured; use {HONOURED}"
     if not _from_annotated_types(item):
         return refused
     if name in _AT_BOUNDS:

@@ -180,7 +180,9 @@ class _Walker:
         metadata: tuple[object, ...] = tp.__metadata__  # type: ignore[attr-defined]
         why = unhonoured(metadata, kind_of(base))
         if why is not None:
-            raise UnsupportedType(name_of(base), why, where)
+            raise UnsupportedType(
+                f"Annotated[{name_of(base)}, ...] metadata", why, where
+            )
         field = field_of(metadata, kind_of(base))
         if field is not None and is_open(strip(base)) and asserts(field.json_schema):
             out: JsonObject = {}  # any JSON value, as the passthrough shapes it
