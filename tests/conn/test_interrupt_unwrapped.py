@@ -29,13 +29,17 @@ async def _nested(stop: BaseException) -> None:
                 inner.start_soon(_raise, stop)
 
 
-@pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
-def test_an_interrupt_in_nested_nurseries_leaves_bare(
-    stop: type[BaseException],
-) -> None:
-    with pytest.raises(stop) as caught:
-        trio.run(_nested, stop())
-    assert type(caught.value) is stop
+def test_an_interrupt_in_nested_nurseries_leaves_bare() -> None:
+    with pytest.raises(KeyboardInterrupt) as caught:
+        trio.run(_nested, KeyboardInterrupt())
+    assert type(caught.value) is KeyboardInterrupt
+
+
+def test_a_system_exit_in_a_group_stays_grouped() -> None:
+    """A handler's ``sys.exit()`` is its failure, not the user's Ctrl-C."""
+    with pytest.raises(BaseExceptionGroup) as caught:
+        trio.run(_nested, SystemExit(3))
+    assert caught.group_contains(SystemExit, depth=2)
 
 
 async def test_a_group_without_an_interrupt_passes_unchanged() -> None:

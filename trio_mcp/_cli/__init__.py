@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 from trio_mcp import McpError
 
-from .._transports._interrupt import stop_in
+from .._transports._interrupt import interrupt_in
 from ._commands import COMMANDS
 from ._load import CliError
 from ._logs import LEVELS, BadLevel, configure_logging, level_from
@@ -81,6 +81,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BaseExceptionGroup as group:  # Ctrl-C inside a nursery of the command's
-        if isinstance(stop_in(group), KeyboardInterrupt):
+        if interrupt_in(group) is not None:
             return 130
         raise

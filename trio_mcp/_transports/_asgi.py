@@ -276,9 +276,9 @@ class McpAsgiApp:
         task at its next checkpoint, whose cancellation ends this request): raised
         at an arbitrary point of a request, it could leave the ASGI server's
         connection state half-changed, and Hypercorn's error handling then replaced
-        it with its own error. A ``SystemExit`` or interrupt raised by a handler
-        leaves bare: in an exception group the ASGI server would log it as the app's
-        error and serve on.
+        it with its own error. An interrupt raised anyway (by a handler) leaves
+        bare: in an exception group the ASGI server would log it as the app's error
+        and serve on.
         """
         with interrupts_unwrapped():
             await self._serve(scope, receive, send)
