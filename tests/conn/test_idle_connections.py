@@ -10,6 +10,7 @@ disconnect watcher cancelled the request while Hypercorn was still inside its fi
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import math
@@ -129,3 +130,29 @@ def test_connection_timeouts_take_timedeltas_and_have_defaults() -> None:
     limits = Limits(idle_timeout=datetime.timedelta(milliseconds=250))
     assert limits.idle_timeout == 0.25
     assert (Limits().idle_timeout, Limits().body_timeout) == (5.0, 30.0)
+
+
+async def test_request_headers_sent_a_byte_at_a_time_are_cut_off_at_the_idle_timeout() -> (
+    None
+):
+    """Slowloris: incomplete headers count as idle time, so the timer closes them."""
+    async with (
+        serving(Limits(idle_timeout=IDLE)) as port,
+        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+        trio.open_nursery() as nursery,
+    ):
+        await stream.send_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+
+        async def drip() -> None:
+            with contextlib.suppress(
+                trio.BrokenResourceError, trio.ClosedResourceError
+            ):
+                while True:
+                    await trio.sleep(0.1)
+                    await stream.send_all(b"a")
+
+        nursery.start_soon(drip)
+        started = trio.current_time()
+        assert await closed_by_server(stream)
+        assert trio.current_time() - started < IDLE + SLACK
+        nursery.cancel_scope.cancel()

@@ -28,7 +28,8 @@ from conn_peer import (
     make_server,
     read_reply,
 )
-from support import wire
+from support import request, serving_websocket, wire
+from trio_websocket import open_websocket_url
 
 from trio_mcp import Receipt, Server, tool
 from trio_mcp._declare._threads import MAX_LINGERING_THREADS
@@ -142,31 +143,35 @@ async def test_abandoned_sync_calls_spend_the_budget_then_sync_calls_are_refused
         assert wire(checked(doubled))["result"]["structuredContent"] == 42
 
 
+@tool(timeout=0.01)
+def stuck_briefly() -> str:
+    """Block until the test releases every stuck handler; time out at once."""
+    ENTERED.release()
+    RELEASE.wait(timeout=60)
+    return "released"
+
+
+@tool
+def double(n: int) -> int:
+    """
+    Double a number, synchronously.
+
+    Args:
+        n: The number.
+    """
+    return 2 * n
+
+
+def budget_server(receipts: list[Receipt] | None = None) -> Server:
+    sink = None if receipts is None else receipts.append
+    return Server("budget", "1", tools=[stuck_briefly, double], receipts=sink)
+
+
 async def test_over_stdio_framing_a_spent_budget_is_minus_32000_and_a_refused_receipt() -> (
     None
 ):
-    @tool(timeout=0.01)
-    def stuck_briefly() -> str:
-        """Block until the test releases every stuck handler."""
-        ENTERED.release()
-        RELEASE.wait(timeout=60)
-        return "released"
-
-    @tool
-    def double(n: int) -> int:
-        """
-        Double a number, synchronously.
-
-        Args:
-            n: The number.
-        """
-        return 2 * n
-
     receipts: list[Receipt] = []
-    server = Server(
-        "budget", "1", tools=[stuck_briefly, double], receipts=receipts.append
-    )
-    async with McpTestClient(server) as client:
+    async with McpTestClient(budget_server(receipts)) as client:
         with trio.fail_after(LIVENESS):
             for _ in range(MAX_LINGERING_THREADS):
                 timed_out = await client.call_tool("stuck_briefly", {})
@@ -189,3 +194,30 @@ async def test_over_stdio_framing_a_spent_budget_is_minus_32000_and_a_refused_re
                 else:
                     break
         assert doubled.structured == 4
+
+
+async def test_over_a_websocket_a_spent_budget_is_minus_32000_at_once() -> None:
+    async with (
+        serving_websocket(budget_server()) as port,
+        open_websocket_url(f"ws://127.0.0.1:{port}/mcp", subprotocols=["mcp"]) as ws,
+    ):
+
+        async def call(n: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            await ws.send_message(
+                json.dumps(request(n, "tools/call", name=name, arguments=arguments))
+            )
+            while True:
+                reply: dict[str, Any] = json.loads(await ws.get_message())
+                if reply.get("id") == n:
+                    check_message(reply, "tools/call")
+                    return reply
+
+        with trio.fail_after(LIVENESS):
+            for n in range(MAX_LINGERING_THREADS):
+                timed_out = await call(n, "stuck_briefly", {})
+                assert timed_out["result"]["isError"] is True
+        with trio.fail_after(SOON):
+            refused = await call(-1, "double", {"n": 2})
+        assert refused["error"]["code"] == SERVER_BUSY
+        assert refused["error"]["data"]["retryable"] is True
+        RELEASE.set()
