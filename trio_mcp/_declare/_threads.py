@@ -111,9 +111,21 @@ def thread_budget() -> ThreadBudget:
         return budget
 
 
-def worker_threads() -> trio.CapacityLimiter:
-    """The limiter for other blocking work of handlers (completers, file reads).
+_others: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar(
+    "trio_mcp_other_threads"
+)
 
-    It counts their threads as live ones; they are never refused.
+
+def worker_threads() -> trio.CapacityLimiter:
+    """The limiter for the framework's other blocking work (completers, file reads).
+
+    Apart from the handlers' budget, so that a running completion is never counted
+    as a lingering handler thread; at most ``MAX_LINGERING_THREADS`` at once, so
+    abandoned completers stay bounded (beyond that, a completion waits).
     """
-    return thread_budget().limiter
+    try:
+        return _others.get()
+    except LookupError:
+        limiter = trio.CapacityLimiter(MAX_LINGERING_THREADS)
+        _others.set(limiter)
+        return limiter
