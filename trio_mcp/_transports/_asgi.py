@@ -194,9 +194,8 @@ class _Response:
                     await self._write(_sse_data(reply.body), more=False)
                 else:
                     extra = list(reply.headers) or None
-                    if (
-                        extra is None and reply.http_status == 503
-                    ):  # busy: when to retry
+                    if extra is None and reply.http_status == 503:
+                        # Busy (the thread budget is spent): say when to retry.
                         extra = [retry_after_header(BUSY_RETRY_AFTER)]
                     await _json(self.send, reply.http_status, reply.body, extra)
 
