@@ -281,3 +281,32 @@ async def test_the_example_skill_is_served_by_the_toolchain(tmp_path: Path) -> N
             assert listed["digest"] == sha256(content_bytes(contents))
     copy = shutil.copytree(EXAMPLES, tmp_path / "skills")
     assert [Skill.from_directory(copy / "trio-mcp-tools")] == Skill.all_in(copy)
+
+
+async def test_skill_reads_run_the_call_chain_and_leave_receipts(
+    tmp_path: Path,
+) -> None:
+    from trio_mcp import Call, Ending, Next, Receipt
+
+    seen: list[tuple[str, str, str]] = []
+    receipts: list[Receipt] = []
+
+    async def step(call: Call, next: Next) -> Ending:
+        seen.append((call.method, call.name, call.spec.name))
+        return await next(call)
+
+    server = Server(
+        "s",
+        "1",
+        skills=[Skill.from_directory(pdf_skill(tmp_path))],
+        middleware=[step],
+        receipts=receipts.append,
+    )
+    async with McpTestClient(server) as client:
+        await client.read_resource("skill://pdf-processing/SKILL.md")
+        await client.read_resource("skill://pdf-processing/templates/invoice.md")
+    assert [
+        ("resources/read", "skill://pdf-processing/SKILL.md", "pdf-processing"),
+        ("resources/read", "skill://pdf-processing/templates/invoice.md", "invoice.md"),
+    ] == seen
+    assert ["ok", "ok"] == [r.outcome for r in receipts]
