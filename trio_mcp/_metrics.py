@@ -4,8 +4,9 @@ Every request the dispatcher answers is one observation of
 ``mcp.server.operation.duration`` (seconds) with ``mcp.method.name``, the tool or
 prompt name (``gen_ai.tool.name``, ``gen_ai.prompt.name``) and, when it failed,
 ``error.type`` (the JSON-RPC error code, or ``tool_error`` for a tool result with
-``isError``). Three counters go beside it: calls refused for a missing capability,
-calls answered "busy", and calls refused by a rate limit.
+``isError``). Three counters go beside it: calls refused before their handler (a
+missing capability or scope, a spent rate limit: a ``refused`` receipt), calls
+answered "busy", and calls refused by a rate limit.
 
 Two sinks, each optional:
 - OpenTelemetry: when ``opentelemetry-api`` is installed and the application has
@@ -48,7 +49,10 @@ DURATION: Final = "mcp.server.operation.duration"
 BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 Event = Literal["refused", "busy", "rate_limited"]
 COUNTERS: Final[dict[Event, tuple[str, str]]] = {
-    "refused": ("trio_mcp.server.refused", "Calls refused for a missing capability"),
+    "refused": (
+        "trio_mcp.server.refused",
+        "Calls refused before their handler (capability, scope, rate limit)",
+    ),
     "busy": ("trio_mcp.server.busy", "Calls answered 'server busy' (503 over HTTP)"),
     "rate_limited": ("trio_mcp.server.rate_limited", "Calls refused by a rate limit"),
 }

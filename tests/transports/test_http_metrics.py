@@ -173,7 +173,11 @@ async def test_rate_limited_calls_are_counted_and_metrics_are_off_by_default() -
         absent = await client.get(url + "/metrics")
 
     assert [200, 429, 429] == statuses
-    assert {"trio_mcp_server_rate_limited_total": 2} == delta(after, before)
+    # A limited call is refused by the runner's limit step: a refusal too.
+    assert {
+        "trio_mcp_server_rate_limited_total": 2,
+        "trio_mcp_server_refused_total": 2,
+    } == delta(after, before)
     assert 404 == absent.status_code
 
 

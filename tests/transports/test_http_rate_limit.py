@@ -76,7 +76,7 @@ async def test_a_principal_beyond_its_limit_gets_429_and_others_do_not() -> None
     assert 7 == message["id"]
     assert -32000 == message["error"]["code"]
     assert message["error"]["message"].startswith(
-        "rate limited: this caller may make 2 calls every 60 s; retry after "
+        "rate limited: this caller has used its calls for now; retry after "
     )
     assert message["error"]["data"]["retryable"] is True
     assert [200, 200] == [bob.status_code, alice_discovers.status_code]

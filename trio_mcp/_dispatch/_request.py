@@ -70,6 +70,9 @@ class Caller:
     visible: frozenset[str] | None = None
     """When set (``BearerAuth(hide_ungranted=True)``), the capabilities the caller
     holds: lists show only the entries that need no others."""
+    retry_after: float | None = None
+    """Set by the HTTP app when the caller's rate limit is spent: the seconds until
+    it may call again. The runner's ``limit`` step then refuses the call (429)."""
 
 
 @attrs.define(slots=True)

@@ -6,6 +6,8 @@ each build one ``Call`` (``new_call``) and hand it to ``Runner.run``; so do task
 built once per server, outermost first:
 
 1. ``account``: times the call, names it on the span, leaves the receipt;
+   ``limit``: refuses a caller whose rate limit is spent (``Caller.retry_after``,
+   set by the HTTP app) with -32000, HTTP 429 and ``Retry-After``;
 2. ``grant``: refuses a caller without every capability the declaration needs;
 3. the server's ``middleware=`` steps, in the order given;
 4. ``finish``: masks the secrets of what the handler produced, encodes the result;
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -63,7 +66,18 @@ from ._call import AnyReply, Call, Ending, Middleware, Next, Rounds, Target
 from ._request import Failure, Incoming
 from ._rounds import BadRound, ask, open_round, round_binding
 
-__all__ = ["Runner", "finish_result", "is_cancellation", "log_receipt", "new_call"]
+__all__ = [
+    "RATE_LIMITED_TYPE",
+    "Runner",
+    "finish_result",
+    "is_cancellation",
+    "log_receipt",
+    "new_call",
+    "rate_limited",
+]
+
+#: The JSON-RPC code of answers given instead of running a call (busy, rate limited).
+SERVER_BUSY = -32000
 
 log = logging.getLogger("trio_mcp")
 
@@ -166,7 +180,8 @@ class Runner:
         self.receipts = receipts
         self.server_info = server_info
         chain: Next = self.answer
-        for step in reversed((self.account, self.grant, *middleware, self.finish)):
+        steps = (self.account, self.limit, self.grant, *middleware, self.finish)
+        for step in reversed(steps):
             chain = _Link(step, chain)
         self._chain = chain
 
@@ -226,6 +241,14 @@ class Runner:
                     await pending
         except Exception:
             log.exception("the receipts sink failed; the call's result is unaffected")
+
+    # -- 1b. the rate limit -------------------------------------------------------------
+    async def limit(self, call: Call, next: Next) -> Ending:
+        """Refuse a caller whose rate limit the HTTP app found spent."""
+        wait = call._incoming.caller.retry_after
+        if wait is None:
+            return await next(call)
+        return rate_limited(wait)
 
     # -- 2. the grants ----------------------------------------------------------------
     async def grant(self, call: Call, next: Next) -> Ending:
@@ -335,6 +358,23 @@ def log_receipt(receipt: Receipt) -> None:
     """Log a receipt as a structured record on ``trio_mcp.receipts``."""
     if _receipt_logger.isEnabledFor(logging.INFO):
         _receipt_logger.info("receipt", extra={"receipt": receipt.as_record()})
+
+
+#: The receipt's ``error_type`` of a call refused by its rate limit.
+RATE_LIMITED_TYPE = "trio_mcp.RateLimit"
+
+
+def rate_limited(wait: float) -> Ending:
+    """-32000 with HTTP 429 and ``Retry-After``: the caller's rate limit is spent."""
+    after = max(1, math.ceil(wait))
+    ending = Ending.refused(
+        f"rate limited: this caller has used its calls for now; retry after {after} s",
+        data={"retryable": True, "retryAfterSeconds": after},
+        http_status=429,
+        headers=(("retry-after", str(after)),),
+        code=SERVER_BUSY,
+    )
+    return attrs.evolve(ending, error_type=RATE_LIMITED_TYPE)
 
 
 def crash(call: Call, exc: BaseException) -> Ending:

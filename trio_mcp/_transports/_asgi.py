@@ -408,6 +408,10 @@ class McpAsgiApp:
         if answer is not None:
             await answer(send)
             return
+        if message.method in CALL_METHODS and self.gate.rate_limit is not None:
+            wait = await self.gate.over_limit(message, caller, scope)
+            if wait is not None:  # the runner's limit step answers 429
+                caller = attrs.evolve(caller, retry_after=wait)
         await self._dispatch(message, caller, receive, send)
 
     async def _admit(
@@ -429,7 +433,7 @@ class McpAsgiApp:
         scope: Scope,
         headers: dict[str, str],
     ) -> _Answer | None:
-        """The answer refusing a parsed request before it runs: a 403 step-up, a 429."""
+        """The answer refusing a parsed request before it runs: a 403 step-up."""
         if admission is not None:
             assert self.auth is not None
             denied = await step_up(
@@ -437,13 +441,6 @@ class McpAsgiApp:
             )
             if denied is not None:
                 return self._bearer_refusal(denied, scope, headers)
-        if message.method in CALL_METHODS and self.gate.rate_limit is not None:
-            limited = await self.gate.refuse_rate(message, caller, scope)
-            if limited is not None:
-                extra = [*limited.headers]
-                return partial(
-                    _json, status=limited.http_status, body=limited.body, extra=extra
-                )
         return None
 
     def _bearer_refusal(

@@ -14,9 +14,10 @@ Invariants:
   however it leaves: a client that disconnects while waiting cancels its wait and so
   gives its place up at once.
 - With a ``RateLimit``, a call first takes a token from its caller's bucket (in the
-  server's store); without one it is answered 429 with ``Retry-After``, and leaves a
-  ``refused`` receipt when it names a declaration. A store that cannot be reached
-  does not refuse: the bucket of this process stands in.
+  server's store); without one the call goes to the dispatcher marked
+  (``Caller.retry_after``), and the runner's ``limit`` step answers it 429 with
+  ``Retry-After`` and a ``refused`` receipt, like any refusal. A store that cannot
+  be reached does not refuse: the bucket of this process stands in.
 - A refusal is a ``Refusal`` (a ``Reply`` with its extra headers), written like any
   other reply; nothing else of the request runs.
 """
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
@@ -34,35 +34,22 @@ import attrs
 import trio
 
 from .. import _metrics
-from .._authority import Receipt
-from .._context import principal_id
 from .._dispatch import Caller, Reply
 from .._json import encode_message
 from .._limits import Limits
-from .._protocol import _wire as wire
-from .._protocol._jsonrpc import Fault, Request
+from .._protocol._jsonrpc import Request
 from .._rate_limit import RateLimit
 from .._store import MemoryStore
 from ._forwarded import caller_key
-from ._stream import SERVER_BUSY, busy_fault
+from ._stream import busy_fault
 
 if TYPE_CHECKING:
     from .._dispatch import Dispatcher
-    from .._dispatch._call import ReceiptKind as Kind
-    from .._dispatch._catalog import Entry
 
-__all__ = [
-    "BUSY_RETRY_AFTER",
-    "RATE_LIMITED_TYPE",
-    "Gate",
-    "Refusal",
-    "retry_after_header",
-]
+__all__ = ["BUSY_RETRY_AFTER", "Gate", "Refusal", "retry_after_header"]
 
 log = logging.getLogger("trio_mcp.http")
 
-#: The receipt's ``error_type`` of a call refused by the rate limit.
-RATE_LIMITED_TYPE: Final = "trio_mcp.RateLimit"
 
 #: Seconds a client told "busy" is asked to wait before it tries again.
 BUSY_RETRY_AFTER: Final = 1
@@ -146,10 +133,11 @@ class Gate:
         finally:
             self.admitted -= 1
 
-    async def refuse_rate(
+    async def over_limit(
         self, request: Request, caller: Caller, scope: Mapping[str, Any]
-    ) -> Refusal | None:
-        """The 429 for ``request`` if its caller's bucket is empty, else None."""
+    ) -> float | None:
+        """The seconds until ``request``'s caller may call again, if its bucket is
+        empty (the runner's ``limit`` step then answers 429), else None."""
         limit = self.rate_limit
         if limit is None or self.dispatcher is None:
             return None
@@ -163,72 +151,4 @@ class Gate:
             return None
         self.limited += 1
         _metrics.count("rate_limited", request.method)
-        await self._receipt(request, caller)
-        return _limited(request, limit, wait)
-
-    async def _receipt(self, request: Request, caller: Caller) -> None:
-        """The ``refused`` receipt of a rate-limited call that names a declaration."""
-        assert self.dispatcher is not None
-        found = _declaration(self.dispatcher, request)
-        if found is None:
-            return
-        kind, name, entry = found
-        params = request.params if isinstance(request.params, dict) else {}
-        meta = params.get("_meta")
-        client = meta.get(wire.META_CLIENT_INFO) if isinstance(meta, dict) else None
-        receipt = Receipt(
-            kind=kind,
-            declaration=entry.declaration,
-            name=name,
-            required=entry.required,
-            granted=frozenset(),
-            outcome="refused",
-            error_type=RATE_LIMITED_TYPE,
-            principal_id=principal_id(caller.principal),
-            client=client.get("name") if isinstance(client, dict) else None,  # type: ignore[arg-type]
-            request_id=request.id,
-            started=time.time(),
-            duration=0.0,
-        )
-        self.dispatcher.log_receipt(receipt)
-        await self.dispatcher.deliver(receipt)
-
-
-def _declaration(
-    dispatcher: Dispatcher, request: Request
-) -> tuple[Kind, str, Entry] | None:
-    """The kind, wire name and catalog entry a call names, if it names one."""
-    params = request.params if isinstance(request.params, dict) else {}
-    catalog = dispatcher.catalog
-    method = request.method
-    key = params.get("uri" if method == "resources/read" else "name")
-    if not isinstance(key, str):
-        return None
-    entry: Entry | None = None
-    kind: Kind = "tool"
-    if method == "resources/read":
-        found = catalog.find_resource(key)
-        entry, kind = (None if found is None else found[0]), "resource"
-    elif method == "tools/call":
-        entry = catalog.tools.get(key)
-    elif method == "prompts/get":
-        entry, kind = catalog.prompts.get(key), "prompt"
-    return None if entry is None else (kind, key, entry)
-
-
-def _limited(request: Request, limit: RateLimit, wait: float) -> Refusal:
-    """429 with ``Retry-After`` and a -32000 error saying when to retry."""
-    after = max(1, math.ceil(wait))
-    fault = Fault(
-        SERVER_BUSY,
-        f"rate limited: this caller may make {limit.calls} calls every "
-        f"{limit.per:g} s; retry after {after} s",
-        {"retryable": True, "retryAfterSeconds": after},
-        request.id,
-        429,
-    )
-    return Refusal(
-        encode_message(fault.to_message()),
-        fault.http_status,
-        headers=(retry_after_header(after),),
-    )
+        return wait
