@@ -18,8 +18,8 @@ Invariants:
   (``Caller.retry_after``), and the runner's ``limit`` step answers it 429 with
   ``Retry-After`` and a ``refused`` receipt, like any refusal. A store that cannot
   be reached does not refuse: the bucket of this process stands in.
-- A refusal is a ``Refusal`` (a ``Reply`` with its extra headers), written like any
-  other reply; nothing else of the request runs.
+- A refusal is a ``Reply`` with its extra headers (``Retry-After``), written like
+  any other reply; nothing else of the request runs.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final
 
-import attrs
 import trio
 
 from .. import _metrics
@@ -46,7 +45,7 @@ from ._stream import busy_fault
 if TYPE_CHECKING:
     from .._dispatch import Dispatcher
 
-__all__ = ["BUSY_RETRY_AFTER", "Gate", "Refusal", "retry_after_header"]
+__all__ = ["BUSY_RETRY_AFTER", "Gate", "retry_after_header"]
 
 log = logging.getLogger("trio_mcp.http")
 
@@ -58,11 +57,6 @@ BUSY_RETRY_AFTER: Final = 1
 def retry_after_header(seconds: float) -> tuple[bytes, bytes]:
     """``Retry-After`` in whole seconds (RFC 9110 §10.2.3), at least one."""
     return (b"retry-after", str(max(1, math.ceil(seconds))).encode("ascii"))
-
-
-@attrs.frozen
-class Refusal(Reply):
-    """An answer given instead of running the call: a reply with extra headers."""
 
 
 class Gate:
@@ -102,7 +96,7 @@ class Gate:
             self._limiter = trio.CapacityLimiter(self.limits.max_concurrent)
         return self._limiter
 
-    def refuse_busy(self, request: Request) -> Refusal | None:
+    def refuse_busy(self, request: Request) -> Reply | None:
         """The 503 for ``request`` if no slot and no waiting place is free, else None."""
         limits = self.limits
         if self.admitted < limits.max_concurrent + limits.max_waiting:
@@ -114,7 +108,7 @@ class Gate:
             f"{limits.max_concurrent} calls are running and "
             f"{limits.max_waiting} are waiting",
         )
-        return Refusal(
+        return Reply(
             encode_message(fault.to_message()),
             fault.http_status,
             headers=(retry_after_header(BUSY_RETRY_AFTER),),
