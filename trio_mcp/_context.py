@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import attrs
 import trio
 
-from ._authority._redact import redact, redact_json
+from ._authority._redact import call_values, mask_json_values, mask_text
 from ._errors import MissingClientCapability, Refusal
 from ._json import JsonObject, JsonValue
 from ._protocol import _wire as wire
@@ -209,7 +209,7 @@ class ToolContext:
         if total is not None:
             params["total"] = total
         if message is not None:
-            params["message"] = redact(message)
+            params["message"] = mask_text(message, call_values())
         await self._emit(wire.notification_message("notifications/progress", params))
 
     async def log(
@@ -232,9 +232,10 @@ class ToolContext:
             return
         if rank < wire.LOG_LEVEL_RANK[self.log_level]:
             return
-        params: JsonObject = {"level": level, "data": redact_json(data)}
+        values = call_values()
+        params: JsonObject = {"level": level, "data": mask_json_values(data, values)}
         if logger is not None:
-            params["logger"] = redact(logger)
+            params["logger"] = mask_text(logger, values)
         await self._emit(wire.notification_message("notifications/message", params))
 
     def require(self, capability: Capability | str) -> None:

@@ -11,8 +11,12 @@ from ._receipts import Outcome as Outcome
 from ._receipts import Receipt as Receipt
 from ._receipts import ReceiptSink as ReceiptSink
 from ._receipts import receipt_logger as receipt_logger
+from ._redact import MASK as MASK
 from ._redact import SecretFilter as SecretFilter
+from ._redact import call_values as call_values
 from ._redact import close_registry as close_registry
+from ._redact import mask_json_values as mask_json_values
+from ._redact import mask_text as mask_text
 from ._redact import mask_write_only as mask_write_only
 from ._redact import open_registry as open_registry
 from ._redact import redact as redact

@@ -14,10 +14,12 @@ Two registries feed ``redact(text)``, which replaces each value, longest first, 
   masked for exactly as long as the ``Secret`` lives. Nothing here keeps a plaintext
   alive: keep the ``Secret``, not the revealed string, to keep it masked.
 
-The dispatcher applies ``redact`` to error messages, ``ToolContext`` to progress and
-log notifications, and the log record factory installed here to every record made by
-any logger in the process (message, arguments, the formatted traceback and stack), in
-any thread. What this cannot see is listed in docs/design.md ("Where redaction
+What goes to a client (replies, progress and log notifications) is masked with the
+running call's values alone (``call_values``), by structure: string values the
+handler produced, never keys or protocol fields (``_dispatch._mask``). The log record
+factory installed here masks every record made by any logger in the process
+(message, arguments, the formatted traceback and stack), in any thread, with both
+registries. What this cannot see is listed in docs/design.md ("Where redaction
 applies"). No trio and no I/O here.
 """
 
@@ -39,6 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MASK",
+    "call_values",
+    "mask_json_values",
+    "mask_text",
     "SecretFilter",
     "close_registry",
     "install_log_filter",
@@ -212,8 +217,43 @@ def _replace(text: str, values: tuple[str, ...]) -> str:
 
 
 def redact(text: str) -> str:
-    """Return ``text`` with every registered secret value replaced by the mask."""
+    """Return ``text`` with every registered secret value replaced by the mask.
+
+    For logs: the running call's secrets and every living ``Secret``. What goes on
+    the wire to one client uses ``call_values`` alone.
+    """
     return _replace(text, _masked())
+
+
+def call_values() -> tuple[str, ...]:
+    """The running call's secret plaintexts, longest first (empty outside a call).
+
+    Only these are masked in replies and notifications: a secret of another call,
+    or a ``Secret`` this call never saw, never changes what this client receives.
+    """
+    values = _values.get()
+    if not values:
+        return ()
+    return tuple(sorted(values, key=len, reverse=True))
+
+
+def mask_text(text: str, values: tuple[str, ...]) -> str:
+    """``text`` with each of ``values`` replaced by the mask."""
+    return _replace(text, values)
+
+
+def mask_json_values(value: JsonValue, values: tuple[str, ...]) -> JsonValue:
+    """A free-form JSON value (a log message's ``data``) with every string masked,
+    its keys too: none of them is a protocol field, so the message keeps its shape."""
+    if isinstance(value, str):
+        return _replace(value, values)
+    if isinstance(value, list):
+        return [mask_json_values(item, values) for item in value]
+    if isinstance(value, dict):
+        return {
+            _replace(k, values): mask_json_values(v, values) for k, v in value.items()
+        }
+    return value
 
 
 def redact_json(value: JsonValue) -> JsonValue:

@@ -37,7 +37,12 @@ class Secret(Generic[T]):
         track(self, self._value)
 
     def reveal(self) -> T:
-        """Return the plaintext; keep it out of anything that is logged or returned."""
+        """Return the plaintext; keep it out of anything that is logged or returned.
+
+        Inside a call, the plaintext is then masked in that call's reply (a
+        module-level ``Secret`` revealed by a handler included).
+        """
+        register(self._value)
         return self._value
 
     def __repr__(self) -> str:

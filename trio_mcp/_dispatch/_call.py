@@ -15,7 +15,7 @@ returned again (a cache): it holds no request id.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 import attrs
@@ -77,6 +77,9 @@ class Target(Protocol):
     @property
     def timeout(self) -> float | None: ...
 
+    @property
+    def spec(self) -> ToolSpec | PromptSpec | ResourceSpec: ...
+
     async def answer(self, call: Call) -> AnyReply:
         """Run the handler once; return its reply value."""
 
@@ -85,6 +88,9 @@ class Target(Protocol):
 
     def failed(self, failure: Failure) -> Ending:
         """The ending of a failure."""
+
+    def masked(self, result: JsonObject, mask: Callable[[str], str]) -> JsonObject:
+        """The result with the strings its handler wrote masked."""
 
 
 class Rounds(Protocol):

@@ -202,13 +202,13 @@ def _tool_entry(adopter: Tool, spec: ToolSpec) -> tuple[ToolEntry, list[str]]:
         adopter=adopter,
         check_output=None
         if spec.output_schema is None
-        else _schema_check(spec.output_schema, where),
+        else schema_check(spec.output_schema, where),
         param_headers=headers,
     )
     return entry, problems
 
 
-def _schema_check(schema: JsonObject, where: str) -> OutputCheck:
+def schema_check(schema: JsonObject, where: str) -> OutputCheck:
     """An output check for a hand-written schema, with ``jsonschema`` (2020-12)."""
     import jsonschema
 

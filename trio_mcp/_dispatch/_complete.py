@@ -33,6 +33,7 @@ from .._declare._base import worker_threads
 from .._errors import InvalidReply
 from .._json import JsonObject, JsonValue
 from ._call import AnyReply, Call, Ending, ReceiptKind
+from ._mask import Mask, mask_completion
 from ._request import Failure, Incoming
 from ._targets import error_ending, text_arguments
 
@@ -120,6 +121,13 @@ class Completion:
         """The declaration's ``timeout=``."""
         return self.entry.spec.timeout
 
+    @property
+    def spec(self) -> PromptSpec | ResourceSpec:
+        """The spec of the declaration whose argument is completed."""
+        spec = self.entry.spec
+        assert isinstance(spec, PromptSpec | ResourceSpec)
+        return spec
+
     async def answer(self, call: Call) -> AnyReply:
         """Run the completer on the value typed so far and the other arguments."""
         if self.completer is None:
@@ -136,6 +144,10 @@ class Completion:
     def failed(self, failure: Failure) -> Ending:
         """A completion that fails ends with the JSON-RPC error."""
         return error_ending(failure)
+
+    def masked(self, result: JsonObject, mask: Mask) -> JsonObject:
+        """Each offered value."""
+        return mask_completion(result, mask)
 
 
 def completion_call(

@@ -40,10 +40,10 @@ from .. import _metrics, _otel
 from .._authority import (
     Receipt,
     ReceiptSink,
+    call_values,
     close_registry,
     mask_write_only,
     open_registry,
-    redact_json,
     resolve_grants,
     wrap_write_only,
 )
@@ -56,13 +56,14 @@ from .._context import (
     reset_current,
     set_current,
 )
-from .._declare import NeedsInput, PromptSpec, ResourceSpec, ToolSpec, qualified
+from .._declare import NeedsInput, ToolSpec, qualified
 from .._declare._threads import ThreadsExhausted
 from .._errors import DecodeError
 from .._json import JsonObject, encode_message
 from .._protocol import _wire as wire
 from .._protocol._state import Binding, StateSealer
 from ._call import AnyReply, Call, Ending, Middleware, Next, Rounds, Target
+from ._mask import Mask, mask_error, mask_input_required, text_mask
 from ._request import Failure, Incoming
 from ._rounds import BadRound, ask, open_round, round_binding
 
@@ -92,27 +93,16 @@ def new_call(
     arguments: Mapping[str, Any],
     rounds: Rounds | None = None,
 ) -> Call:
-    """The call value of one request: its context, grants and deadline resolved."""
-    meta = inc.meta
+    """The call value of one request: its context, grants and deadline resolved.
+
+    A ``Secret`` argument (a ``writeOnly`` value of the input schema) is wrapped in
+    ``Secret`` here, so no step sees its plaintext.
+    """
     timeout = target.timeout
     deadline = None if timeout is None else trio.current_time() + timeout
     scope = None if deadline is None else trio.CancelScope(deadline=deadline)
-    client_info = meta.get(wire.META_CLIENT_INFO)
-    context = ToolContext(
-        request_id=inc.id,
-        principal=inc.caller.principal,
-        client=client_info if isinstance(client_info, dict) else None,
-        client_capabilities=meta[wire.META_CLIENT_CAPABILITIES],  # type: ignore[arg-type]
-        deadline=deadline,
-        cancel=CancelToken(inc.scope, scope),
-        declared=target.required,
-        granted=resolve_grants(inc.caller.allow, inc.caller.principal),
-        progress_token=_progress_token(meta),
-        log_level=meta.get(wire.META_LOG_LEVEL),  # type: ignore[arg-type]
-        emit=inc.emit,
-    )
-    owner: Any = getattr(target, "entry", target)
-    spec: ToolSpec | PromptSpec | ResourceSpec = owner.spec
+    context = _context(inc, target, deadline, CancelToken(inc.scope, scope))
+    spec = target.spec
     if isinstance(spec, ToolSpec) and getattr(target, "write_only", False):
         arguments = wrap_write_only(arguments, spec.input_schema)  # type: ignore[arg-type,assignment]
     return Call(
@@ -127,6 +117,27 @@ def new_call(
         incoming=inc,
         deadline=scope,
         rounds=rounds,
+    )
+
+
+def _context(
+    inc: Incoming, target: Target, deadline: float | None, cancel: CancelToken
+) -> ToolContext:
+    """The ``ToolContext`` of one call, with the host's grants resolved once."""
+    meta = inc.meta
+    client_info = meta.get(wire.META_CLIENT_INFO)
+    return ToolContext(
+        request_id=inc.id,
+        principal=inc.caller.principal,
+        client=client_info if isinstance(client_info, dict) else None,
+        client_capabilities=meta[wire.META_CLIENT_CAPABILITIES],  # type: ignore[arg-type]
+        deadline=deadline,
+        cancel=cancel,
+        declared=target.required,
+        granted=resolve_grants(inc.caller.allow, inc.caller.principal),
+        progress_token=_progress_token(meta),
+        log_level=meta.get(wire.META_LOG_LEVEL),  # type: ignore[arg-type]
+        emit=inc.emit,
     )
 
 
@@ -262,11 +273,13 @@ class Runner:
     async def finish(self, call: Call, next: Next) -> Ending:
         """Mask the secrets in what the handler produced; encode the result once."""
         ending = await next(call)
+        values = call_values()
         try:
-            if ending.result is None:
-                return _masked_error(ending)
-            result = redact_json(ending.result)
-            assert isinstance(result, dict)
+            result = ending.result
+            if result is None:
+                return _masked_error(ending, values)
+            if values:
+                result = _masked(call, result, text_mask(values))
             body = encode_message(finish_result(result, self.server_info))
         except Exception as exc:
             return crash(call, exc)
@@ -386,15 +399,19 @@ def crash(call: Call, exc: BaseException) -> Ending:
     return target.failed(failure)
 
 
-def _masked_error(ending: Ending) -> Ending:
+def _masked(call: Call, result: JsonObject, mask: Mask) -> JsonObject:
+    """``result`` with the call's secrets masked where its handler wrote text."""
+    if result.get("resultType") == "input_required":
+        return mask_input_required(result, mask)
+    return call._target.masked(result, mask)
+
+
+def _masked_error(ending: Ending, values: tuple[str, ...]) -> Ending:
     """An error ending whose message or data may hold a handler's text, masked."""
     error = ending.error
-    if error is None:
+    if error is None or not values:
         return ending
-    masked = redact_json(error)
-    if masked is error or not isinstance(masked, dict):
-        return ending
-    return attrs.evolve(ending, error=masked)
+    return attrs.evolve(ending, error=mask_error(error, text_mask(values)))
 
 
 def _binding(call: Call) -> Binding:

@@ -9,7 +9,9 @@ which never asks what kind of thing it runs:
   completer) and return its reply value;
 - ``shaped(reply)``: the ``Ending`` of a reply (the protocol result, checked);
 - ``failed(failure)``: the ``Ending`` of a failure (a tool shows refusals, bad
-  arguments and timeouts as an ``isError`` result the model can read).
+  arguments and timeouts as an ``isError`` result the model can read);
+- ``masked(result, mask)``: the result with the secrets masked in the strings its
+  handler wrote, never in keys or protocol fields (``_mask``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,14 @@ from .._errors import DecodeError, InvalidReply, Problem, ResourceNotFound
 from .._json import JsonObject, JsonValue, dumps
 from .._protocol import _wire as wire
 from ._call import AnyReply, Call, Ending, ReceiptKind
+from ._mask import (
+    Mask,
+    mask_blocks,
+    mask_contents,
+    mask_detail,
+    mask_prompt,
+    mask_structured,
+)
 from ._request import Failure
 
 if TYPE_CHECKING:
@@ -48,6 +58,7 @@ __all__ = [
     "ToolTarget",
     "error_ending",
     "error_result",
+    "output_check",
     "prompt_arguments",
     "text_arguments",
 ]
@@ -99,6 +110,10 @@ class _EntryTarget:
         """A prompt or read that fails ends with the JSON-RPC error."""
         return error_ending(failure)
 
+    def masked(self, result: JsonObject, mask: Mask) -> JsonObject:
+        """Overridden by each target: the result's handler-written strings masked."""
+        raise NotImplementedError
+
 
 class ToolTarget(_EntryTarget):
     """A tool: its calls, its ``CallToolResult``, its ``isError`` failures."""
@@ -139,6 +154,36 @@ class ToolTarget(_EntryTarget):
             result = error_result(failure.message, failure.data)
             return Ending(failure.outcome, result=result, error_type=failure.error_type)
         return error_ending(failure)
+
+    def masked(self, result: JsonObject, mask: Mask) -> JsonObject:
+        """Content text, structured content (beside the output schema), the error
+        detail; then the structured content is checked again.
+
+        Raises:
+            InvalidReply: if the masked structured content no longer fits the
+                output schema (a secret inside a string with a ``pattern``...).
+        """
+        out = dict(result)
+        blocks = out.get("content")
+        if "structuredContent" in out:
+            structured = out["structuredContent"]
+            masked = mask_structured(structured, self.spec.output_schema, mask)
+            if masked != structured:
+                self._check_masked(masked)
+                if blocks == [{"type": "text", "text": dumps(structured)}]:
+                    blocks = [{"type": "text", "text": dumps(masked)}]
+            out["structuredContent"] = masked
+        out["content"] = mask_blocks(blocks, mask)
+        if "_meta" in out:
+            out["_meta"] = mask_detail(out["_meta"], mask)
+        return out
+
+    def _check_masked(self, structured: JsonValue) -> None:
+        schema = self.spec.output_schema
+        if schema is None:
+            return
+        check = self.check_output or output_check(schema, self.declaration)
+        check(structured)
 
     def _result(self, reply: ToolReply) -> JsonObject:
         blocks: list[JsonValue] = [
@@ -206,6 +251,10 @@ class PromptTarget(_EntryTarget):
         out["messages"] = [m.to_wire() for m in reply.messages]
         return Ending("ok", result=out)
 
+    def masked(self, result: JsonObject, mask: Mask) -> JsonObject:
+        """The description and each message's content."""
+        return mask_prompt(result, mask)
+
 
 class ResourceTarget(_EntryTarget):
     """A resource or template: the variables checked, its ``ReadResourceResult``."""
@@ -249,6 +298,25 @@ class ResourceTarget(_EntryTarget):
                 "cacheScope": "private",
             },
         )
+
+    def masked(self, result: JsonObject, mask: Mask) -> JsonObject:
+        """Each text contents (never a URI, a MIME type or a blob)."""
+        return mask_contents(result, mask)
+
+
+_OUTPUT_CHECKS: dict[int, tuple[JsonObject, OutputCheck]] = {}
+
+
+def output_check(schema: JsonObject, where: str) -> OutputCheck:
+    """A ``jsonschema`` check of ``schema``, made once per schema and kept."""
+    from ._catalog import schema_check
+
+    kept = _OUTPUT_CHECKS.get(id(schema))
+    if kept is None or kept[0] is not schema:
+        if len(_OUTPUT_CHECKS) > 1024:
+            _OUTPUT_CHECKS.clear()
+        kept = _OUTPUT_CHECKS[id(schema)] = (schema, schema_check(schema, where))
+    return kept[1]
 
 
 def text_arguments(call: Call) -> dict[str, str]:

@@ -1,0 +1,297 @@
+"""Masking secrets in what a handler produced, by the structure of the reply.
+
+The rule (api.md "Trust"): masking changes string *values* that came from the
+handler, and only those. Keys and protocol fields (``type``, ``mimeType``,
+``resultType``, ``uri``, a result's ``_meta``...) are never touched, so a reply has
+the same structure whatever a secret's value is (``"text"``, ``"e"``), and stays
+valid against the revision's schema.
+
+What is masked is the plaintext of every secret the running call knows: its
+``Secret`` arguments and defaults, and every ``Secret`` constructed or revealed
+during the call (``_authority._redact``: the call's registry). Nothing from other
+calls: one client's secret never changes another client's replies.
+
+Each function here masks one protocol shape: content blocks, structured content
+(walked beside the output schema: a string the schema declares as an ``enum`` or
+``const`` member is public vocabulary and kept), an ``isError`` detail, prompt
+messages, resource contents, completion values, the questions of an
+``input_required`` result, and a JSON-RPC error's message and data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from .._authority import MASK
+from .._json import JsonObject, JsonValue
+from .._protocol import _wire as wire
+
+__all__ = [
+    "Mask",
+    "mask_block",
+    "mask_blocks",
+    "mask_completion",
+    "mask_contents",
+    "mask_contents_item",
+    "mask_detail",
+    "mask_error",
+    "mask_input_required",
+    "mask_prompt",
+    "mask_structured",
+    "mask_values",
+    "text_mask",
+]
+
+#: Masks one string: every secret plaintext in it replaced by the mask.
+Mask = Callable[[str], str]
+
+
+def text_mask(values: tuple[str, ...]) -> Mask:
+    """The mask of the running call's secret plaintexts (longest first)."""
+    return _TextMask(values)
+
+
+class _TextMask:
+    __slots__ = ("values",)
+
+    def __init__(self, values: tuple[str, ...]) -> None:
+        self.values = values
+
+    def __call__(self, text: str) -> str:
+        for value in self.values:
+            if value in text:
+                text = text.replace(value, MASK)
+        return text
+
+
+def mask_values(
+    value: JsonValue, mask: Mask, keep: frozenset[str] = frozenset()
+) -> JsonValue:
+    """Every string value inside ``value`` masked; keys (and values under ``keep``) not."""
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, list):
+        return [mask_values(item, mask, keep) for item in value]
+    if isinstance(value, dict):
+        return {
+            key: item if key in keep else mask_values(item, mask, keep)
+            for key, item in value.items()
+        }
+    return value
+
+
+#: The fields of each content block that the handler wrote (never ``type``,
+#: ``mimeType``, ``uri`` or base64 ``data``).
+_BLOCK_TEXT: dict[str, tuple[str, ...]] = {
+    "text": ("text",),
+    "resource_link": ("name", "title", "description"),
+}
+
+
+def mask_block(block: JsonValue, mask: Mask) -> JsonValue:
+    """One content block with its handler-written strings masked."""
+    if not isinstance(block, dict):
+        return block
+    kind = block.get("type")
+    if kind == "resource":
+        inner = block.get("resource")
+        return {**block, "resource": mask_contents_item(inner, mask)}
+    fields = _BLOCK_TEXT.get(kind) if isinstance(kind, str) else None
+    if not fields:
+        return block
+    return {
+        key: mask(item) if key in fields and isinstance(item, str) else item
+        for key, item in block.items()
+    }
+
+
+def mask_blocks(blocks: JsonValue, mask: Mask) -> JsonValue:
+    """A list of content blocks, each masked."""
+    if not isinstance(blocks, list):
+        return blocks
+    return [mask_block(block, mask) for block in blocks]
+
+
+def mask_contents_item(item: JsonValue, mask: Mask) -> JsonValue:
+    """A resource's contents: its ``text`` masked (a blob, a URI, a type: never)."""
+    if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+        return item
+    text = item["text"]
+    assert isinstance(text, str)
+    return {**item, "text": mask(text)}
+
+
+def mask_contents(result: JsonObject, mask: Mask) -> JsonObject:
+    """A ``ReadResourceResult`` with every text contents masked."""
+    contents = result.get("contents")
+    if not isinstance(contents, list):
+        return result
+    return {**result, "contents": [mask_contents_item(c, mask) for c in contents]}
+
+
+def mask_prompt(result: JsonObject, mask: Mask) -> JsonObject:
+    """A ``GetPromptResult``: its description and each message's content masked."""
+    out = dict(result)
+    description = out.get("description")
+    if isinstance(description, str):
+        out["description"] = mask(description)
+    messages = out.get("messages")
+    if isinstance(messages, list):
+        out["messages"] = [_mask_message(m, mask) for m in messages]
+    return out
+
+
+def _mask_message(message: JsonValue, mask: Mask) -> JsonValue:
+    if not isinstance(message, dict):
+        return message
+    content = message.get("content")
+    if isinstance(content, list):
+        return {**message, "content": mask_blocks(content, mask)}
+    return {**message, "content": mask_block(content, mask)}
+
+
+def mask_completion(result: JsonObject, mask: Mask) -> JsonObject:
+    """A ``CompleteResult`` with each offered value masked."""
+    completion = result.get("completion")
+    if not isinstance(completion, dict):
+        return result
+    values = completion.get("values")
+    if not isinstance(values, list):
+        return result
+    masked = [mask(v) if isinstance(v, str) else v for v in values]
+    return {**result, "completion": {**completion, "values": masked}}
+
+
+def mask_input_required(result: JsonObject, mask: Mask) -> JsonObject:
+    """An ``input_required`` result with the text of each question masked: an
+    elicitation's ``message``, a sampling request's messages and system prompt."""
+    requests = result.get("inputRequests")
+    if not isinstance(requests, dict):
+        return result
+    return {
+        **result,
+        "inputRequests": {key: _mask_request(r, mask) for key, r in requests.items()},
+    }
+
+
+def _mask_request(request: JsonValue, mask: Mask) -> JsonValue:
+    if not isinstance(request, dict) or not isinstance(request.get("params"), dict):
+        return request
+    params = dict(request["params"])  # type: ignore[arg-type]
+    for key in ("message", "systemPrompt"):
+        if isinstance(params.get(key), str):
+            params[key] = mask(params[key])  # type: ignore[arg-type]
+    if isinstance(params.get("messages"), list):
+        params["messages"] = [_mask_message(m, mask) for m in params["messages"]]  # type: ignore[union-attr]
+    return {**request, "params": params}
+
+
+def mask_error(error: JsonObject, mask: Mask) -> JsonObject:
+    """A JSON-RPC error's message and the string values of its data (not ``kind``)."""
+    out = dict(error)
+    message = out.get("message")
+    if isinstance(message, str):
+        out["message"] = mask(message)
+    if "data" in out:
+        out["data"] = mask_values(out["data"], mask, _KEEP)
+    return out
+
+
+_KEEP = frozenset({"kind"})
+
+
+def mask_detail(meta: JsonValue, mask: Mask) -> JsonValue:
+    """An ``isError`` result's ``_meta``: the error detail's strings (not ``kind``)."""
+    if not isinstance(meta, dict) or wire.META_ERROR not in meta:
+        return meta
+    return {**meta, wire.META_ERROR: mask_values(meta[wire.META_ERROR], mask, _KEEP)}
+
+
+# -- structured content, beside its schema ------------------------------------------
+def mask_structured(value: JsonValue, schema: JsonValue, mask: Mask) -> JsonValue:
+    """``structuredContent`` with its string values masked, never its keys.
+
+    A string the output schema declares (an ``enum`` member or the ``const``) where
+    it stands is kept: it is the catalog's public vocabulary, not the handler's
+    secret, and masking it would break the schema for nothing.
+    """
+    root = schema if isinstance(schema, dict) else {}
+    return _walk(value, schema, root, mask)
+
+
+def _walk(
+    value: JsonValue, schema: JsonValue, root: JsonObject, mask: Mask
+) -> JsonValue:
+    branches = _branches(schema, root)
+    if isinstance(value, str):
+        return value if _declared(value, branches) else mask(value)
+    if isinstance(value, dict):
+        return {
+            key: _walk(item, _property(branches, key), root, mask)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [
+            _walk(item, _item(branches, i), root, mask) for i, item in enumerate(value)
+        ]
+    return value
+
+
+def _resolve(schema: JsonValue, root: JsonObject) -> JsonValue:
+    """Follow a local ``$ref`` (``#/$defs/Name``) a few times, as 2020-12 allows."""
+    for _ in range(8):
+        ref = schema.get("$ref") if isinstance(schema, dict) else None
+        if not isinstance(ref, str) or not ref.startswith("#/"):
+            return schema
+        target: JsonValue = root
+        for part in ref[2:].split("/"):
+            target = target.get(part) if isinstance(target, dict) else None
+        schema = target
+    return schema
+
+
+def _branches(schema: JsonValue, root: JsonObject) -> list[JsonObject]:
+    """The schema and every ``anyOf``/``oneOf``/``allOf`` branch below it, resolved."""
+    found: list[JsonObject] = []
+    pending = [schema]
+    while pending and len(found) < 64:
+        current = _resolve(pending.pop(), root)
+        if not isinstance(current, dict):
+            continue
+        found.append(current)
+        for key in ("anyOf", "oneOf", "allOf"):
+            more = current.get(key)
+            if isinstance(more, list):
+                pending.extend(more)
+    return found
+
+
+def _declared(value: str, branches: list[JsonObject]) -> bool:
+    for branch in branches:
+        enum = branch.get("enum")
+        if (isinstance(enum, list) and value in enum) or branch.get("const") == value:
+            return True
+    return False
+
+
+def _property(branches: list[JsonObject], key: str) -> JsonValue:
+    for branch in branches:
+        properties = branch.get("properties")
+        if isinstance(properties, dict) and key in properties:
+            return properties[key]
+    for branch in branches:
+        extra = branch.get("additionalProperties")
+        if isinstance(extra, dict):
+            return extra
+    return None
+
+
+def _item(branches: list[JsonObject], index: int) -> JsonValue:
+    for branch in branches:
+        prefix = branch.get("prefixItems")
+        if isinstance(prefix, list) and index < len(prefix):
+            return prefix[index]
+        items = branch.get("items")
+        if isinstance(items, dict):
+            return items
+    return None
