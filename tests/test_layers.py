@@ -75,6 +75,7 @@ OPTIONAL = {
     "httpx",
     "joserfc",
     "yaml",  # PyYAML: skill frontmatter, read when a Server has skills
+    "cryptography",  # seals requestState, imported on the first seal
     "prometheus_client",
 }
 #: The wire layer does no I/O (style.md §1: imports neither trio nor sockets).

@@ -123,8 +123,12 @@ def _decoded_states(texts: list[str]) -> list[str]:
         found.append(state)
         for part in state.split("."):
             try:
+                # Sealed parts are binary (AES-GCM): decoded leniently, so a
+                # plaintext canary inside would still show.
                 found.append(
-                    base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode()
+                    base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode(
+                        errors="replace"
+                    )
                 )
             except (binascii.Error, UnicodeDecodeError):
                 continue

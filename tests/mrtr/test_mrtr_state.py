@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -86,7 +85,7 @@ async def test_an_untouched_state_verifies() -> None:
 async def test_the_state_is_a_versioned_token() -> None:
     state = await first_state(make_server())
 
-    assert state.startswith("v1.")
+    assert state.startswith("v2.")
     assert state.count(".") == 2
 
 
@@ -99,14 +98,14 @@ async def test_a_suffixed_state_is_refused() -> None:
     assert error.message.startswith("invalid requestState")
 
 
-async def test_a_modified_payload_is_refused() -> None:
+async def test_a_modified_ciphertext_or_nonce_is_refused() -> None:
     server = make_server()
-    version, payload, mac = (await first_state(server)).split(".")
-    body = json.loads(_unb64(payload))
-    body["c"]["s"] = {"admin": True}
-    forged = ".".join([version, _b64(json.dumps(body).encode()), mac])
+    version, nonce, sealed = (await first_state(server)).split(".")
+    changed = _b64(_flip(_unb64(sealed), 5))
+    other_nonce = _b64(_flip(_unb64(nonce), 0))
 
-    assert (await refused(server, forged)).code == -32602
+    assert (await refused(server, f"{version}.{nonce}.{changed}")).code == -32602
+    assert (await refused(server, f"{version}.{other_nonce}.{sealed}")).code == -32602
 
 
 def _flip(mac: bytes, index: int) -> bytes:
@@ -127,12 +126,11 @@ MAC_FORGERIES = {
 
 
 @pytest.mark.parametrize("forge", MAC_FORGERIES.values(), ids=MAC_FORGERIES.keys())
-async def test_a_forged_mac_is_refused(forge: Callable[[bytes], bytes]) -> None:
-    """Only the whole, unchanged HMAC-SHA256 verifies: a prefix comparison would let a
-    one-byte MAC through in about 256 tries."""
+async def test_a_forged_ciphertext_is_refused(forge: Callable[[bytes], bytes]) -> None:
+    """Only the whole, unchanged ciphertext and its GCM tag open."""
     server = make_server()
-    version, payload, mac = (await first_state(server)).split(".")
-    forged = f"{version}.{payload}.{_b64(forge(_unb64(mac)))}"
+    version, nonce, sealed = (await first_state(server)).split(".")
+    forged = f"{version}.{nonce}.{_b64(forge(_unb64(sealed)))}"
 
     error = await refused(server, forged)
 
@@ -141,7 +139,7 @@ async def test_a_forged_mac_is_refused(forge: Callable[[bytes], bytes]) -> None:
 
 NOT_ISSUED = "invalid requestState: requestState is not a token this server issued"
 DOES_NOT_VERIFY = (
-    "invalid requestState: requestState does not verify: it was altered, signed with "
+    "invalid requestState: requestState does not verify: it was altered, sealed with "
     "a key this server does not hold, or issued for another caller or other arguments"
 )
 EXPIRED = "invalid requestState: requestState has expired; start the request again"
@@ -310,18 +308,25 @@ async def test_the_handler_never_runs_on_a_refused_state() -> None:
     assert outcomes == ["ok", "invalid"]
 
 
-async def test_the_payload_holds_expiry_method_nonce_and_contents(
-    clock: list[float],
-) -> None:
-    """Readable by design (integrity, not secrecy): exp, m, a 9-byte nonce, c."""
+async def test_the_state_is_sealed_with_a_fresh_nonce(clock: list[float]) -> None:
+    """AES-256-GCM (api.md "Trust"): a 12-byte nonce, then a ciphertext the client
+    cannot read; two seals of the same state differ."""
     server = make_server()
     one, two = await first_state(server), await first_state(server)
-    body = json.loads(_unb64(one.split(".")[1]))
+    _, nonce, sealed = one.split(".")
 
-    assert ["c", "exp", "m", "n"] == sorted(body)
-    assert (1_000_600, "tools/call") == (body["exp"], body["m"])
-    assert 9 == len(_unb64(body["n"]))
+    assert 12 == len(_unb64(nonce))
+    assert b"tools/call" not in _unb64(sealed)
+    assert b"exp" not in _unb64(sealed)
     assert one != two
+
+
+def test_the_sealed_state_opens_with_its_expiry_and_contents() -> None:
+    sealer = StateSealer((KEY.encode(),), clock=lambda: 1_000_000.0)
+    token = sealer.seal({"s": {"step": 2}}, Binding("tools/call", "d", None))
+
+    assert {"s": {"step": 2}} == sealer.open(token, Binding("tools/call", "d", None))
+    assert b"step" not in _unb64(token.split(".")[2])
 
 
 def test_sealing_what_is_not_json_is_a_type_error() -> None:
@@ -335,7 +340,7 @@ def test_the_payload_does_not_reveal_the_principal() -> None:
     sealer = StateSealer((KEY.encode(),))
     token = sealer.seal({"s": 1}, Binding("tools/call", "d", "alice@example.com"))
 
-    assert b"alice" not in _unb64(token.split(".")[1])
+    assert all(b"alice" not in _unb64(part) for part in token.split(".")[1:])
 
 
 def test_opening_checks_the_method_and_digest() -> None:

@@ -46,8 +46,9 @@ class NeedsInput:
         requests: Input requests by key (``Elicit``, ``ElicitUrl``, ``Sample``,
             ``ListRoots``); the retry's responses come back under the same keys in
             ``ToolContext.current().input_responses``.
-        state: A JSON value carried to the next round (``ctx.state``),
-            integrity-protected but readable by the client: never put secrets in it.
+        state: A JSON value carried to the next round (``ctx.state``), sealed
+            (AES-256-GCM) in ``requestState``: the client can neither read nor
+            change it, and it opens only for the same caller and request.
 
     Raises:
         TypeError: if a request is not an input request or the state is not JSON.

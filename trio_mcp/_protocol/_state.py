@@ -1,21 +1,25 @@
-"""Sealing and opening multi round-trip ``requestState`` (MCP revision 2026-07-28, multi round-trip server rules).
+"""Sealing and opening multi round-trip ``requestState`` (MCP revision 2026-07-28,
+multi round-trip server rules).
 
-``requestState`` travels through the client, so it is attacker-controlled input. We
-protect its integrity, not its secrecy: the payload is readable base64url JSON, so
-never carry secrets in it. The token is ``v1.<payload>.<mac>``; the MAC is
-HMAC-SHA256 over the version, the payload and the binding: the principal id, the
-method and a digest of the request's salient params (tool or prompt name plus the
-canonical JSON of its arguments; a resource's URI). The payload holds the carried
-state, an expiry and the descriptors of the requests asked. The principal id is part
-of the MAC only, so it never appears in the token.
+``requestState`` travels through the client, so it is attacker-controlled input, and
+what a handler carries in it (``NeedsInput(state=...)``) may be private. The token
+is sealed with an AEAD (AES-256-GCM, from the ``cryptography`` package): the client
+can neither read nor alter it. The token is ``v2.<nonce>.<ciphertext>`` (base64url;
+a fresh 96-bit nonce each time); the ciphertext holds the carried state, an expiry
+and the descriptors of the requests asked. The associated data binds it to the
+principal id, the method and a digest of the request's salient params (tool or
+prompt name plus the canonical JSON of its arguments; a resource's URI), so it
+opens only for the same caller repeating the same request. The principal id is
+part of the associated data only, so it never appears in the token.
 
-Keys come from ``Server(state_key=...)`` (one key, or a list: the first signs, all
-verify, for rotation), else the environment variable ``TRIO_MCP_STATE_KEY`` (keys
-separated by commas), else a random key made once per process. With several
-processes or replicas behind one endpoint, configure a shared key: a random key
-makes each replica refuse the others' state.
+Keys come from ``Server(state_key=...)`` (one key, or a list: the first seals, all
+open, for rotation), else the environment variable ``TRIO_MCP_STATE_KEY`` (keys
+separated by commas), else a random key made once per process. Each configured key
+(at least 32 bytes) is turned into its AES key with HMAC-SHA256 under a fixed label.
+With several processes or replicas behind one endpoint, configure a shared key: a
+random key makes each replica refuse the others' state.
 
-No I/O and no trio here.
+No I/O and no trio here; ``cryptography`` is imported on the first seal or open.
 """
 
 from __future__ import annotations
@@ -29,10 +33,11 @@ import os
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Final
+from typing import Any, Final
 
 import attrs
 
+from .._errors import McpError
 from .._json import JsonObject, JsonValue, dumps
 
 __all__ = [
@@ -52,7 +57,10 @@ __all__ = [
 DEFAULT_STATE_TTL: Final = 600.0
 MIN_KEY_BYTES: Final = 32
 ENV_STATE_KEY: Final = "TRIO_MCP_STATE_KEY"
-_VERSION: Final = "v1"
+_VERSION: Final = "v2"
+_NONCE_BYTES: Final = 12
+#: Turns a configured key into the AES-256 key that seals with it.
+_KEY_LABEL: Final = b"trio-mcp requestState v2 AES-256-GCM"
 
 KeyConfig = bytes | str | Sequence[bytes | str] | None
 
@@ -61,7 +69,7 @@ class InvalidState(ValueError):
     """A ``requestState`` that must not reach the handler; the message says why."""
 
 
-class StateKeyRequired(ValueError):
+class StateKeyRequired(McpError, ValueError):
     """Several processes would each make their own random state key."""
 
 
@@ -97,10 +105,10 @@ class Binding:
     principal: str | None = None
 
 
-def _split(token: object) -> tuple[str, bytes, bytes]:
-    """Return the payload of ``v1.<payload>.<mac>`` as sent and decoded, and the MAC.
+def _split(token: object) -> tuple[bytes, bytes]:
+    """Return the nonce and the ciphertext of ``v2.<nonce>.<ciphertext>``.
 
-    Only the shape is checked here; ``StateSealer.open`` verifies the MAC.
+    Only the shape is checked here; ``StateSealer.open`` authenticates the rest.
 
     Raises:
         InvalidState: if ``token`` is not a string of that shape in base64url.
@@ -110,13 +118,13 @@ def _split(token: object) -> tuple[str, bytes, bytes]:
     parts = token.split(".")
     if len(parts) != 3 or parts[0] != _VERSION:
         raise InvalidState("requestState is not a token this server issued")
-    _, payload, mac_text = parts
     try:
-        mac = _unb64(mac_text)
-        raw = _unb64(payload)
+        nonce, sealed = _unb64(parts[1]), _unb64(parts[2])
     except (ValueError, binascii.Error):
         raise InvalidState("requestState is not a token this server issued") from None
-    return payload, raw, mac
+    if len(nonce) != _NONCE_BYTES or not sealed:
+        raise InvalidState("requestState is not a token this server issued")
+    return nonce, sealed
 
 
 def _canonical(value: JsonValue) -> bytes:
@@ -205,15 +213,16 @@ def wall_clock() -> float:
 
 @attrs.frozen
 class StateSealer:
-    """Seals and opens ``requestState`` tokens with HMAC-SHA256.
+    """Seals and opens ``requestState`` tokens with AES-256-GCM.
 
-    ``keys[0]`` signs; every key verifies (rotation). ``clock`` returns Unix time in
+    ``keys[0]`` seals; every key opens (rotation). ``clock`` returns Unix time in
     seconds; tests inject one to check expiry.
     """
 
     keys: tuple[bytes, ...] = attrs.field(converter=tuple[bytes, ...])
     ttl: float = DEFAULT_STATE_TTL
     clock: Callable[[], float] = wall_clock
+    _made: dict[str, Any] = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     @keys.validator
     def _check(self, attribute: object, value: tuple[bytes, ...]) -> None:
@@ -229,14 +238,21 @@ class StateSealer:
         """Build a sealer from ``Server(state_key=...)`` (see ``parse_keys``)."""
         return cls(parse_keys(config), ttl=ttl)
 
-    def _mac(self, key: bytes, payload: str, binding: Binding) -> bytes:
-        bound = _canonical(
-            [_VERSION, payload, binding.principal, binding.method, binding.digest]
-        )
-        return hmac.new(key, bound, hashlib.sha256).digest()
+    def _ciphers(self) -> tuple[Any, ...]:
+        """One AES-256-GCM cipher per key, made on first use and kept."""
+        ciphers = self._made.get("ciphers")
+        if ciphers is None:
+            from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+            ciphers = self._made["ciphers"] = tuple(
+                AESGCM(hmac.new(key, _KEY_LABEL, hashlib.sha256).digest())
+                for key in self.keys
+            )
+        return ciphers
 
     def seal(self, contents: JsonObject, binding: Binding) -> str:
-        """Return a token carrying ``contents``, bound to ``binding``, expiring after ``ttl``.
+        """Return a token carrying ``contents``, bound to ``binding``, expiring after
+        ``ttl``; nobody without the key can read or change it.
 
         Raises:
             TypeError: if ``contents`` is not JSON.
@@ -244,44 +260,58 @@ class StateSealer:
         body: JsonObject = {
             "exp": int(self.clock() + self.ttl),
             "m": binding.method,
-            "n": _b64(secrets.token_bytes(9)),
             "c": contents,
         }
         try:
-            payload = _b64(dumps(body).encode())
+            plaintext = dumps(body).encode()
         except (TypeError, ValueError) as exc:
             raise TypeError("the carried state must be a JSON value") from exc
-        mac = self._mac(self.keys[0], payload, binding)
-        return f"{_VERSION}.{payload}.{_b64(mac)}"
+        nonce = secrets.token_bytes(_NONCE_BYTES)
+        sealed = self._ciphers()[0].encrypt(nonce, plaintext, _bound(binding))
+        return f"{_VERSION}.{_b64(nonce)}.{_b64(sealed)}"
 
     def open(self, token: object, binding: Binding) -> JsonObject:
-        """Verify ``token`` against ``binding`` and return its contents.
+        """Authenticate ``token`` against ``binding`` and return its contents.
 
         Raises:
-            InvalidState: if the token is malformed, fails verification (tampered,
-                signed with an unknown key, or for another principal or request), has
+            InvalidState: if the token is malformed, fails authentication (tampered,
+                sealed with an unknown key, or for another principal or request), has
                 expired, or was issued for another method.
         """
-        payload, raw, mac = _split(token)
-        if not any(
-            hmac.compare_digest(self._mac(key, payload, binding), mac)
-            for key in self.keys
-        ):
+        from cryptography.exceptions import InvalidTag
+
+        nonce, sealed = _split(token)
+        bound = _bound(binding)
+        for cipher in self._ciphers():
+            try:
+                plaintext = cipher.decrypt(nonce, sealed, bound)
+                break
+            except InvalidTag:
+                continue
+        else:
             raise InvalidState(
-                "requestState does not verify: it was altered, signed with a key this "
+                "requestState does not verify: it was altered, sealed with a key this "
                 "server does not hold, or issued for another caller or other arguments"
             )
-        body = json.loads(raw)
+        return self._contents(json.loads(plaintext), binding)
+
+    def _contents(self, body: JsonValue, binding: Binding) -> JsonObject:
         if not isinstance(body, dict) or not isinstance(body.get("c"), dict):
-            raise InvalidState(
+            raise InvalidState(  # pragma: no cover - only we seal
                 "requestState has an unexpected payload"
-            )  # pragma: no cover
+            )
         exp = body.get("exp")
         if not isinstance(exp, int) or self.clock() >= exp:
             raise InvalidState("requestState has expired; start the request again")
         if body.get("m") != binding.method:
-            raise InvalidState(  # pragma: no cover - the MAC binds the method too
+            raise InvalidState(  # pragma: no cover - the associated data binds it too
                 "requestState was issued for another method"
             )
-        contents: JsonObject = body["c"]
+        contents = body["c"]
+        assert isinstance(contents, dict)
         return contents
+
+
+def _bound(binding: Binding) -> bytes:
+    """The associated data: what a sealed state is bound to."""
+    return _canonical([_VERSION, binding.principal, binding.method, binding.digest])
