@@ -40,6 +40,7 @@ import attrs
 import trio
 
 from .._authority import Grants
+from .._declare._threads import thread_budget
 from .._dispatch import Dispatcher
 from .._errors import Transport
 from .._limits import Limits
@@ -66,6 +67,12 @@ log = logging.getLogger("trio_mcp")
 
 _serving = False
 
+#: Seconds, at most, that ``serve_stdio`` waits after the stream ended for the
+#: threads of cancelled synchronous handlers to return: their ``ctx.cancel`` has
+#: fired, and a handler that polls it sees so while the run is still alive, instead
+#: of being cut off by the process's exit.
+THREADS_EXIT_WAIT = 2.0
+
 
 async def serve_stdio(
     dispatcher: Dispatcher,
@@ -77,7 +84,9 @@ async def serve_stdio(
     """Serve newline-delimited JSON-RPC on the process's stdin and stdout.
 
     Returns when stdin reaches end of file and the requests still running have
-    finished or, after ``limits.grace_period`` seconds, been cancelled.
+    finished or, after ``limits.grace_period`` seconds, been cancelled (then up to
+    ``THREADS_EXIT_WAIT`` more seconds for the threads of cancelled synchronous
+    handlers, which see ``ctx.cancel`` fired, to return).
 
     Raises:
         McpError.Transport: if stdin or stdout is not open, cannot be read or
@@ -103,8 +112,17 @@ async def serve_stdio(
                     allow=allow,
                     task_status=task_status,
                 )
+        await _handler_threads_returned(THREADS_EXIT_WAIT)
     finally:
         _serving = False
+
+
+async def _handler_threads_returned(wait: float) -> None:
+    """Wait up to ``wait`` seconds until no handler thread of this run is running."""
+    limiter = thread_budget().limiter
+    with trio.move_on_after(wait):
+        while limiter.borrowed_tokens:  # noqa: ASYNC110 - worker threads return it
+            await trio.sleep(0.01)
 
 
 def use_threads() -> bool:
