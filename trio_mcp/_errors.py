@@ -1,4 +1,7 @@
-"""Every exception trio_mcp defines: one tree under ``McpError``.
+"""Every exception trio_mcp raises to its user: one tree under ``McpError``.
+
+Exceptions that never leave trio_mcp (how one step tells the next that a request
+failed, such as ``_dispatch``'s ``Failure``) are private and not part of it.
 
 ::
 
@@ -16,6 +19,9 @@
         Refusal                  ToolContext.require: a capability not declared or not granted
                                  (tools: an isError result; prompts and reads: -31403)
         MissingClientCapability  the request lacks a client capability: -32021 (HTTP 400)
+        UnsupportedType (TypeError)  a type JSON Schema cannot show (at decoration, or
+                                 from trio_mcp.json_schema / decode / encode)
+        StateKeyRequired (ValueError)  several workers but no shared requestState key
 
 The first five are raised to the host program; the rest are raised by handlers (or by
 ``trio_mcp.decode``) and become what the client sees, as noted. Every code the server sends

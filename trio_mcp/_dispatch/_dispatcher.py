@@ -217,25 +217,29 @@ class Dispatcher(Calls):
             request.method, raw_meta if isinstance(raw_meta, dict) else None, request.id
         ):
             try:
-                method = self.check(inc)
-                result = await self.methods[method](inc)
-                if isinstance(result, Ending):
-                    error_code = _code(result)
-                    return self._reply(inc, result)
-                if isinstance(result, Reply):
-                    return result
-                return Reply(self.encode_result(inc.id, result))
-            except Failure as failure:
-                error_code = failure.code
-                _otel.annotate({"rpc.jsonrpc.error_code": failure.code})
-                fault = failure.fault(request.id)
-                return Reply(encode_message(fault.to_message()), fault.http_status)
-            except Exception as exc:
-                error_code = wire.INTERNAL_ERROR
-                return _internal(request, exc)
+                reply, error_code = await self._answer(inc)
+                return reply
             finally:
                 if measure is not None:
                     _metrics.finish(measure, self._metric_name(request), error_code)
+
+    async def _answer(self, inc: Incoming) -> tuple[Reply, int | None]:
+        """The checks, then the method: the reply, and its JSON-RPC error code."""
+        try:
+            method = self.check(inc)
+            result = await self.methods[method](inc)
+            if isinstance(result, Ending):
+                return self._reply(inc, result), _code(result)
+            if isinstance(result, Reply):
+                return result, None
+            return Reply(self.encode_result(inc.id, result)), None
+        except Failure as failure:
+            _otel.annotate({"rpc.jsonrpc.error_code": failure.code})
+            fault = failure.fault(inc.id)
+            reply = Reply(encode_message(fault.to_message()), fault.http_status)
+            return reply, failure.code
+        except Exception as exc:
+            return _internal(inc.request, exc), wire.INTERNAL_ERROR
 
     def _metric_name(self, request: Request) -> str | None:
         """The tool or prompt a request names, if the catalog has it (bounded labels)."""
@@ -302,14 +306,7 @@ class Dispatcher(Calls):
         request, headers = inc.request, inc.caller.headers
         method = request.method
         if method in wire.REMOVED_METHODS:
-            raise Failure(
-                wire.METHOD_NOT_FOUND,
-                f"method '{method}' does not exist in protocol revision "
-                f"{wire.PROTOCOL_VERSION}; this server supports only "
-                f"{', '.join(wire.SUPPORTED_VERSIONS)} (send server/discover)",
-                {"supported": list(wire.SUPPORTED_VERSIONS)},
-                http_status=404,
-            )
+            raise _removed(method)
         inc.params = _params(request)
         inc.meta = meta = _meta(inc.params)
         version = meta[wire.META_PROTOCOL_VERSION]
@@ -394,6 +391,18 @@ class Dispatcher(Calls):
             if task_ids:
                 wanted.add("taskIds", list(task_ids), map(Change.task, task_ids))
         return await stream(inc, wanted, self.broadcast, self.tasks.view)
+
+
+def _removed(method: str) -> Failure:
+    """-32601 (HTTP 404) for a method this revision removed, naming what is served."""
+    return Failure(
+        wire.METHOD_NOT_FOUND,
+        f"method '{method}' does not exist in protocol revision "
+        f"{wire.PROTOCOL_VERSION}; this server supports only "
+        f"{', '.join(wire.SUPPORTED_VERSIONS)} (send server/discover)",
+        {"supported": list(wire.SUPPORTED_VERSIONS)},
+        http_status=404,
+    )
 
 
 def _code(ending: Ending) -> int | None:

@@ -26,6 +26,7 @@ import attrs
 
 if TYPE_CHECKING:
     from .._json import JsonObject, JsonValue
+from .._errors import McpError
 from ._constraints import (
     Field,
     describe_validator,
@@ -53,7 +54,7 @@ from ._verbatim import asserts, is_open, merge_passthrough, passthrough_problem
 __all__ = ["UnsupportedType", "check_supported", "json_schema", "literal_values"]
 
 
-class UnsupportedType(TypeError):
+class UnsupportedType(McpError, TypeError):
     """A type outside the table, or a use of it that JSON Schema cannot show.
 
     ``where`` is the dotted path inside the type (``""`` at the root, e.g.
