@@ -283,7 +283,17 @@ class Runner:
             body = encode_message(finish_result(result, self.server_info))
         except Exception as exc:
             return crash(call, exc)
-        return attrs.evolve(ending, result=result, body=body)
+        # The constructor, not attrs.evolve: this runs on every call (3 us, not 8).
+        return Ending(
+            ending.outcome,
+            result,
+            ending.error,
+            ending.http_status,
+            ending.headers,
+            ending.error_type,
+            ending.error_ref,
+            body,
+        )
 
     # -- 5. the handler -----------------------------------------------------------------
     async def answer(self, call: Call) -> Ending:
