@@ -18,7 +18,7 @@ from collections.abc import (
     Iterable,
     Sequence,
 )
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
 import trio
@@ -34,6 +34,13 @@ from ._protocol._state import StateSealer
 from ._skills import Skill, SkillSet
 from ._store import RedisStore, Store
 from ._tasks import task_runner
+from ._transports._entry import (
+    AnnouncingStatus,
+    banner,
+    owns_the_process,
+    require_trio,
+    stop_on_signals,
+)
 from ._transports._interrupt import interrupts_unwrapped
 from ._transports._stream import (
     Oversized,
@@ -55,16 +62,27 @@ def _runs_tasks(serve: _Serve) -> _Serve:
     """Serve with the server's task nursery open (the tasks extension).
 
     Tool calls that become tasks outlive their request, so they need a nursery
-    that lives as long as the serving does: each serve method opens it.
+    that lives as long as the serving does: each serve method opens it. The
+    wrapper also refuses a loop other than Trio with a message, and turns SIGINT and
+    SIGTERM into a graceful stop when the serve method is what ``trio.run`` runs
+    (``_transports/_entry.py`` says why only then).
     """
+    grace = _SIGNAL_GRACE.get(serve.__name__, 0.0)
 
     @functools.wraps(serve)
     async def serving(self: Server, *args: Any, **kwargs: Any) -> None:
+        require_trio(serve.__name__)
+        stopping = stop_on_signals(self.shutdown, grace) if owns_the_process() else None
         with interrupts_unwrapped():  # Ctrl-C leaves as itself, not in a group
-            async with self.task_nursery():
+            async with stopping or nullcontext(), self.task_nursery():
                 await serve(self, *args, **kwargs)
 
     return cast("_Serve", serving)
+
+
+#: Seconds a signalled serve method gets to stop by itself before it is cancelled:
+#: HTTP lets listen streams take their results (``shutdown()``); the others stop now.
+_SIGNAL_GRACE = {"serve_http": 5.0}
 
 
 def _check_strings(name: object, version: object, instructions: object) -> None:
@@ -530,6 +548,9 @@ class Server:
 
         require_auth = options.get("require_auth", False) or bool(options.get("auth"))
         check_binding(host, require_auth=require_auth)
+        task_status = self._announcing(
+            task_status, host, path, options.get("allow", ())
+        )
         check_host = is_loopback(host) or options.get("allowed_hosts") is not None
         if workers > 1:
             from ._transports._workers import serve_workers, spec_for
@@ -551,6 +572,48 @@ class Server:
         app = self._http_app(path, options, check_host=check_host)
         self._apps.add(app)
         await serve_hypercorn(app, host=host, port=port, task_status=task_status)
+
+    def _announcing(
+        self, status: trio.TaskStatus[int], host: str, path: str, allow: object
+    ) -> trio.TaskStatus[int]:
+        """``status``, printing the one banner line once the port is bound."""
+        kinds = [
+            type(spec).__name__.removesuffix("Spec").lower() for spec in self.catalog()
+        ]
+        where = f"[{host}]" if ":" in host else host
+
+        def line(port: int) -> str:
+            url = f"http://{where}:{port}{path}"
+            return banner(self.name, self.version, kinds, url, allow)
+
+        return cast("trio.TaskStatus[int]", AnnouncingStatus(status, line))
+
+    def run(self, transport: str = "stdio", **options: object) -> None:
+        """Serve until stopped, from synchronous code: ``trio.run`` around a serve method.
+
+        Ctrl-C (SIGINT) and SIGTERM stop it gracefully and it returns; so do the
+        serve methods themselves when given to ``trio.run`` directly.
+
+        Args:
+            transport: ``"stdio"``, ``"http"`` or ``"websocket"``.
+            **options: The keyword arguments of ``serve_stdio``, ``serve_http`` or
+                ``serve_websocket``.
+
+        Raises:
+            ValueError: for another transport.
+
+        .. versionadded:: 0.2
+        """
+        serves: dict[str, Callable[..., Coroutine[Any, Any, None]]] = {
+            "stdio": self.serve_stdio,
+            "http": self.serve_http,
+            "websocket": self.serve_websocket,
+        }
+        if transport not in serves:
+            raise ValueError(
+                f"transport={transport!r}: use 'stdio', 'http' or 'websocket'"
+            )
+        trio.run(functools.partial(serves[transport], **options))
 
 
 def _app_options(path: str, options: HttpOptions, check_host: bool) -> dict[str, Any]:

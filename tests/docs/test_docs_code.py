@@ -2,7 +2,9 @@
 
 The rules, by the block's language (its fence's info string):
 
-* ``python`` without a title: executed in order in one module per page (named
+* ``python``: compiled as a file of its own (``dont_inherit=True``: this module's
+  ``from __future__ import annotations`` must not hide a missing import); without a
+  title, executed in order in one module per page (named
   ``docs_<page>``, never ``"__main__"``, so ``if __name__ == "__main__":`` bodies that would
   serve forever are skipped); then every ``test_*`` function the page defined is
   called (async ones under ``trio.run``).
@@ -29,37 +31,15 @@ import subprocess
 import sys
 import tomllib
 import types
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pytest
 import trio
+from docblocks import blocks, matches
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([*ROOT.joinpath("docs").rglob("*.md"), ROOT / "README.md"])
-FENCE = re.compile(r"^```(\w+)?([^\n]*)\n(.*?)^```\s*$", re.MULTILINE | re.DOTALL)
-TITLE = re.compile(r'title="([^"]+)"')
-
-
-class Block(NamedTuple):
-    language: str
-    title: str | None
-    code: str
-    line: int
-
-
-def blocks(page: Path) -> Iterator[Block]:
-    """The fenced blocks of a page, in order."""
-    text = page.read_text(encoding="utf-8")
-    for match in FENCE.finditer(text):
-        title = TITLE.search(match.group(2) or "")
-        yield Block(
-            match.group(1) or "",
-            title.group(1) if title else None,
-            match.group(3),
-            text.count("\n", 0, match.start()) + 1,
-        )
 
 
 def _page_id(page: Path) -> str:
@@ -78,18 +58,6 @@ def _run_tests_defined(namespace: dict[str, Any]) -> None:
             value()
 
 
-def _matches(expected: str, actual: str) -> bool:
-    parts = []
-    for line in expected.strip("\n").splitlines():
-        if line.strip() == "...":
-            parts.append(r"(?:.*\n)*?")
-        else:
-            parts.append(
-                ".*".join(map(re.escape, line.rstrip().split("..."))) + r"[ \t]*\n"
-            )
-    return re.fullmatch("".join(parts), actual.strip("\n") + "\n") is not None
-
-
 def _console(code: str, cwd: Path, env: dict[str, str]) -> None:
     command: str | None = None
     expected: list[str] = []
@@ -104,7 +72,7 @@ def _console(code: str, cwd: Path, env: dict[str, str]) -> None:
             done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True,
                                   text=True, timeout=120, check=False)  # fmt: skip
             output = done.stdout + done.stderr
-            assert _matches("\n".join(expected), output), (
+            assert matches("\n".join(expected), output), (
                 f"$ {command}\n--- expected:\n"
                 + "\n".join(expected)
                 + f"\n--- got (exit {done.returncode}):\n{output}"
@@ -139,8 +107,12 @@ def test_every_code_block_of_the_page_runs(
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(block.code)
             has_tests = has_tests or Path(block.title).name.startswith("test_")
-        if block.language == "python" and block.title is None:
-            exec(compile(block.code, where, "exec"), namespace)
+        if block.language == "python":
+            # As a file of its own would: no __future__ import of this test module
+            # leaks in (a missing `from typing import Any` hid behind it).
+            code = compile(block.code, where, "exec", dont_inherit=True)
+            if block.title is None:
+                exec(code, namespace)
         elif block.language == "console":
             _console(block.code, cwd, env)
         elif block.language == "json":

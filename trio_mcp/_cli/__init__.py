@@ -17,6 +17,7 @@ import traceback
 from collections.abc import Callable, Sequence
 
 from trio_mcp import McpError
+from trio_mcp._version import __version__
 
 from .._transports._interrupt import interrupt_in
 from ._commands import COMMANDS
@@ -58,6 +59,7 @@ def parser() -> _Parser:
     top = _Parser(
         prog="trio-mcp", description="Run, check and connect trio_mcp servers."
     )
+    top.add_argument("--version", action="version", version=f"trio-mcp {__version__}")
     common = _common()
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (help_text, add_arguments, _) in COMMANDS.items():
@@ -73,14 +75,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         configure_logging(level_from(args.log_level))
         return run(args)
-    except (CliError, McpError, BadLevel) as exc:
+    except BaseException as exc:
+        problem = _user_facing(exc)
+        if problem is None:
+            raise
+        if isinstance(problem, KeyboardInterrupt):
+            return 130  # Ctrl-C before serving began (a serve method stops by itself)
         if args.debug:
             traceback.print_exception(exc, file=sys.stderr)
-        print(f"trio-mcp {args.command}: {exc}", file=sys.stderr)
+        print(f"trio-mcp {args.command}: {problem}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        return 130
-    except BaseExceptionGroup as group:  # Ctrl-C inside a nursery of the command's
-        if interrupt_in(group) is not None:
-            return 130
-        raise
+
+
+def _user_facing(exc: BaseException) -> BaseException | None:
+    """The one error to show as a line (or Ctrl-C), unwrapping Trio's groups.
+
+    Under Trio an error raised in a nursery arrives inside an exception group; a
+    group whose only members are one such error (or interrupts) is that error.
+    """
+    interrupt = interrupt_in(exc)
+    if interrupt is not None:
+        return interrupt
+    leaves = _leaves(exc)
+    shown = (CliError, McpError, BadLevel)
+    if len(leaves) == 1 and isinstance(leaves[0], shown):
+        return leaves[0]
+    return None
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]

@@ -18,6 +18,7 @@ import trio
 
 from trio_mcp import DuplicateName, InvalidDeclaration, Server
 
+from .._transports._entry import banner
 from ._auth import add_auth_arguments, bearer_auth
 from ._load import CliError, LoadError, open_server
 
@@ -58,17 +59,9 @@ def catalog_entries(server: Server) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def summary(server: Server, where: str, allow: Sequence[str]) -> str:
-    """Return the line printed to stderr when a server starts."""
+    """Return the line printed to stderr when a server starts (as ``serve_http``'s)."""
     kinds = [kind for kind, _, _ in catalog_entries(server)]
-    counts = ", ".join(
-        f"{kinds.count(kind)} {kind}{'' if kinds.count(kind) == 1 else 's'}"
-        for kind in ("tool", "resource", "prompt")
-    )
-    granted = ", ".join(allow) if allow else "nothing"
-    return (
-        f"trio-mcp: serving {server.name} {server.version} over {where}: {counts}; "
-        f"granted: {granted}"
-    )
+    return banner(server.name, server.version, kinds, where, list(allow))
 
 
 # -- run and serve -------------------------------------------------------------------
@@ -173,21 +166,14 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def serve_http(server: Server, args: argparse.Namespace, **options: Any) -> None:
-    """Serve over HTTP and print where once the port is bound."""
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(
-            lambda task_status: server.serve_http(
-                args.host,
-                args.port,
-                args.path,
-                allow=tuple(args.allow),
-                task_status=task_status,
-                **options,
-            )
-        )
-        host = f"[{args.host}]" if ":" in args.host else args.host
-        url = f"http://{host}:{port}{args.path}"
-        print(summary(server, url, args.allow), file=sys.stderr)
+    """Serve over HTTP until Ctrl-C or SIGTERM.
+
+    ``serve_http`` prints the banner once bound and, run from ``trio.run`` as here,
+    stops gracefully on a signal (``_transports/_entry.py``).
+    """
+    await server.serve_http(
+        args.host, args.port, args.path, allow=tuple(args.allow), **options
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:
