@@ -10,6 +10,7 @@ and enum string of the revision's schema.
 from __future__ import annotations
 
 import json
+import logging
 from functools import partial
 from importlib import resources
 from typing import Any, Literal
@@ -295,6 +296,29 @@ async def test_one_clients_living_secret_never_changes_another_clients_reply() -
     assert "content is king" == result.structured
     assert "content is king" == result.content[0]["text"]
     assert "content" == held.reveal()
+
+
+@tool
+def logs_and_echoes(text: str) -> str:
+    """Log a line (rebuilding the living secrets' masks), then echo.
+
+    Args:
+        text: What to echo.
+    """
+    logging.getLogger("trio_mcp.tests").warning("echoing %s", text)
+    return text
+
+
+async def test_a_log_record_inside_a_call_does_not_bring_living_secrets_in() -> None:
+    """Masking a log record reads the living secrets; that must not make them this
+    call's secrets (their plaintext would then be masked in its reply)."""
+    server = Server("logs", "1", tools=[logs_and_echoes])
+    held = Secret("kingdom")
+    async with McpTestClient(server) as client:
+        result = await client.call_tool("logs_and_echoes", {"text": "a kingdom"})
+
+    assert "a kingdom" == result.structured
+    assert "kingdom" == held.reveal()
 
 
 async def test_a_concurrent_calls_secret_never_changes_another_reply() -> None:

@@ -124,7 +124,9 @@ class _LiveSecrets:
                     secret = ref()
                     if secret is not None:
                         alive[key] = ref
-                        texts.add(_text(secret.reveal()))
+                        # Not reveal(): that would register every living
+                        # secret in whichever call happens to log now.
+                        texts.add(_text(secret._value))
                 self._refs = alive
                 ordered = tuple(sorted(texts, key=len, reverse=True))
                 self._cache = (ordered, frozenset(texts))
