@@ -124,9 +124,10 @@ class _LiveSecrets:
                     secret = ref()
                     if secret is not None:
                         alive[key] = ref
-                        # Not reveal(): that would register every living
-                        # secret in whichever call happens to log now.
-                        texts.add(_text(secret._value))
+                        # Not Secret.reveal(): that would register every
+                        # living secret in whichever call happens to log now.
+                        plain = getattr(secret, "_plain", secret.reveal)
+                        texts.add(_text(plain()))
                 self._refs = alive
                 ordered = tuple(sorted(texts, key=len, reverse=True))
                 self._cache = (ordered, frozenset(texts))

@@ -45,6 +45,10 @@ class Secret(Generic[T]):
         register(self._value)
         return self._value
 
+    def _plain(self) -> T:
+        """The plaintext, without registering it in the running call (for masks)."""
+        return self._value
+
     def __repr__(self) -> str:
         return f"Secret({MASK!r})"
 
