@@ -22,6 +22,7 @@ import attrs
 import trio
 
 from .._authority import Grants, Outcome
+from .._authority._bearer import StepUp
 from .._context import Emit, MissingClientCapability
 from .._declare import qualified
 from .._json import JsonObject, JsonValue, loads
@@ -70,6 +71,10 @@ class Caller:
     visible: frozenset[str] | None = None
     """When set (``BearerAuth(hide_ungranted=True)``), the capabilities the caller
     holds: lists show only the entries that need no others."""
+    step_up: StepUp | None = None
+    """Set by the HTTP app with ``auth=``: the 403 step-up challenge for the
+    capabilities a call lacks, when scopes would grant them. The runner's ``grant``
+    step then refuses the call with it, before the handler."""
     retry_after: float | None = None
     """Set by the HTTP app when the caller's rate limit is spent: the seconds until
     it may call again. The runner's ``limit`` step then refuses the call (429)."""

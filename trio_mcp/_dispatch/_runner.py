@@ -8,7 +8,8 @@ built once per server, outermost first:
 1. ``account``: times the call, names it on the span, leaves the receipt;
    ``limit``: refuses a caller whose rate limit is spent (``Caller.retry_after``,
    set by the HTTP app) with -32000, HTTP 429 and ``Retry-After``;
-2. ``grant``: refuses a caller without every capability the declaration needs;
+2. ``grant``: refuses a caller without every capability the declaration needs
+   (with a bearer token whose scopes fall short, the 403 step-up);
 3. the server's ``middleware=`` steps, in the order given;
 4. ``finish``: masks the secrets of what the handler produced, encodes the result;
 5. ``answer``: opens the round (``requestState``), runs the handler under its
@@ -263,9 +264,17 @@ class Runner:
 
     # -- 2. the grants ----------------------------------------------------------------
     async def grant(self, call: Call, next: Next) -> Ending:
-        """Refuse a caller the host did not grant every capability the call needs."""
+        """Refuse a caller the host did not grant every capability the call needs.
+
+        With a bearer token (``auth=``) whose scopes fall short where other scopes
+        would grant the rest, the refusal is the 403 step-up (``insufficient_scope``).
+        """
         missing = call.required - call.context.granted
         if missing:
+            step_up = call._incoming.caller.step_up
+            challenge = None if step_up is None else step_up(missing)
+            if challenge is not None:
+                return insufficient_scope(*challenge)
             return call._target.failed(Failure.refused(min(missing)))
         return await next(call)
 
@@ -398,6 +407,18 @@ def rate_limited(wait: float) -> Ending:
         code=SERVER_BUSY,
     )
     return attrs.evolve(ending, error_type=RATE_LIMITED_TYPE)
+
+
+#: The receipt's ``error_type`` of a call refused for its token's scopes.
+INSUFFICIENT_SCOPE_TYPE = "insufficient_scope"
+
+
+def insufficient_scope(message: str, challenge: str) -> Ending:
+    """HTTP 403 with ``WWW-Authenticate: Bearer error="insufficient_scope", ...``."""
+    ending = Ending.refused(
+        message, headers=(("www-authenticate", challenge),), http_status=403
+    )
+    return attrs.evolve(ending, error_type=INSUFFICIENT_SCOPE_TYPE)
 
 
 def crash(call: Call, exc: BaseException) -> Ending:

@@ -66,7 +66,7 @@ from ._access import (
     normalize_origins,
     request_base,
 )
-from ._bearer import caller_of, step_up
+from ._bearer import caller_of
 from ._body import slow_body_fault
 from ._gate import BUSY_RETRY_AFTER, Gate, retry_after_header
 from ._health import send_health
@@ -402,12 +402,7 @@ class McpAsgiApp:
             principal=principal, allow=self.allow, headers=headers, closing=self.closing
         )
         if admission is not None:
-            assert self.auth is not None
-            caller = caller_of(admission, caller, hide=self.auth.hide_ungranted)
-        answer = await self._refuse_call(message, caller, admission, scope, headers)
-        if answer is not None:
-            await answer(send)
-            return
+            caller = self._bearer_caller(admission, caller, scope, headers)
         if message.method in CALL_METHODS and self.gate.rate_limit is not None:
             wait = await self.gate.over_limit(message, caller, scope)
             if wait is not None:  # the runner's limit step answers 429
@@ -425,23 +420,18 @@ class McpAsgiApp:
             return None, self._bearer_refusal(admission, scope, headers)
         return admission, None
 
-    async def _refuse_call(
+    def _bearer_caller(
         self,
-        message: Request,
+        admission: Admission,
         caller: Caller,
-        admission: Admission | None,
         scope: Scope,
         headers: dict[str, str],
-    ) -> _Answer | None:
-        """The answer refusing a parsed request before it runs: a 403 step-up."""
-        if admission is not None:
-            assert self.auth is not None
-            denied = await step_up(
-                self.dispatcher, message, self.auth, admission, caller
-            )
-            if denied is not None:
-                return self._bearer_refusal(denied, scope, headers)
-        return None
+    ) -> Caller:
+        """The caller of an admitted token: its principal, grants and step-up."""
+        assert self.auth is not None
+        assert self.resource_metadata is not None
+        where = metadata_url(self.resource_metadata, scope, headers, self.path)
+        return caller_of(admission, caller, self.auth, where)
 
     def _bearer_refusal(
         self, challenge: Challenge, scope: Scope, headers: dict[str, str]
