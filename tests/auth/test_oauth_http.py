@@ -589,3 +589,25 @@ async def test_the_raw_token_never_shows_in_logs_receipts_spans_or_reprs(
     assert [] == [text for text in shown if token in text]
     signature = token.rsplit(".", 1)[1]
     assert [] == [text for text in shown if signature in text]
+
+
+async def test_the_protocol_checks_come_before_the_step_up(provider: Provider) -> None:
+    """A reader's malformed call to a writer's tool is a 400, not a 403: the
+    step-up is the call runner's, after the revision's request checks."""
+    token = provider.token("notes:read")
+    headers = {
+        **headers_for("tools/call", "write_note"),
+        "authorization": f"Bearer {token}",
+    }
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "write_note"},
+    }
+    async with mcp(make_auth(provider)) as (url, client):
+        with trio.fail_after(15):
+            response = await client.post(url + "/mcp", json=body, headers=headers)
+
+    assert 400 == response.status_code
+    assert -32602 == response.json()["error"]["code"]
