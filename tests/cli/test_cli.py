@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cli_helpers import cli, replies, request_line, write_server
 
+from trio_mcp._version import __version__
 from trio_mcp.testing import check_message
 
 
@@ -85,6 +86,35 @@ def test_a_missing_attribute_is_one_line_without_a_traceback(tmp_path: Path) -> 
     assert "has no attribute 'nope'" in done.stderr
     assert "Traceback" not in done.stderr
     assert 1 == len(done.stderr.strip().splitlines())
+
+
+def test_a_missing_attribute_suggests_the_servers_the_file_defines(
+    tmp_path: Path,
+) -> None:
+    write_server(tmp_path)
+
+    done = cli("run", "echo_server.py:mcp", cwd=tmp_path)
+
+    assert 2 == done.returncode
+    assert done.stderr.strip().endswith("did you mean 'echo_server.py:server'?")
+
+
+def test_messages_name_the_file_not_an_internal_module(tmp_path: Path) -> None:
+    """A declaration problem names ``echo_server:echo``, as the author wrote it."""
+    write_server(tmp_path, summary="")
+
+    done = cli("check", "echo_server.py", cwd=tmp_path)
+
+    assert 1 == done.returncode
+    assert "(echo_server:echo)" in done.stdout
+    assert "_trio_mcp_target" not in done.stdout + done.stderr
+
+
+def test_version_prints_the_package_version(tmp_path: Path) -> None:
+    done = cli("--version", cwd=tmp_path)
+
+    assert 0 == done.returncode
+    assert f"trio-mcp {__version__}" == done.stdout.strip()
 
 
 def test_a_target_that_is_not_a_server_says_what_to_name(tmp_path: Path) -> None:

@@ -159,3 +159,26 @@ def test_default_config_locations_per_system(
     )  # fmt: skip
 
     assert Path(expected) == found
+
+
+def test_install_refuses_to_replace_a_different_entry_of_the_same_name(
+    tmp_path: Path,
+) -> None:
+    write_server(tmp_path)
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"mcpServers": {"echo-server": {"command": "old"}}}))
+
+    refused = cli("install", "cursor", "echo_server.py", "--config", str(config),
+                  cwd=tmp_path)  # fmt: skip
+    kept = json.loads(config.read_text())
+    forced = cli("install", "cursor", "echo_server.py", "--config", str(config),
+                 "--force", cwd=tmp_path)  # fmt: skip
+
+    assert 2 == refused.returncode
+    assert "already has a different server named 'echo-server'" in refused.stderr
+    assert "--force" in refused.stderr
+    assert {"command": "old"} == kept["mcpServers"]["echo-server"]
+    assert 0 == forced.returncode, forced.stderr
+    assert "(replaced the entry of that name)" in forced.stdout
+    entry = json.loads(config.read_text())["mcpServers"]["echo-server"]
+    assert "old" != entry["command"]

@@ -407,6 +407,11 @@ def _install_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config", help="the host's configuration file (default: its usual place)"
     )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing entry of the same name (refused otherwise)",
+    )
 
 
 def _install(args: argparse.Namespace) -> int:

@@ -127,8 +127,16 @@ def _read(path: Path, table: str) -> dict[str, Any]:
     return config
 
 
-def _write(path: Path, table: str, name: str, entry: dict[str, Any]) -> str:
+def _write(
+    path: Path, table: str, name: str, entry: dict[str, Any], force: bool
+) -> str:
     config = _read(path, table)
+    existing = config.get(table, {}).get(name)
+    if existing is not None and existing != entry and not force:
+        raise CliError(
+            f"{path} already has a different server named {name!r}; nothing was "
+            "written. Choose another name with --name NAME, or replace it with --force"
+        )
     backup = ""
     if path.exists():
         shutil.copy2(path, path.with_name(path.name + ".bak"))
@@ -138,7 +146,8 @@ def _write(path: Path, table: str, name: str, entry: dict[str, Any]) -> str:
     temporary = path.with_name(f".{path.name}.tmp")
     temporary.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     os.replace(temporary, path)
-    return f"wrote server '{name}' to {path}{backup}"
+    replaced = " (replaced the entry of that name)" if existing is not None else ""
+    return f"wrote server '{name}' to {path}{replaced}{backup}"
 
 
 def _claude_code_command(name: str, entry: dict[str, Any]) -> str:
@@ -162,7 +171,7 @@ def _file_host(
         assert path is not None
         if stdio_type:
             entry = {"type": "stdio", **entry}
-        print(_write(path.expanduser(), table, name, entry))
+        print(_write(path.expanduser(), table, name, entry, args.force))
         if host != "claude-code":
             print(
                 f"restart {host} (or reload its MCP servers) to start it",

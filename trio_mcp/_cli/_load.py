@@ -12,6 +12,7 @@ fix; the command line decides whether to show the traceback (``--debug``).
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import importlib.util
 import inspect
@@ -62,7 +63,11 @@ def _import_file(target: str, module_part: str) -> ModuleType:
     path = Path(module_part).resolve()
     if not path.is_file():
         raise LoadError(f"{target!r}: no file {path}")
-    name = f"_trio_mcp_target_{path.stem}"
+    # Named after the file, as `python file.py` users expect in messages
+    # ("server:forecast"); prefixed only when that name is taken already.
+    name = path.stem
+    if not name.isidentifier() or name in sys.modules:
+        name = f"_trio_mcp_target_{path.stem}"
     spec = importlib.util.spec_from_file_location(name, path)
     if (
         spec is None or spec.loader is None
@@ -119,7 +124,22 @@ def resolve(target: str) -> Any:
     except AttributeError:
         raise LoadError(
             f"{target!r}: module {module_part!r} has no attribute {attr!r}"
+            + _did_you_mean(module, module_part, attr)
         ) from None
+
+
+def _did_you_mean(module: ModuleType, module_part: str, attr: str) -> str:
+    """Suggest the module's Servers (or a close name), as ``file.py:NAME``."""
+    servers = [
+        name
+        for name, value in vars(module).items()
+        if isinstance(value, Server) and not name.startswith("_")
+    ]
+    names = servers or difflib.get_close_matches(attr, list(vars(module)), n=3)
+    if not names:
+        return "; it defines no Server at module level"
+    options = " or ".join(f"'{module_part}:{name}'" for name in names)
+    return f"; did you mean {options}?"
 
 
 def _check(target: str, obj: object, what: str) -> Server:

@@ -17,3 +17,9 @@ __all__ = [
     "ToolResult",
     "check_message",
 ]
+
+# Shown where they are imported from: a failing test prints
+# trio_mcp.testing.ProtocolError, not the private module it is defined in.
+for _name in __all__:
+    globals()[_name].__module__ = __name__
+del _name
