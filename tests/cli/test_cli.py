@@ -266,3 +266,46 @@ def test_a_lifespan_wraps_serving_and_its_prints_stay_off_stdout(
     assert [1] == list(replies(done.stdout))
     assert "opening" in done.stderr
     assert "closing" in done.stderr
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_desk.py"
+
+
+def test_call_reads_a_resource(tmp_path: Path) -> None:
+    done = cli("call", str(EXAMPLE), "--resource", "ticket://T-1", cwd=tmp_path)
+
+    assert 0 == done.returncode, done.stderr
+    result = json.loads(done.stdout)
+    check_message({"jsonrpc": "2.0", "id": 1, "result": result}, "resources/read")
+    assert "ticket://T-1" == result["contents"][0]["uri"]
+    assert "Refund for a double charge" in result["contents"][0]["text"]
+
+
+def test_call_gets_a_prompt_with_its_arguments(tmp_path: Path) -> None:
+    arguments = json.dumps({"ticket_id": "T-1", "tone": "formal"})
+
+    done = cli("call", str(EXAMPLE), "--prompt", "draft_reply", "--args", arguments,
+               cwd=tmp_path)  # fmt: skip
+
+    assert 0 == done.returncode, done.stderr
+    result = json.loads(done.stdout)
+    check_message({"jsonrpc": "2.0", "id": 1, "result": result}, "prompts/get")
+    assert "in a formal tone" in result["messages"][0]["content"]["text"]
+
+
+def test_call_of_a_missing_resource_prints_the_error_and_exits_1(
+    tmp_path: Path,
+) -> None:
+    done = cli("call", str(EXAMPLE), "--resource", "ticket://nope", cwd=tmp_path)
+
+    assert 1 == done.returncode
+    assert -32602 == json.loads(done.stdout)["error"]["code"]
+
+
+def test_call_needs_exactly_one_thing_to_call(tmp_path: Path) -> None:
+    done = cli("call", str(EXAMPLE), cwd=tmp_path)
+
+    assert 2 == done.returncode
+    assert (
+        "name one thing to call: a TOOL, --resource URI or --prompt NAME" in done.stderr
+    )

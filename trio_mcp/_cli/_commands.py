@@ -323,7 +323,16 @@ def _check(args: argparse.Namespace) -> int:
 # -- call ----------------------------------------------------------------------------
 def _call_arguments(parser: argparse.ArgumentParser) -> None:
     _target(parser)
-    parser.add_argument("tool", help="the tool's wire name")
+    parser.add_argument(
+        "tool", nargs="?", help="the tool's wire name (or --resource / --prompt)"
+    )
+    other = parser.add_mutually_exclusive_group()
+    other.add_argument("--resource", metavar="URI", help="read this resource instead")
+    other.add_argument(
+        "--prompt",
+        metavar="NAME",
+        help="get this prompt instead (--args: its arguments)",
+    )
     parser.add_argument(
         "--args",
         default="{}",
@@ -357,6 +366,10 @@ async def _call_tool(args: argparse.Namespace, arguments: dict[str, Any]) -> int
         McpTestClient(server, allow=tuple(args.allow), timeout=args.timeout) as client,
     ):
         try:
+            if args.resource is not None or args.prompt is not None:
+                print(json.dumps(await _read_or_get(client, args, arguments), indent=2,
+                                 ensure_ascii=False))  # fmt: skip
+                return 0
             result = await client.call_tool(args.tool, arguments)
         except ProtocolError as exc:
             error = {"code": exc.code, "message": exc.message}
@@ -368,7 +381,22 @@ async def _call_tool(args: argparse.Namespace, arguments: dict[str, Any]) -> int
     return 1 if result.is_error else 0
 
 
+async def _read_or_get(
+    client: Any, args: argparse.Namespace, arguments: dict[str, Any]
+) -> Any:
+    """``resources/read`` or ``prompts/get``: the result as the client receives it."""
+    if args.resource is not None:
+        return await client.read_resource(args.resource)
+    return await client.get_prompt(args.prompt, arguments)
+
+
 def _call(args: argparse.Namespace) -> int:
+    named = [args.tool is not None, args.resource is not None, args.prompt is not None]
+    if sum(named) != 1:
+        raise CliError(
+            "name one thing to call: a TOOL, --resource URI or --prompt NAME "
+            "(e.g. 'trio-mcp call server.py forecast --args JSON')"
+        )
     arguments = _call_arguments_value(args.args)
     return trio.run(_call_tool, args, arguments)
 
@@ -503,7 +531,11 @@ COMMANDS: dict[str, Command] = {
     "run": ("serve a server over stdio", _run_arguments, _run),
     "serve": ("serve a server over Streamable HTTP", _serve_arguments, _serve),
     "check": ("validate declarations and print the catalog", _check_arguments, _check),
-    "call": ("call one tool in-process and print the result", _call_arguments, _call),
+    "call": (
+        "call a tool, read a resource or get a prompt in-process; print the result",
+        _call_arguments,
+        _call,
+    ),
     "lock": ("write mcp.lock, or check it with --check", _lock_arguments, _lock),
     "install": (
         "add the server to an MCP host's configuration",
