@@ -5,6 +5,8 @@ from ._client import Listen as Listen
 from ._client import McpTestClient as McpTestClient
 from ._client import ProtocolError as ProtocolError
 from ._client import ToolResult as ToolResult
+from ._results import PromptResult as PromptResult
+from ._results import ResourceResult as ResourceResult
 from ._schema import SchemaViolation as SchemaViolation
 from ._schema import check_message as check_message
 
@@ -12,7 +14,9 @@ __all__ = [
     "Exchange",
     "Listen",
     "McpTestClient",
+    "PromptResult",
     "ProtocolError",
+    "ResourceResult",
     "SchemaViolation",
     "ToolResult",
     "check_message",

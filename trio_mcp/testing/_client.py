@@ -21,6 +21,7 @@ import trio
 from .._authority import Grants
 from .._json import JsonObject, JsonValue
 from .._server import Server
+from ._results import PromptResult, ResourceResult
 from ._schema import SchemaViolation, check_message
 
 __all__ = ["Listen", "ProtocolError", "ToolResult", "McpTestClient", "PROTOCOL_VERSION"]
@@ -523,20 +524,27 @@ class McpTestClient:
             notifications=pending.notifications,
         )
 
-    async def read_resource(self, uri: str) -> JsonObject:
-        """Call ``resources/read``."""
-        result: JsonObject = await self.request("resources/read", {"uri": uri})
-        return result
+    async def read_resource(self, uri: str) -> ResourceResult:
+        """Call ``resources/read``; the result with ``.contents``, ``.text``, ``.blobs``.
+
+        Raises:
+            ProtocolError: if the server answered with an error (-32602 for an
+                unknown URI).
+        """
+        return ResourceResult(await self.request("resources/read", {"uri": uri}))
 
     async def get_prompt(
         self, name: str, arguments: Mapping[str, str] | None = None
-    ) -> JsonObject:
-        """Call ``prompts/get``."""
+    ) -> PromptResult:
+        """Call ``prompts/get``; the result with ``.messages``, ``.text``, ``.description``.
+
+        Raises:
+            ProtocolError: if the server answered with an error.
+        """
         params: dict[str, object] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        result: JsonObject = await self.request("prompts/get", params)
-        return result
+        return PromptResult(await self.request("prompts/get", params))
 
 
 def _result(pending: Exchange) -> JsonObject:
