@@ -364,6 +364,7 @@ async def _under_deadline(call: Call) -> AnyReply:
     except MissingClientCapability as exc:
         raise Failure.missing_capability(exc, qualified(type(exc))) from None
     except ThreadsExhausted as exc:
+        _metrics.count("busy", call.method)
         raise Failure.busy(str(exc), qualified(type(exc))) from None
     if deadline is not None and deadline.cancelled_caught:
         raise Failure.timed_out(call._target.timeout or 0.0)
