@@ -17,14 +17,11 @@ import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oauth_provider import AUDIENCE, Provider
+from support import META
 
 from trio_mcp import Server, tool
 from trio_mcp.auth import BearerAuth
 
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 BODY = json.dumps(
     {
         "jsonrpc": "2.0",

@@ -27,6 +27,7 @@ import trio
 from joserfc import jwt
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 from oauth_provider import AUDIENCE, RESOURCE_SERVER, Provider, new_key
+from support import META
 
 from trio_mcp import Capability, PromptMessage, Receipt, Server, prompt, resource
 from trio_mcp._authority._bearer import Admission
@@ -35,10 +36,6 @@ from trio_mcp.auth import BearerAuth, Introspection
 READ = Capability("notes.read", description="Read notes.")
 WRITE = Capability("notes.write", description="Write notes.")
 SCOPES = {"notes:read": [READ], "notes:write": [WRITE]}
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 RAN: list[str] = []
 
 

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oauth_provider import AUDIENCE, Provider
+from support import META
 
 TARGET = '''
 from trio_mcp import Capability, Server, tool
@@ -50,10 +51,6 @@ def write_note(name: str) -> str:
 
 server = Server("notes", "1.0", tools=[read_note, write_note])
 '''
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 
 
 def serve_args(tmp_path: Path, provider: Provider, *flags: str) -> list[str]:

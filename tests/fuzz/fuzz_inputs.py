@@ -21,16 +21,12 @@ from typing import Any
 
 import attrs
 from hypothesis import strategies as st
+from support import META
 
 VERSION = "2026-07-28"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 META_INFO = "io.modelcontextprotocol/clientInfo"
-META = {
-    META_VERSION: VERSION,
-    META_CAPS: {},
-    META_INFO: {"name": "fuzz", "version": "1"},
-}
 
 
 @attrs.frozen

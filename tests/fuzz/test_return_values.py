@@ -30,11 +30,12 @@ from typing import Annotated, Any, Literal, NewType
 import attrs
 import jsonschema
 import pytest
-from fuzz_inputs import META, Call, texts
+from fuzz_inputs import Call, texts
 from fuzz_targets import InProcessTarget, Target, serving
 from fuzz_wire import fuzz_settings, run_rounds, strict_json
 from hypothesis import given
 from hypothesis import strategies as st
+from support import META
 
 from trio_mcp import (
     AudioContent,

@@ -7,66 +7,28 @@ as it arrives (listen results as ``SubscriptionsListenResult``).
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from support import META
 from support.stdio_kinds import stdio_kind  # noqa: F401 - the fixture
-
-from trio_mcp.testing import check_message
+from support.stdio_peer import WAIT, StdioPeer, request_message, running
 
 #: Every test runs with FdStreams and with the thread-backed streams (support.stdio_kinds).
 pytestmark = pytest.mark.usefixtures("stdio_kind")
 
 SERVER = Path(__file__).with_name("listen_server.py")
-WAIT = 30.0
 SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 
 
-class Peer:
+class Peer(StdioPeer):
     """The client side of the server subprocess."""
 
-    def __init__(self, process: trio.Process) -> None:
-        self.process = process
-        self.messages: list[dict[str, Any]] = []
-        self.methods: dict[Any, str] = {}
-        self._changed = trio.Event()
-
-    async def read_stdout(self) -> None:
-        assert self.process.stdout is not None
-        buffer = b""
-        async for chunk in self.process.stdout:
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                message = json.loads(line)
-                check_message(message, self.methods.get(message.get("id")))
-                self.messages.append(message)
-            self._changed.set()
-            self._changed = trio.Event()
-        assert b"" == buffer
-
-    async def send(self, message: dict[str, Any]) -> None:
-        if "id" in message:
-            self.methods[message["id"]] = message["method"]
-        assert self.process.stdin is not None
-        await self.process.stdin.send_all(json.dumps(message).encode() + b"\n")
-
     async def request(self, request_id: Any, method: str, **params: Any) -> None:
-        await self.send(
-            {
-                "jsonrpc": "2.0",
-                "id": request_id,
-                "method": method,
-                "params": {"_meta": META, **params},
-            }
-        )
+        await self.send(request_message(request_id, method, params))
 
     async def call(self, request_id: Any, name: str, **arguments: Any) -> None:
         await self.request(request_id, "tools/call", name=name, arguments=arguments)
@@ -75,26 +37,6 @@ class Peer:
         await self.request(
             request_id, "subscriptions/listen", notifications=notifications
         )
-
-    async def cancel(self, request_id: Any) -> None:
-        await self.send(
-            {
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {"requestId": request_id},
-            }
-        )
-
-    async def wait_for(self, predicate: Callable[[], bool]) -> None:
-        with trio.fail_after(WAIT):
-            while not predicate():
-                await self._changed.wait()
-
-    def reply(self, request_id: Any) -> dict[str, Any] | None:
-        for m in self.messages:
-            if m.get("id") == request_id and "method" not in m:
-                return m
-        return None
 
     def tagged(self, subscription_id: Any) -> list[dict[str, Any]]:
         """Messages of one subscription, with the id's JSON type compared too."""
@@ -109,22 +51,8 @@ class Peer:
 
 @asynccontextmanager
 async def spawn() -> AsyncIterator[Peer]:
-    process = await trio.lowlevel.open_process(
-        [sys.executable, str(SERVER)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    peer = Peer(process)
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(peer.read_stdout)
-            yield peer
-    finally:
-        if process.returncode is None:
-            process.kill()
-            with trio.CancelScope(shield=True):
-                await process.wait()
+    async with running(Peer, [str(SERVER)], stderr=False) as peer:
+        yield peer
 
 
 async def test_listen_over_stdio_interleaves_with_calls_and_ends_on_cancel_and_eof() -> (
@@ -151,14 +79,14 @@ async def test_listen_over_stdio_interleaves_with_calls_and_ends_on_cancel_and_e
         await peer.call(5, "touch", uri="test://watched")
         await peer.wait_for(
             lambda: (
-                len(peer.tagged(7)) == 3 and None not in (peer.reply(4), peer.reply(5))
+                len(peer.tagged(7)) == 3 and None not in (peer.find(4), peer.find(5))
             )
         )
         assert peer.process.stdin is not None
         await peer.process.stdin.aclose()
         with trio.fail_after(WAIT):
             code = await peer.process.wait()
-        await peer.wait_for(lambda: peer.reply(7) is not None)
+        await peer.wait_for(lambda: peer.find(7) is not None)
 
     assert 0 == code
     assert [
@@ -173,9 +101,9 @@ async def test_listen_over_stdio_interleaves_with_calls_and_ends_on_cancel_and_e
     assert {"toolsListChanged": True} == peer.tagged("tools")[0]["params"][
         "notifications"
     ]
-    assert peer.reply("tools") is None
-    assert peer.reply(1) is None
-    result = peer.reply(7)
+    assert peer.find("tools") is None
+    assert peer.find(1) is None
+    result = peer.find(7)
     assert result is not None
     assert {SUBSCRIPTION: 7} == {
         k: v for k, v in result["result"]["_meta"].items() if k == SUBSCRIPTION

@@ -8,9 +8,6 @@ message is validated as the test client validates it.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
@@ -18,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import support
 import trio
+from support import serving_app
+from support.stdio_peer import StdioPeer, running
 from tasks_server import TASKS, WITH_TASKS, make_server
 
 from trio_mcp import Server
@@ -26,10 +26,7 @@ from trio_mcp.testing import check_message
 
 WAIT = 10.0
 SERVER = Path(__file__).with_name("tasks_server.py")
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": WITH_TASKS,
-}
+META = {**support.META, "io.modelcontextprotocol/clientCapabilities": WITH_TASKS}
 ACCEPT = {"action": "accept", "content": {"ok": True}}
 
 
@@ -147,61 +144,26 @@ async def test_input_inside_a_task_over_http() -> None:
 async def test_a_mounted_app_runs_tasks_in_its_lifespan() -> None:
     """api.md: mount() gets its task nursery from the ASGI lifespan, which Hypercorn
     runs for the life of the server."""
-    from hypercorn.config import Config
-    from hypercorn.trio import serve
-
     server = make_server()
-    app = server.mount()
-    config = Config()
-    config.bind = ["127.0.0.1:0"]
-    async with trio.open_nursery() as nursery, httpx.AsyncClient() as client:
-        binds = await nursery.start(partial(serve, app, config))  # type: ignore[arg-type]
-        http = Http(client, f"{binds[0]}/mcp")
+    async with serving_app(server.mount()) as base, httpx.AsyncClient() as client:
+        http = Http(client, f"{base}/mcp")
         created = await http.call("sleepy", seconds=0.05)
         done = await http.until(created["taskId"], "completed")
-        nursery.cancel_scope.cancel()
 
     assert "task" == created["resultType"]
     assert "completed" == done["status"]
 
 
 # -- stdio --------------------------------------------------------------------------------
-class Peer:
+class Peer(StdioPeer):
     """The client side of ``tasks_server.py`` over its stdin and stdout."""
 
-    def __init__(self, process: trio.Process) -> None:
-        self.process = process
-        self.replies: dict[int, dict[str, Any]] = {}
-        self.methods: dict[int, str] = {}
-        self.ids = 0
-        self._changed = trio.Event()
-
-    async def read_stdout(self) -> None:
-        assert self.process.stdout is not None
-        buffer = b""
-        async for chunk in self.process.stdout:
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
-                message = json.loads(line)
-                check_message(message, self.methods.get(message.get("id", -1)))
-                if "id" in message and "method" not in message:
-                    self.replies[message["id"]] = message
-            self._changed.set()
-            self._changed = trio.Event()
+    ids = 0
 
     async def request(self, method: str, **params: Any) -> dict[str, Any]:
         self.ids += 1
-        rid = self.ids
-        self.methods[rid] = method
-        assert self.process.stdin is not None
-        await self.process.stdin.send_all(
-            json.dumps(body(rid, method, **params)).encode() + b"\n"
-        )
-        with trio.fail_after(WAIT):
-            while rid not in self.replies:
-                await self._changed.wait()
-        reply = self.replies.pop(rid)
+        await self.send(body(self.ids, method, **params))
+        reply = await self.reply(self.ids)
         assert "result" in reply, reply
         result: dict[str, Any] = reply["result"]
         return result
@@ -217,23 +179,9 @@ class Peer:
 
 @asynccontextmanager
 async def spawn() -> AsyncIterator[Peer]:
-    process = await trio.lowlevel.open_process(
-        [sys.executable, str(SERVER)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    peer = Peer(process)
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(peer.read_stdout)
-            yield peer
-            nursery.cancel_scope.cancel()
-    finally:
-        if process.returncode is None:
-            process.kill()
-            with trio.CancelScope(shield=True):
-                await process.wait()
+    command = [str(SERVER)]
+    async with running(Peer, command, stderr=False, close_at_end=False) as peer:
+        yield peer
 
 
 async def test_a_task_over_stdio_runs_while_other_requests_are_answered() -> None:

@@ -11,15 +11,12 @@ from typing import Annotated, Any
 
 import httpx
 import trio
+from support import META
 
 from trio_mcp import Field, Icon, Server, prompt, resource, tool
 from trio_mcp.testing import check_message
 
 VERSION = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": VERSION,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
 ICON = Icon("https://example.com/i.png", mime_type="image/png", sizes=("32x32",))
 
 

@@ -13,9 +13,7 @@ reading the URL), and retries with the token. Token checking stays with the host
 from __future__ import annotations
 
 import secrets
-from collections.abc import AsyncIterator, MutableMapping
-from contextlib import asynccontextmanager
-from functools import partial
+from collections.abc import MutableMapping
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -36,6 +34,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from support import serving_app
 
 from trio_mcp import ProtectedResource, Server, ToolContext, tool
 
@@ -153,18 +152,6 @@ def bearer(scope: MutableMapping[str, Any]) -> str | None:
     return "oauth-user" if headers.get(b"authorization") == expected else None
 
 
-@asynccontextmanager
-async def serving(nursery: trio.Nursery, app: Any) -> AsyncIterator[str]:
-    from hypercorn.config import Config
-    from hypercorn.trio import serve
-
-    config = Config()
-    config.bind = ["127.0.0.1:0"]
-    config.accesslog = None
-    binds = await nursery.start(partial(serve, app, config, mode="asgi"))
-    yield binds[0]
-
-
 # Same SDK generator finalization as in test_http_official_client.py.
 _SDK_GENERATORS = (
     r"(EventSource\.__aiter__|PoolByteStream\.__aiter__|Response\.aiter_(bytes|text))"
@@ -179,40 +166,38 @@ _SDK_GENERATORS = (
 async def test_the_official_client_discovers_authorizes_and_calls() -> None:
     auth = AuthorizationServer()
     browser = Browser()
-    async with trio.open_nursery() as nursery:
-        async with serving(nursery, auth.app) as auth_url:
-            auth.issuer = auth_url
-            server = Server("oauth", "1", tools=[whoami])
-            host = Recorder(
-                server.mount(
-                    require_auth=True,
-                    principal=bearer,
-                    resource_metadata=ProtectedResource(
-                        authorization_servers=[auth_url],
-                        scopes_supported=["mcp:tools"],
-                    ),
-                )
+    async with serving_app(auth.app) as auth_url:
+        auth.issuer = auth_url
+        server = Server("oauth", "1", tools=[whoami])
+        host = Recorder(
+            server.mount(
+                require_auth=True,
+                principal=bearer,
+                resource_metadata=ProtectedResource(
+                    authorization_servers=[auth_url],
+                    scopes_supported=["mcp:tools"],
+                ),
             )
-            async with serving(nursery, host) as url:
-                provider = OAuthClientProvider(
-                    server_url=f"{url}/mcp",
-                    client_metadata=OAuthClientMetadata(
-                        client_name="trio-mcp test",
-                        redirect_uris=[AnyUrl("http://127.0.0.1:1/callback")],
-                    ),
-                    storage=MemoryStorage(),
-                    redirect_handler=browser.open,
-                    callback_handler=browser.callback,
-                )
-                with trio.fail_after(30):
-                    async with (
-                        httpx2.AsyncClient(auth=provider, timeout=30) as http,
-                        Client(
-                            streamable_http_client(f"{url}/mcp", http_client=http)
-                        ) as client,
-                    ):
-                        result = await client.call_tool("whoami", {})
-        nursery.cancel_scope.cancel()
+        )
+        async with serving_app(host) as url:
+            provider = OAuthClientProvider(
+                server_url=f"{url}/mcp",
+                client_metadata=OAuthClientMetadata(
+                    client_name="trio-mcp test",
+                    redirect_uris=[AnyUrl("http://127.0.0.1:1/callback")],
+                ),
+                storage=MemoryStorage(),
+                redirect_handler=browser.open,
+                callback_handler=browser.callback,
+            )
+            with trio.fail_after(30):
+                async with (
+                    httpx2.AsyncClient(auth=provider, timeout=30) as http,
+                    Client(
+                        streamable_http_client(f"{url}/mcp", http_client=http)
+                    ) as client,
+                ):
+                    result = await client.call_tool("whoami", {})
 
     metadata_path = "/.well-known/oauth-protected-resource/mcp"
     assert ("POST", "/mcp", 401) == host.paths[0]

@@ -22,6 +22,7 @@ import trio
 import trio.testing
 from support import META
 from support.stdio_kinds import stdio_kind  # noqa: F401 - the fixture
+from support.stdio_peer import WAIT, StdioPeer, request_message, running
 
 from trio_mcp import McpError
 from trio_mcp._transports._stdio import THREADS_ENV, read_lines, stdio_streams
@@ -31,7 +32,6 @@ from trio_mcp.testing import check_message
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBE = ROOT / "examples" / "stdio_probe_server.py"
-WAIT = 30.0  # upper bound for any single wait; a loaded machine starts Python slowly
 
 
 #: Every test runs twice: with POSIX ``FdStream``s and with the thread-backed
@@ -39,138 +39,23 @@ WAIT = 30.0  # upper bound for any single wait; a loaded machine starts Python s
 pytestmark = pytest.mark.usefixtures("stdio_kind")
 
 
-class Peer:
+class Peer(StdioPeer):
     """The client side of one server subprocess: write lines, collect what comes back."""
-
-    def __init__(self, process: trio.Process) -> None:
-        self.process = process
-        self.messages: list[dict[str, Any]] = []
-        """Every message the server wrote, in order."""
-        self.stderr: list[str] = []
-        self.methods: dict[Any, str] = {}
-        self._changed = trio.Event()
-
-    def _note(self) -> None:
-        self._changed.set()
-        self._changed = trio.Event()
-
-    async def read_stdout(self) -> None:
-        assert self.process.stdout is not None
-        buffer = b""
-        try:
-            async for chunk in self.process.stdout:
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                self._take(lines)
-        except trio.ClosedResourceError:
-            return  # the test closed our end on purpose
-        assert buffer == b"", f"a partial line at end of output: {buffer!r}"
-        self._note()
-
-    def _take(self, lines: list[bytes]) -> None:
-        for line in lines:
-            message = json.loads(line)
-            assert isinstance(message, dict), line
-            check_message(message, self.methods.get(message.get("id")))
-            self.messages.append(message)
-            self._note()
-
-    async def read_stderr(self) -> None:
-        assert self.process.stderr is not None
-        buffer = b""
-        async for chunk in self.process.stderr:
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            self.stderr.extend(line.decode() for line in lines)
-            self._note()
-
-    async def write(self, data: bytes) -> None:
-        assert self.process.stdin is not None
-        await self.process.stdin.send_all(data)
-
-    async def send(self, message: dict[str, Any]) -> None:
-        if "id" in message and "method" in message:
-            self.methods[message["id"]] = message["method"]
-        await self.write(json.dumps(message).encode() + b"\n")
 
     async def call(
         self, request_id: Any, name: str, meta: Any = None, **arguments: Any
     ) -> None:
         """Send a ``tools/call`` without waiting for its reply."""
-        await self.send(
-            {
-                "jsonrpc": "2.0",
-                "id": request_id,
-                "method": "tools/call",
-                "params": {"name": name, "arguments": arguments, "_meta": meta or META},
-            }
-        )
-
-    async def cancel(self, request_id: Any) -> None:
-        await self.send(
-            {
-                "jsonrpc": "2.0",
-                "method": "notifications/cancelled",
-                "params": {"requestId": request_id, "reason": "test"},
-            }
-        )
-
-    async def wait_for(self, predicate: Any) -> None:
-        with trio.fail_after(WAIT):
-            while not predicate():
-                await self._changed.wait()
-
-    async def reply(self, request_id: Any) -> dict[str, Any]:
-        """Wait for the response to ``request_id`` and return it."""
-        await self.wait_for(lambda: self.find(request_id) is not None)
-        found = self.find(request_id)
-        assert found is not None
-        return found
-
-    def find(self, request_id: Any) -> dict[str, Any] | None:
-        for message in self.messages:
-            if message.get("id") == request_id and "method" not in message:
-                return message
-        return None
-
-    async def stderr_line(self, text: str) -> None:
-        await self.wait_for(lambda: text in self.stderr)
-
-    async def close_stdin_and_wait(self) -> int:
-        assert self.process.stdin is not None
-        await self.process.stdin.aclose()
-        with trio.fail_after(WAIT):
-            return await self.process.wait()
+        params = {"name": name, "arguments": arguments}
+        await self.send(request_message(request_id, "tools/call", params, meta))
 
 
 @asynccontextmanager
 async def spawn(*args: str, script: Path | None = PROBE) -> AsyncIterator[Peer]:
     """Run the probe server (or ``python -c`` code) as a subprocess; kill it at the end."""
-    command = (
-        [sys.executable, str(script), *args] if script else [sys.executable, *args]
-    )
-    process = await trio.lowlevel.open_process(
-        command,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=ROOT,
-    )
-    peer = Peer(process)
-    try:
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(peer.read_stdout)
-            nursery.start_soon(peer.read_stderr)
-            yield peer
-            with trio.fail_after(WAIT):
-                if peer.process.stdin is not None:
-                    await peer.process.stdin.aclose()
-                await process.wait()
-    finally:
-        if process.returncode is None:
-            process.kill()
-            with trio.CancelScope(shield=True):
-                await process.wait()
+    command = [str(script), *args] if script else [*args]
+    async with running(Peer, command) as peer:
+        yield peer
 
 
 def text_of(reply: dict[str, Any]) -> str:

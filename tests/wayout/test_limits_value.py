@@ -21,6 +21,7 @@ import attrs
 import httpx
 import pytest
 import trio
+from support import serving_app
 from trio_websocket import open_websocket_url
 from wayout_peer import META, ROOT
 from wayout_server import make_server
@@ -150,21 +151,6 @@ async def test_serve_stdio_honours_limits_and_the_keyword_overrides_it() -> None
 
 # -- HTTP -----------------------------------------------------------------------------------
 @asynccontextmanager
-async def hypercorn(app: Any) -> AsyncIterator[str]:
-    """Serve an ASGI app on Hypercorn's Trio worker at 127.0.0.1; yield the base URL."""
-    from hypercorn.config import Config
-    from hypercorn.trio import serve
-
-    config = Config()
-    config.bind = ["127.0.0.1:0"]
-    config.accesslog = None
-    async with trio.open_nursery() as nursery:
-        binds = await nursery.start(partial(serve, app, config, mode="asgi"))
-        yield binds[0]
-        nursery.cancel_scope.cancel()
-
-
-@asynccontextmanager
 async def serve_http(**options: Any) -> AsyncIterator[str]:
     async with trio.open_nursery() as nursery:
         port = await nursery.start(partial(make_server().serve_http, port=0, **options))
@@ -202,9 +188,9 @@ async def test_mount_honours_limits_and_the_keyword_overrides_it() -> None:
     limits = Limits(max_message_bytes=500)
     server = make_server()
 
-    async with hypercorn(server.mount(limits=limits)) as base:
+    async with serving_app(server.mount(limits=limits)) as base:
         limited = [await post_echo(base, 100), await post_echo(base, 1000)]
-    async with hypercorn(server.mount(limits=limits, max_message_bytes=5000)) as base:
+    async with serving_app(server.mount(limits=limits, max_message_bytes=5000)) as base:
         overridden = await post_echo(base, 1000)
 
     assert limited == [200, 413]
