@@ -191,9 +191,12 @@ def shape(value: Any, *, secret: str) -> Any:
     return "S" if isinstance(value, str) else value
 
 
-#: Protocol fields, and ``kind`` (a value the output schema declares as an enum).
+#: Protocol fields (``role`` and ``cacheScope`` hold enum words such as "user" and
+#: "private"), and ``kind`` (a value the output schema declares as an enum).
 PROTOCOL_FIELDS = {
     "type",
+    "role",
+    "cacheScope",
     "mimeType",
     "resultType",
     "isError",
