@@ -4,6 +4,7 @@ the rule it breaks (``rule: ...``); nothing is served until it is fixed."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +20,14 @@ def refusal(*folders: Path) -> str:
     with pytest.raises(InvalidDeclaration) as raised:
         Server("s", "1", skills=[Skill.from_directory(f) for f in folders])
     return str(raised.value)
+
+
+def alias_bomb(depth: int) -> str:
+    """A billion-laughs frontmatter: each level an anchored list of nine aliases."""
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for n in range(1, depth + 1):
+        lines.append(f"a{n}: &a{n} [{','.join([f'*a{n - 1}'] * 9)}]")
+    return "\n".join(lines) + "\n"
 
 
 def with_skill_md(text: str | bytes) -> Callable[[Path], Path]:
@@ -98,6 +107,36 @@ CASES: list[tuple[str, Callable[[Path], Path], str]] = [
         "frontmatter",
     ),
     ("NaN", with_skill_md(skill_md("good-name", extra="x: .nan\n")), "frontmatter"),
+    (
+        "an alias bomb",
+        with_skill_md(skill_md("good-name", extra=alias_bomb(9))),
+        "frontmatter",
+    ),
+    (
+        "an alias",
+        with_skill_md(skill_md("good-name", extra="a: &x one\nb: *x\n")),
+        "frontmatter",
+    ),
+    (
+        "an anchor alone",
+        with_skill_md(skill_md("good-name", extra="a: &x one\n")),
+        "frontmatter",
+    ),
+    (
+        "over 64 KiB of frontmatter",
+        with_skill_md(skill_md("good-name", extra=f"x: '{'y' * 65536}'\n")),
+        "frontmatter",
+    ),
+    (
+        "too many values",
+        with_skill_md(skill_md("good-name", extra=f"x: [{'1,' * 5000}1]\n")),
+        "frontmatter",
+    ),
+    (
+        "too deep",
+        with_skill_md(skill_md("good-name", extra=f"x: {'[' * 200}{']' * 200}\n")),
+        "frontmatter",
+    ),
     ("no name", with_skill_md("---\ndescription: d\n---\n"), "name-required"),
     (
         "a number for a name",
@@ -221,3 +260,15 @@ def test_the_toolchain_refuses_a_broken_skills_folder_before_serving(
     assert 2 == done.returncode
     assert "(rule: name-matches-folder)" in done.stderr
     assert "" == done.stdout
+
+
+def test_an_alias_bomb_is_refused_at_once_without_expanding_it(tmp_path: Path) -> None:
+    """Depth 9 expands to 9**10 strings; refused while reading, before any is built."""
+    folder = write_tree(
+        tmp_path / "good-name", {"SKILL.md": skill_md("good-name", extra=alias_bomb(9))}
+    )
+    started = time.monotonic()
+    message = refusal(folder)
+    assert time.monotonic() - started < 1.0
+    assert "anchors and aliases" in message
+    assert "(rule: frontmatter)" in message

@@ -11,6 +11,11 @@ only) and compared with PyYAML's own YAML 1.1 reading; a value the two read
 differently is refused with the key to quote. Duplicate keys, keys that are not
 strings and NaN or infinity (not JSON) are refused too.
 
+Before any Python value is built, the YAML's events are scanned: anchors and
+aliases are refused (an alias bomb of a few hundred bytes expands to billions of
+values, and the frontmatter is sent verbatim in every ``skills/list``), and the
+frontmatter is bounded in bytes, values and nesting depth.
+
 PyYAML is imported when a skill is loaded, never by ``import trio_mcp``.
 """
 
@@ -26,7 +31,21 @@ from .._json import JsonObject, JsonValue
 if TYPE_CHECKING:
     import yaml
 
-__all__ = ["BadFrontmatter", "parse_frontmatter", "split_frontmatter"]
+__all__ = [
+    "MAX_FRONTMATTER_BYTES",
+    "MAX_FRONTMATTER_DEPTH",
+    "MAX_FRONTMATTER_VALUES",
+    "BadFrontmatter",
+    "parse_frontmatter",
+    "split_frontmatter",
+]
+
+#: The frontmatter's largest size in UTF-8 bytes (64 KiB).
+MAX_FRONTMATTER_BYTES = 65536
+#: The most values (scalars, lists and mappings, keys included) it may hold.
+MAX_FRONTMATTER_VALUES = 1000
+#: How deeply its lists and mappings may nest.
+MAX_FRONTMATTER_DEPTH = 32
 
 #: The block the conformance suite and hosts look for: ``---`` on the first line,
 #: the YAML, then ``---`` on a line of its own.
@@ -74,7 +93,14 @@ def parse_frontmatter(source: str) -> JsonObject:
             "cannot be read: serving skills needs PyYAML; install it with "
             "pip install 'trio-mcp[skills]'"
         ) from None
+    size = len(source.encode("utf-8"))
+    if size > MAX_FRONTMATTER_BYTES:
+        raise BadFrontmatter(
+            f"its frontmatter has {size} bytes; at most {MAX_FRONTMATTER_BYTES} "
+            "(it is sent in every skills/list): move long text into the body"
+        )
     try:
+        _check_events(yaml, source)
         core = yaml.load(source, Loader=_core_loader())
         legacy = yaml.load(source, Loader=_legacy_loader())
     except yaml.YAMLError as exc:
@@ -92,6 +118,36 @@ def parse_frontmatter(source: str) -> JsonObject:
             "YAML 1.2 (hosts use both, and must read the same value): quote it"
         )
     return core
+
+
+def _check_events(yaml: Any, source: str) -> None:
+    """Refuse anchors, aliases, too many values or too deep a nesting, from the
+    parser's events alone (linear in the text; no value is built)."""
+    values = 0
+    depth = 0
+    for event in yaml.parse(source, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise BadFrontmatter(
+                "its frontmatter uses YAML anchors and aliases (&name, *name), "
+                "which are refused (one alias can expand to billions of values): "
+                "write each value out"
+            )
+        if isinstance(event, yaml.ScalarEvent | yaml.CollectionStartEvent):
+            values += 1
+            if values > MAX_FRONTMATTER_VALUES:
+                raise BadFrontmatter(
+                    "its frontmatter holds more than "
+                    f"{MAX_FRONTMATTER_VALUES} values (keys included)"
+                )
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_FRONTMATTER_DEPTH:
+                raise BadFrontmatter(
+                    "its frontmatter nests lists and mappings more than "
+                    f"{MAX_FRONTMATTER_DEPTH} deep"
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
 
 
 def _check_json(value: object, path: str) -> None:
