@@ -17,7 +17,7 @@ import contextlib
 import contextvars
 import math
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
@@ -242,9 +242,11 @@ class ToolContext:
         """Check that this call may use ``capability``.
 
         It must be declared in the tool's ``caps=`` (the ceiling) and granted by the
-        host. Outside a call it fails closed: it passes only in a unit test (the
-        main thread or Trio's own, in a ``trio.run`` that serves no calls), so a
-        plain thread a handler starts cannot use what the call was not granted.
+        host. Outside a call it fails closed: it passes only in a unit test (a Trio
+        task, a Trio worker thread or the main thread, while no server serves and no
+        call runs in this process), so a plain thread a handler starts, or a task
+        doing work a handler handed it, cannot use what the call was not granted. A
+        plain ``threading.Thread`` is always refused outside a call.
 
         Raises:
             Refusal: if the capability is not declared or not granted, or the
@@ -325,35 +327,77 @@ _current: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar(
 )
 
 
-#: Whether this ``trio.run`` has served a call: from then on a check outside any
-#: call may be on behalf of one (a task or thread the handler handed work to).
-_serves_calls: trio.lowlevel.RunVar[bool] = trio.lowlevel.RunVar(
-    "trio_mcp_serves_calls", default=False
-)
+class _Serving:
+    """How many serve scopes are open and calls are running in this process now.
+
+    ``require()`` outside any call reads it (``_unchecked_is_safe``). A process-wide
+    count, not a flag: it falls back to zero when the server closes, so a unit test
+    that used a test client and then calls a decorated function directly passes.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+
+    @property
+    def now(self) -> bool:
+        """Whether a server serves, or a call runs, anywhere in this process."""
+        return self._count > 0
+
+    @contextlib.contextmanager
+    def scope(self) -> Iterator[None]:
+        """Count as serving for the block (a serve method's lifetime, or one call)."""
+        with self._lock:
+            self._count += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._count -= 1
+
+
+serving = _Serving()
 
 
 def set_current(ctx: ToolContext) -> contextvars.Token[ToolContext | None]:
-    """Install ``ctx`` for the running task (the dispatcher's business)."""
-    with contextlib.suppress(RuntimeError):  # outside Trio: nothing to mark
-        _serves_calls.set(True)
+    """Install ``ctx`` for the running task (the dispatcher's business).
+
+    The runner wraps it in ``serving.scope()``: a running call counts as serving
+    even where no serve method is open (a mounted app without lifespan).
+    """
     return _current.set(ctx)
 
 
 def _unchecked_is_safe() -> bool:
     """Whether ``require()`` outside any call may pass: only in a unit test.
 
-    That is a Trio task (or one of Trio's worker threads) of a run that has served
-    no call, or the main thread outside Trio. A plain thread (one a handler
-    started, say) is refused: it cannot see the call it works for.
+    The rule (docs/guides/authority.md):
+
+    - a Trio task, a thread Trio started (``trio.to_thread``), or the main thread:
+      passes while no server serves and no call runs in this process. Work a
+      handler hands on carries the call's context (Trio copies it into tasks and
+      worker threads), so it never gets here; what does get here while serving
+      (a task of the serving run, outside any call) may be on a call's behalf.
+    - any other thread (a plain ``threading.Thread``): refused, always. It carries
+      no context, so nothing tells a thread a handler started from one a test
+      started, and it may outlive the server that started it.
     """
     try:
-        return not _serves_calls.get()
+        trio.lowlevel.current_task()
     except RuntimeError:  # not in a Trio task
         pass
+    else:
+        return not serving.now
     try:
-        return not trio.from_thread.run_sync(_serves_calls.get)
+        trio.from_thread.run_sync(_checkpoint_free)
     except RuntimeError:  # not one of Trio's threads, or its run is over
-        return threading.current_thread() is threading.main_thread()
+        if threading.current_thread() is not threading.main_thread():
+            return False
+    return not serving.now
+
+
+def _checkpoint_free() -> None:
+    """Nothing: ``trio.from_thread.run_sync`` of it tells a Trio thread from others."""
 
 
 def reset_current(token: contextvars.Token[ToolContext | None]) -> None:

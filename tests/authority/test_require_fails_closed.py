@@ -129,13 +129,58 @@ async def test_a_sync_handler_in_its_worker_thread_checks_its_grants() -> None:
     assert "notes" in undeclared.text
 
 
-async def test_outside_any_call_of_a_run_that_serves_calls_require_is_refused() -> None:
+async def test_outside_any_call_while_a_server_serves_require_is_refused() -> None:
     """A task of a serving run (not on behalf of a call) sees no grants: refused."""
     async with McpTestClient(server(), allow=[notes]) as client:
         await client.call_tool("in_worker_thread")
+        with pytest.raises(Refusal, match="cannot see"):
+            ToolContext.current().require(notes)
+        with pytest.raises(Refusal, match="cannot see"):
+            await trio.to_thread.run_sync(in_worker_thread)
 
-    with pytest.raises(Refusal, match="cannot see"):
-        ToolContext.current().require(notes)
+
+async def test_a_direct_call_after_a_test_client_closed_still_works() -> None:
+    """The serving count falls back to zero: a unit test after a client passes."""
+    assert "passed" == await in_handler()
+    async with McpTestClient(server(), allow=[notes]) as client:
+        await client.call_tool("in_worker_thread")
+
+    assert "passed" == await in_handler()
+    assert "passed" == await trio.to_thread.run_sync(in_worker_thread)
+
+
+_released = threading.Event()
+_late: list[str] = []
+_late_threads: list[threading.Thread] = []
+
+
+@tool(caps=[notes])
+async def outliving_thread() -> str:
+    """Start a plain thread that requires the capability after the server closed."""
+
+    def late() -> None:
+        _released.wait(10)
+        try:
+            ToolContext.current().require(notes)
+        except Refusal:
+            _late.append("refused")
+        else:
+            _late.append("passed")
+
+    _late_threads.append(threading.Thread(target=late, daemon=True))
+    _late_threads[0].start()
+    return "started"
+
+
+async def test_a_plain_thread_that_outlives_its_server_is_still_refused() -> None:
+    late = Server("late", "1", tools=[outliving_thread])
+    async with McpTestClient(late, allow=[notes]) as client:
+        assert "started" == (await client.call_tool("outliving_thread")).structured
+
+    _released.set()
+    await trio.to_thread.run_sync(_late_threads[0].join, 10)
+
+    assert ["refused"] == _late
 
 
 async def test_a_direct_async_call_outside_any_server_still_works() -> None:
@@ -152,5 +197,9 @@ async def test_a_direct_call_in_a_trio_worker_thread_outside_any_server_works() 
 
 
 def test_a_plain_thread_outside_any_server_is_refused() -> None:
-    """Fail closed: a thread that is neither the main thread nor Trio's sees no call."""
+    """Fail closed: a thread that is neither the main thread nor Trio's sees no call.
+
+    Nothing tells a thread a handler started from one a test started, and such a
+    thread may outlive its server: a plain thread is refused, server or not.
+    """
     assert _require_in("plain").startswith("refused: ")

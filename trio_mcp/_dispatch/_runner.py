@@ -55,6 +55,7 @@ from .._context import (
     Refusal,
     ToolContext,
     reset_current,
+    serving,
     set_current,
 )
 from .._declare import NeedsInput, ToolSpec, qualified
@@ -207,7 +208,8 @@ class Runner:
         token = set_current(ctx)
         secrets = open_registry()
         try:
-            return await self._chain(call)
+            with serving.scope():
+                return await self._chain(call)
         finally:
             ctx.finish()
             reset_current(token)

@@ -37,7 +37,7 @@ import attrs
 import trio
 
 from .._changes import Change
-from .._context import client_supports, principal_id
+from .._context import client_supports, principal_id, serving
 from .._declare import NeedsInput
 from .._dispatch._call import Call, Ending
 from .._dispatch._catalog import ToolEntry
@@ -142,13 +142,14 @@ class TaskRunner:
             yield
             return
         try:
-            async with self.store.running(), trio.open_nursery() as nursery:
-                self._nursery = nursery
-                try:
-                    yield
-                finally:
-                    self._nursery = None
-                    nursery.cancel_scope.cancel()
+            with serving.scope():  # require() outside a call is refused meanwhile
+                async with self.store.running(), trio.open_nursery() as nursery:
+                    self._nursery = nursery
+                    try:
+                        yield
+                    finally:
+                        self._nursery = None
+                        nursery.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             if len(group.exceptions) == 1:
                 only = group.exceptions[0]
