@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Literal
 
 import attrs
@@ -74,6 +74,8 @@ class TaskRecord:
     cancel_requested: bool = False
     pending: dict[str, tuple[str, InputRequest]] = attrs.field(factory=dict)
     """Outstanding input requests: wire key -> (the handler's key, the request)."""
+    asked: JsonObject = attrs.field(factory=dict)
+    """The outstanding requests as sent (``inputRequests``), the call's secrets masked."""
     answers: dict[str, object] = attrs.field(factory=dict)
     """Decoded responses by the handler's key, for the round being asked."""
     answered: trio.Event = attrs.field(factory=trio.Event)
@@ -141,7 +143,9 @@ class TaskRecord:
         out = self.base()
         if self.status == "input_required":
             out["inputRequests"] = {
-                key: request.to_wire() for key, (_, request) in self.pending.items()
+                key: request
+                for key, request in self.asked.items()
+                if key in self.pending
             }
         elif self.status == "completed" and self.result is not None:
             out["result"] = self.result
@@ -150,9 +154,22 @@ class TaskRecord:
         return out
 
     # -- input requests inside the task --------------------------------------------------
-    def ask(self, requests: Mapping[str, InputRequest]) -> None:
-        """Surface ``requests`` on ``tasks/get``; ``answered`` is set once all arrive."""
+    def ask(
+        self,
+        requests: Mapping[str, InputRequest],
+        mask: Callable[[JsonObject], JsonObject] | None = None,
+    ) -> None:
+        """Surface ``requests`` on ``tasks/get``; ``answered`` is set once all arrive.
+
+        ``mask`` masks the running call's secrets in the ``inputRequests`` as sent:
+        they are rendered (and masked) once, here, so neither ``tasks/get`` nor a
+        shared store ever sees a question's plaintext.
+        """
         self.pending = {self._mint(key): (key, r) for key, r in requests.items()}
+        asked: JsonObject = {
+            key: request.to_wire() for key, (_, request) in self.pending.items()
+        }
+        self.asked = asked if mask is None else mask(asked)
         self.answers = {}
         self.answered = trio.Event()
         self.set_status("input_required")

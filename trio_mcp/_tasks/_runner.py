@@ -36,11 +36,13 @@ from contextlib import asynccontextmanager
 import attrs
 import trio
 
+from .._authority import call_values
 from .._changes import Change
 from .._context import client_supports, principal_id, serving
 from .._declare import NeedsInput
 from .._dispatch._call import Call, Ending
 from .._dispatch._catalog import ToolEntry
+from .._dispatch._mask import mask_input_required, text_mask
 from .._dispatch._request import Failure, Incoming
 from .._dispatch._runner import Runner, new_call
 from .._errors import InvalidReply, MissingClientCapability
@@ -63,6 +65,22 @@ MAX_TASKS = 10_000
 _REQUIRED: JsonObject = {"extensions": {wire.TASKS_EXTENSION: {}}}
 
 Handler = Callable[[Incoming], Awaitable[JsonObject]]
+
+
+def _question_mask() -> Callable[[JsonObject], JsonObject] | None:
+    """Masks the running call's secrets in a task's ``inputRequests`` (api.md
+    "Trust"), as ``Runner.finish`` masks an ``input_required`` result outside a task."""
+    values = call_values()
+    if not values:
+        return None
+    mask = text_mask(values)
+
+    def masked(asked: JsonObject) -> JsonObject:
+        out = mask_input_required({"inputRequests": asked}, mask)["inputRequests"]
+        assert isinstance(out, dict)
+        return out
+
+    return masked
 
 
 def declares_tasks(meta: JsonObject) -> bool:
@@ -221,7 +239,7 @@ class TaskRunner:
         for request in needs.requests.values():
             if not client_supports(capabilities, request.client_capability):
                 raise MissingClientCapability(dict(request.client_capability))
-        record.ask(needs.requests)
+        record.ask(needs.requests, _question_mask())
         self.publish(record)
         await record.answered.wait()
         return dict(record.answers)
