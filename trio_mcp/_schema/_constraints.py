@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -25,11 +26,13 @@ __all__ = [
     "Check",
     "Field",
     "Kind",
+    "Misplaced",
     "compile_checks",
     "described",
     "describe_validator",
     "field_of",
     "keywords",
+    "misplaced",
     "split_validators",
     "unhonoured",
 ]
@@ -360,6 +363,30 @@ def field_of(
     return merged
 
 
+@attrs.frozen(eq=False)
+class Misplaced:
+    """What ``metadata={"trio_mcp": ...}`` holds when it is not a ``Field``.
+
+    ``_inspect`` wraps the field's type in ``Annotated[tp, Misplaced(item)]`` so
+    the schema walk refuses it by name, where it refuses any other extra.
+    """
+
+    item: object
+
+
+def misplaced(metadata: Mapping[object, object]) -> Misplaced | None:
+    """The non-``Field`` under an attrs or dataclass field's ``metadata["trio_mcp"]``.
+
+    Only a ``trio_mcp.Field`` is read there: anything else (a pydantic
+    ``FieldInfo``, an annotated-types constraint, a string) would promise a check
+    that nothing runs, so it is refused, never dropped.
+    """
+    if METADATA_KEY not in metadata:
+        return None
+    found = metadata[METADATA_KEY]
+    return None if isinstance(found, Field) else Misplaced(found)
+
+
 HONOURED = (
     "trio_mcp.Field(...) or the annotated-types constraints Gt, Ge, Lt, Le, "
     "MultipleOf, MinLen, MaxLen, Len and Interval"
@@ -398,6 +425,22 @@ def _type_name(item: object) -> str:
     return f"{kind.__module__}.{kind.__qualname__}".removeprefix("builtins.")
 
 
+def _named(item: object) -> str:
+    """Name an extra for a message: its type, or the alias it is.
+
+    ``annotated_types.LowerCase`` is ``Annotated[str, Predicate(str.islower)]``:
+    its type (``typing._AnnotatedAlias``) says nothing, so it is found by name.
+    """
+    metadata = getattr(item, "__metadata__", None)
+    if not isinstance(metadata, tuple):
+        return _type_name(item)
+    module = sys.modules.get("annotated_types")
+    for name, value in vars(module).items() if module is not None else ():
+        if value is item:
+            return f"annotated_types.{name} ({', '.join(map(repr, metadata))})"
+    return f"Annotated[..., {', '.join(map(repr, metadata))}]"
+
+
 _AT_BOUNDS = {"Gt": "gt", "Ge": "ge", "Lt": "lt", "Le": "le"}
 _AT_LENGTHS = {"MinLen": ("min", "min_length"), "MaxLen": ("max", "max_length")}
 
@@ -406,8 +449,14 @@ def _read(item: object, kind: Kind) -> Field | str:
     """One extra as a Field, or why it cannot be honoured."""
     if isinstance(item, Field):
         return item
+    if isinstance(item, Misplaced):
+        return (
+            f"metadata['{METADATA_KEY}'] holds {_named(item.item)}, which cannot be "
+            f"honoured there; put a trio_mcp.Field(...) there, or the constraint "
+            "in Annotated[...]"
+        )
     name = type(item).__name__
-    refused = f"{_type_name(item)} cannot be honoured; use {HONOURED}"
+    refused = f"{_named(item)} cannot be honoured; use {HONOURED}"
     if not _from_annotated_types(item):
         return refused
     if name in _AT_BOUNDS:

@@ -16,7 +16,7 @@ from typing import Annotated, Literal, NewType, Union, get_args, get_origin
 import attrs
 
 from .._authority._secrets import Secret
-from ._constraints import Field, Kind, field_of, split_validators
+from ._constraints import Field, Kind, field_of, misplaced, split_validators
 
 __all__ = [
     "FieldInfo",
@@ -136,6 +136,8 @@ def field_info(attribute: attrs.Attribute[object]) -> FieldInfo:
         merged = translated if merged is None else translated.merge(merged)
     if merged is not None:
         tp = Annotated[tp, merged]
+    if (refused := misplaced(attribute.metadata)) is not None:
+        tp = Annotated[tp, refused]  # the schema walk refuses it by name
     return FieldInfo(
         name=attribute.name,
         type=tp,
@@ -188,6 +190,8 @@ def record_fields(cls: type) -> list[RecordField]:
         tp, field = hints[f.name], field_of(f.metadata)
         if field is not None:
             tp = Annotated[tp, field]
+        if (refused := misplaced(f.metadata)) is not None:
+            tp = Annotated[tp, refused]  # the schema walk refuses it by name
         absent = f.default_factory is dataclasses.MISSING
         required = f.default is dataclasses.MISSING and absent
         out.append(RecordField(f.name, tp, required, f.default))

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 from .._errors import McpError
 from ._constraints import (
     Field,
+    Misplaced,
     describe_validator,
     field_of,
     keywords,
@@ -181,9 +182,10 @@ class _Walker:
         metadata: tuple[object, ...] = tp.__metadata__  # type: ignore[attr-defined]
         why = unhonoured(metadata, kind_of(base))
         if why is not None:
-            raise UnsupportedType(
-                f"Annotated[{name_of(base)}, ...] metadata", why, where
-            )
+            what = f"Annotated[{name_of(base)}, ...] metadata"
+            if any(isinstance(m, Misplaced) for m in metadata):
+                what = "this field's metadata"
+            raise UnsupportedType(what, why, where)
         field = field_of(metadata, kind_of(base))
         if field is not None and is_open(strip(base)) and asserts(field.json_schema):
             out: JsonObject = {}  # any JSON value, as the passthrough shapes it
