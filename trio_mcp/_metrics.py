@@ -6,7 +6,8 @@ prompt name (``gen_ai.tool.name``, ``gen_ai.prompt.name``) and, when it failed,
 ``error.type`` (the JSON-RPC error code, or ``tool_error`` for a tool result with
 ``isError``). Three counters go beside it: calls refused before their handler (a
 missing capability or scope, a spent rate limit: a ``refused`` receipt), calls
-answered "busy", and calls refused by a rate limit.
+answered "busy" (no room: also a ``refused`` receipt, counted here instead), and
+calls refused by a rate limit.
 
 Two sinks, each optional:
 - OpenTelemetry: when ``opentelemetry-api`` is installed and the application has
@@ -201,13 +202,18 @@ def start(method: str) -> contextvars.Token[Measure | None] | None:
     return _measure.set(Measure(time.perf_counter(), method))
 
 
-def note_outcome(outcome: str) -> None:
-    """Record how the request's call ended (its receipt's outcome)."""
+def note_outcome(outcome: str, *, busy: bool = False) -> None:
+    """Record how the request's call ended (its receipt's outcome).
+
+    A ``refused`` call is counted as ``busy`` when it was refused for want of room
+    (no call slot or waiting place, no thread for a sync handler), else as
+    ``refused``.
+    """
     measure = _measure.get()
     if measure is not None:
         measure.outcome = outcome
         if outcome == "refused":
-            _count("refused", measure.method)
+            _count("busy" if busy else "refused", measure.method)
 
 
 def finish(

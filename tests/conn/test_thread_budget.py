@@ -31,7 +31,7 @@ from conn_peer import (
 from support import request, serving_websocket, wire
 from trio_websocket import open_websocket_url
 
-from trio_mcp import Receipt, Server, tool
+from trio_mcp import Receipt, Server, _metrics, tool
 from trio_mcp._declare._threads import MAX_LINGERING_THREADS
 from trio_mcp.testing import McpTestClient, ProtocolError, check_message
 
@@ -162,6 +162,20 @@ def double(n: int) -> int:
     return 2 * n
 
 
+def counters() -> dict[str, float]:
+    """The busy, refused and rate-limited counters, for ``tools/call``."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = _metrics.prometheus_text()[0].decode()
+    found = dict.fromkeys(("busy", "refused", "rate_limited"), 0.0)
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            event = sample.name.removeprefix("trio_mcp_server_").removesuffix("_total")
+            if event in found and sample.labels["mcp_method_name"] == "tools/call":
+                found[event] += sample.value
+    return found
+
+
 def budget_server(receipts: list[Receipt] | None = None) -> Server:
     sink = None if receipts is None else receipts.append
     return Server("budget", "1", tools=[stuck_briefly, double], receipts=sink)
@@ -171,13 +185,19 @@ async def test_over_stdio_framing_a_spent_budget_is_minus_32000_and_a_refused_re
     None
 ):
     receipts: list[Receipt] = []
+    _metrics.enable_prometheus()
     async with McpTestClient(budget_server(receipts)) as client:
         with trio.fail_after(LIVENESS):
             for _ in range(MAX_LINGERING_THREADS):
                 timed_out = await client.call_tool("stuck_briefly", {})
                 assert timed_out.is_error
+        before = counters()
         with trio.fail_after(SOON), pytest.raises(ProtocolError) as refused:
             await client.call_tool("double", {"n": 2})
+        # Counted as busy, not as a refusal for a missing capability.
+        assert {"busy": 1} == {
+            k: v - before[k] for k, v in counters().items() if v != before[k]
+        }
         assert refused.value.code == SERVER_BUSY
         assert wire(refused.value.data)["retryable"] is True
         assert receipts[-1].outcome == "refused"

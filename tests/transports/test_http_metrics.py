@@ -14,7 +14,16 @@ import trio
 from prometheus_client.parser import text_string_to_metric_families
 from support import META, VERSION, serving
 
-from trio_mcp import Capability, RateLimit, Server, ToolError, prompt, tool
+from trio_mcp import (
+    Capability,
+    Limits,
+    RateLimit,
+    Receipt,
+    Server,
+    ToolError,
+    prompt,
+    tool,
+)
 
 SECRET_CAP = Capability("metrics.secret", description="Read the secret.")
 
@@ -234,3 +243,64 @@ async def test_a_meter_provider_set_by_the_application_gets_the_semconv_histogra
         ],
         ["mcp.server.operation.duration", "s", {"mcp.method.name": "tools/list"}, 1],
     ] == sorted(points, key=lambda p: str(p[2]))
+
+
+async def test_a_busy_answer_leaves_a_receipt_is_measured_and_costs_no_token() -> None:
+    """A 503 (no place to wait) is a call answered: a ``refused`` receipt naming
+    busy, one histogram count with ``error.type`` -32000, the busy counter (not
+    the refusal one), and no rate-limit token taken."""
+    gate = trio.Event()
+    entered = trio.Event()
+
+    @tool
+    async def measured_slow() -> str:
+        """Hold the one call slot until the test opens the gate."""
+        entered.set()
+        await gate.wait()
+        return "done"
+
+    receipts: list[Receipt] = []
+    server = Server("busy", "1", tools=[measured_slow], receipts=receipts.append)
+    statuses: list[int] = []
+
+    async def call() -> None:
+        response = await post(client, url, "tools/call", name="measured_slow")
+        statuses.append(response.status_code)
+
+    async with (
+        serving(
+            server,
+            metrics_path="/metrics",
+            limits=Limits(max_concurrent=1, max_waiting=0),
+            rate_limit=RateLimit(2, 60),
+        ) as url,
+        httpx.AsyncClient() as client,
+    ):
+        before, counters_before = await scrape(client, url)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call)
+            with trio.fail_after(10):
+                await entered.wait()
+            busy = await post(client, url, "tools/call", name="measured_slow")
+            gate.set()
+        await call()  # the second token: the busy answer took none
+        await call()  # the third call is over the limit
+        after, counters_after = await scrape(client, url)
+
+    assert 503 == busy.status_code
+    assert "1" == busy.headers["retry-after"]
+    assert -32000 == busy.json()["error"]["code"]
+    assert [200, 200, 429] == statuses
+    assert ["refused", "ok", "ok", "refused"] == [r.outcome for r in receipts]
+    assert ["trio_mcp.Busy", None, None, "trio_mcp.RateLimit"] == [
+        r.error_type for r in receipts
+    ]
+    assert {
+        ("tools/call", "measured_slow", "", ""): 2,
+        ("tools/call", "measured_slow", "", "-32000"): 2,
+    } == delta(after, before)
+    assert {
+        "trio_mcp_server_busy_total": 1,
+        "trio_mcp_server_rate_limited_total": 1,
+        "trio_mcp_server_refused_total": 1,
+    } == delta(counters_after, counters_before)

@@ -78,6 +78,9 @@ class Caller:
     retry_after: float | None = None
     """Set by the HTTP app when the caller's rate limit is spent: the seconds until
     it may call again. The runner's ``limit`` step then refuses the call (429)."""
+    busy: str | None = None
+    """Set by the HTTP app when no call slot and no waiting place is free: why. The
+    runner's ``limit`` step then answers the call "server busy" (503)."""
 
 
 @attrs.define(slots=True)

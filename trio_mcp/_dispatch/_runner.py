@@ -6,8 +6,10 @@ each build one ``Call`` (``new_call``) and hand it to ``Runner.run``; so do task
 built once per server, outermost first:
 
 1. ``account``: times the call, names it on the span, leaves the receipt;
-   ``limit``: refuses a caller whose rate limit is spent (``Caller.retry_after``,
-   set by the HTTP app) with -32000, HTTP 429 and ``Retry-After``;
+   ``limit``: answers a call the HTTP app found no place for (``Caller.busy``)
+   with -32000, HTTP 503 and ``Retry-After``, and refuses a caller whose rate
+   limit is spent (``Caller.retry_after``) with -32000, HTTP 429 and
+   ``Retry-After``; either way the call is timed, measured and leaves a receipt;
 2. ``grant``: refuses a caller without every capability the declaration needs
    (with a bearer token whose scopes fall short, the 403 step-up);
 3. the server's ``middleware=`` steps, in the order given;
@@ -70,12 +72,14 @@ from ._request import Failure, Incoming
 from ._rounds import BadRound, ask, open_round, round_binding
 
 __all__ = [
+    "BUSY_TYPE",
     "RATE_LIMITED_TYPE",
     "Runner",
     "finish_result",
     "is_cancellation",
     "log_receipt",
     "new_call",
+    "busy",
     "rate_limited",
 ]
 
@@ -228,7 +232,7 @@ class Runner:
             ending = crash(call, exc)
         finally:
             _annotate_span(call, ending)
-            _metrics.note_outcome(ending.outcome)
+            _metrics.note_outcome(ending.outcome, busy=_is_busy(ending))
             if self.receipts is not None or _receipt_logger.isEnabledFor(logging.INFO):
                 duration = time.perf_counter() - t0
                 await self.leave(_receipt(call, ending, started, duration))
@@ -258,11 +262,14 @@ class Runner:
 
     # -- 1b. the rate limit -------------------------------------------------------------
     async def limit(self, call: Call, next: Next) -> Ending:
-        """Refuse a caller whose rate limit the HTTP app found spent."""
-        wait = call._incoming.caller.retry_after
-        if wait is None:
-            return await next(call)
-        return rate_limited(wait)
+        """Answer "busy" a call the HTTP app found no place for; refuse a caller
+        whose rate limit it found spent."""
+        caller = call._incoming.caller
+        if caller.retry_after is not None:
+            return rate_limited(caller.retry_after)
+        if caller.busy is not None:
+            return busy(caller.busy)
+        return await next(call)
 
     # -- 2. the grants ----------------------------------------------------------------
     async def grant(self, call: Call, next: Next) -> Ending:
@@ -366,7 +373,6 @@ async def _under_deadline(call: Call) -> AnyReply:
     except MissingClientCapability as exc:
         raise Failure.missing_capability(exc, qualified(type(exc))) from None
     except ThreadsExhausted as exc:
-        _metrics.count("busy", call.method)
         raise Failure.busy(str(exc), qualified(type(exc))) from None
     if deadline is not None and deadline.cancelled_caught:
         raise Failure.timed_out(call._target.timeout or 0.0)
@@ -410,6 +416,30 @@ def rate_limited(wait: float) -> Ending:
         code=SERVER_BUSY,
     )
     return attrs.evolve(ending, error_type=RATE_LIMITED_TYPE)
+
+
+#: The receipt's ``error_type`` of a call answered "busy" (no slot, no waiting place).
+BUSY_TYPE = "trio_mcp.Busy"
+
+#: Seconds a client told "busy" is asked to wait before it tries again.
+BUSY_RETRY_AFTER = 1
+
+
+def busy(reason: str) -> Ending:
+    """-32000 with HTTP 503 and ``Retry-After``: no call slot or waiting place is free."""
+    ending = Ending.refused(
+        f"server busy: {reason}; retry later or raise the server's Limits",
+        data={"retryable": True},
+        http_status=503,
+        headers=(("retry-after", str(BUSY_RETRY_AFTER)),),
+        code=SERVER_BUSY,
+    )
+    return attrs.evolve(ending, error_type=BUSY_TYPE)
+
+
+def _is_busy(ending: Ending) -> bool:
+    """Whether the call was refused for want of room (503): busy, not a refusal."""
+    return ending.http_status == 503 and ending.outcome == "refused"
 
 
 #: The receipt's ``error_type`` of a call refused for its token's scopes.

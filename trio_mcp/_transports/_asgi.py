@@ -403,11 +403,12 @@ class McpAsgiApp:
         )
         if admission is not None:
             caller = self._bearer_caller(admission, caller, scope, headers)
-        if message.method in CALL_METHODS and self.gate.rate_limit is not None:
-            wait = await self.gate.over_limit(message, caller, scope)
-            if wait is not None:  # the runner's limit step answers 429
-                caller = attrs.evolve(caller, retry_after=wait)
-        await self._dispatch(message, caller, receive, send)
+        if message.method not in CALL_METHODS:
+            await self._dispatch(message, caller, receive, send)
+            return
+        # Busy or rate limited, the runner's limit step answers (503, 429).
+        async with self.gate.admission(message, caller, scope) as (caller, placed):
+            await self._dispatch(message, caller, receive, send, placed=placed)
 
     async def _admit(
         self, scope: Scope, headers: dict[str, str]
@@ -505,7 +506,13 @@ class McpAsgiApp:
         return message
 
     async def _dispatch(
-        self, request: Request, caller: Caller, receive: Receive, send: Send
+        self,
+        request: Request,
+        caller: Caller,
+        receive: Receive,
+        send: Send,
+        *,
+        placed: bool = False,
     ) -> None:
         scope = trio.CancelScope()
         response = _Response(send, scope, self.limits.keepalive_interval)
@@ -514,22 +521,21 @@ class McpAsgiApp:
             with scope:
                 if request.method == LISTEN_METHOD:
                     nursery.start_soon(response.keep_alive)
-                await response.finish(await self._handle(request, caller, response))
+                await response.finish(
+                    await self._handle(request, caller, response, placed)
+                )
             nursery.cancel_scope.cancel()
         # Whatever still runs for this request (an abandoned worker thread) now
         # sees ``ctx.cancel`` fire.
         scope.cancel()
 
     async def _handle(
-        self, request: Request, caller: Caller, response: _Response
+        self, request: Request, caller: Caller, response: _Response, placed: bool
     ) -> Reply:
-        """Run the request, in a call slot when it is a call (or refuse it: busy)."""
+        """Run the request, in a call slot when it is a call with a place."""
         handle = self.dispatcher.handle
-        if request.method not in CALL_METHODS:
+        if not placed:
             return await handle(request, caller, response.emit, scope=response.scope)
-        refused = self.gate.refuse_busy(request)
-        if refused is not None:
-            return refused
         async with self.gate.slot():
             return await handle(request, caller, response.emit, scope=response.scope)
 

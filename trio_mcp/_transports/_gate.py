@@ -10,16 +10,18 @@ Invariants:
 - Only calls (``tools/call``, ``prompts/get``, ``resources/read``,
   ``completion/complete``) pass the gate; discovery, lists, the tasks methods and
   listen streams never wait and are never refused here.
-- A call is counted from the moment it is admitted until its task leaves the gate,
-  however it leaves: a client that disconnects while waiting cancels its wait and so
-  gives its place up at once.
-- With a ``RateLimit``, a call first takes a token from its caller's bucket (in the
-  server's store); without one the call goes to the dispatcher marked
-  (``Caller.retry_after``), and the runner's ``limit`` step answers it 429 with
-  ``Retry-After`` and a ``refused`` receipt, like any refusal. A store that cannot
-  be reached does not refuse: the bucket of this process stands in.
-- A refusal is a ``Reply`` with its extra headers (``Retry-After``), written like
-  any other reply; nothing else of the request runs.
+- A call takes its place (``admission``) before anything else, and keeps it until
+  its task leaves the gate, however it leaves: a client that disconnects while
+  waiting cancels its wait and so gives its place up at once.
+- A call with no place goes to the dispatcher marked (``Caller.busy``) without a
+  slot, and the runner's ``limit`` step answers it 503 with ``Retry-After``: like
+  every call it is timed, measured and leaves a receipt (``refused``,
+  ``trio_mcp.Busy``). It takes no rate-limit token.
+- With a ``RateLimit``, a call that has a place then takes a token from its
+  caller's bucket (in the server's store); without one it gives its place back and
+  goes to the dispatcher marked (``Caller.retry_after``), and the runner's
+  ``limit`` step answers it 429 with ``Retry-After`` and a ``refused`` receipt. A
+  store that cannot be reached does not refuse: the bucket of this process stands in.
 """
 
 from __future__ import annotations
@@ -28,19 +30,19 @@ import logging
 import math
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
+import attrs
 import trio
 
 from .. import _metrics
-from .._dispatch import Caller, Reply
-from .._json import encode_message
+from .._dispatch import Caller
+from .._dispatch._runner import BUSY_RETRY_AFTER
 from .._limits import Limits
 from .._protocol._jsonrpc import Request
 from .._rate_limit import RateLimit
 from .._store import MemoryStore
 from ._forwarded import caller_key
-from ._stream import busy_fault
 
 if TYPE_CHECKING:
     from .._dispatch import Dispatcher
@@ -48,10 +50,6 @@ if TYPE_CHECKING:
 __all__ = ["BUSY_RETRY_AFTER", "Gate", "retry_after_header"]
 
 log = logging.getLogger("trio_mcp.http")
-
-
-#: Seconds a client told "busy" is asked to wait before it tries again.
-BUSY_RETRY_AFTER: Final = 1
 
 
 def retry_after_header(seconds: float) -> tuple[bytes, bytes]:
@@ -96,36 +94,48 @@ class Gate:
             self._limiter = trio.CapacityLimiter(self.limits.max_concurrent)
         return self._limiter
 
-    def refuse_busy(self, request: Request) -> Reply | None:
-        """The 503 for ``request`` if no slot and no waiting place is free, else None."""
+    @asynccontextmanager
+    async def admission(
+        self, request: Request, caller: Caller, scope: Mapping[str, Any]
+    ) -> AsyncIterator[tuple[Caller, bool]]:
+        """Take a place for the call ``request`` for the block; yield its caller and
+        whether it holds a place (then run it in ``slot()``).
+
+        Without a place, the caller is marked ``busy``; over its rate limit, the
+        place is given back and the caller is marked ``retry_after``. Either way
+        the runner's ``limit`` step answers the call, and no slot is needed.
+        """
         limits = self.limits
-        if self.admitted < limits.max_concurrent + limits.max_waiting:
-            return None
-        self.busy += 1
-        _metrics.count("busy", request.method)
-        fault = busy_fault(
-            request,
-            f"{limits.max_concurrent} calls are running and "
-            f"{limits.max_waiting} are waiting",
-        )
-        return Reply(
-            encode_message(fault.to_message()),
-            fault.http_status,
-            headers=(retry_after_header(BUSY_RETRY_AFTER),),
-        )
+        if self.admitted >= limits.max_concurrent + limits.max_waiting:
+            self.busy += 1
+            reason = (
+                f"{limits.max_concurrent} calls are running and "
+                f"{limits.max_waiting} are waiting"
+            )
+            yield attrs.evolve(caller, busy=reason), False
+            return
+        self.admitted += 1
+        held = True
+        try:
+            wait = await self.over_limit(request, caller, scope)
+            if wait is not None:
+                self.admitted -= 1
+                held = False
+                yield attrs.evolve(caller, retry_after=wait), False
+            else:
+                yield caller, True
+        finally:
+            if held:
+                self.admitted -= 1
 
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
         """Hold a call slot for the block, waiting for one (cancellable) if needed.
 
-        Call ``refuse_busy`` first: the place is counted from here on.
+        Only within ``admission``, for a call that holds a place.
         """
-        self.admitted += 1
-        try:
-            async with self.limiter:
-                yield
-        finally:
-            self.admitted -= 1
+        async with self.limiter:
+            yield
 
     async def over_limit(
         self, request: Request, caller: Caller, scope: Mapping[str, Any]
