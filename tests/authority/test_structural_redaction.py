@@ -179,7 +179,12 @@ CAPS: dict[str, Any] = {"elicitation": {}}
 
 def shape(value: Any, *, secret: str) -> Any:
     """``value`` with the strings a handler wrote replaced by ``"S"``: keys and
-    protocol fields stay, so two shapes are equal when the structure is."""
+    protocol fields stay, so two shapes are equal when the structure is. The keys of
+    ``tags`` (a ``dict[str, str]``: the handler's data, masked too) become a list of their values."""
+    if isinstance(value, dict) and "tags" in value and isinstance(value["tags"], dict):
+        tags = [shape(v, secret=secret) for v in value["tags"].values()]
+        rest = {k: v for k, v in value.items() if k != "tags"}
+        return {**shape(rest, secret=secret), "tags": tags}
     if isinstance(value, dict):
         return {
             k: v if k in PROTOCOL_FIELDS else shape(v, secret=secret)

@@ -1,10 +1,14 @@
 """Masking secrets in what a handler produced, by the structure of the reply.
 
-The rule (api.md "Trust"): masking changes string *values* that came from the
-handler, and only those. Keys and protocol fields (``type``, ``mimeType``,
-``resultType``, ``uri``, a result's ``_meta``...) are never touched, so a reply has
-the same structure whatever a secret's value is (``"text"``, ``"e"``), and stays
-valid against the revision's schema.
+The rule (api.md "Trust"): masking changes strings that came from the handler, and
+only those. Protocol keys and fields (``type``, ``mimeType``, ``resultType``, a
+result's ``_meta``...) are never touched, so a reply has the same structure whatever
+a secret's value is (``"text"``, ``"e"``), and stays valid against the revision's
+schema. Handler data is masked wherever it stands: a key of ``structuredContent``
+that the output schema does not declare (a ``dict[str, T]`` key) and a content
+block's ``uri`` (after its scheme, so it stays a URI). If masking would make two keys
+one, the reply is refused (``MaskingFailed``: -32603 with an ``internal`` receipt)
+rather than sent changed in meaning.
 
 What is masked is the plaintext of every secret the running call knows: its
 ``Secret`` arguments and defaults, and every ``Secret`` constructed or revealed
@@ -20,6 +24,7 @@ messages, resource contents, completion values, the questions of an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from .._authority import MASK
@@ -28,6 +33,7 @@ from .._protocol import _wire as wire
 
 __all__ = [
     "Mask",
+    "MaskingFailed",
     "mask_block",
     "mask_blocks",
     "mask_completion",
@@ -44,6 +50,28 @@ __all__ = [
 
 #: Masks one string: every secret plaintext in it replaced by the mask.
 Mask = Callable[[str], str]
+
+
+class MaskingFailed(Exception):
+    """Masking would change a reply's meaning (two keys made one)."""
+
+
+#: A URI's scheme (RFC 3986), kept when a ``uri`` is masked.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+
+
+def mask_uri(uri: str, mask: Mask) -> str:
+    """A handler's ``uri`` masked after its scheme.
+
+    The scheme is public vocabulary (like an ``enum`` member: ``file``, ``https``),
+    kept so the result is still a URI; the mask's ``*`` is a URI sub-delimiter, legal
+    in the authority, path, query and fragment.
+    """
+    found = _SCHEME.match(uri)
+    if found is None:
+        return mask(uri)
+    end = found.end()
+    return uri[:end] + mask(uri[end:])
 
 
 def text_mask(values: tuple[str, ...]) -> Mask:
@@ -81,10 +109,10 @@ def mask_values(
 
 
 #: The fields of each content block that the handler wrote (never ``type``,
-#: ``mimeType``, ``uri`` or base64 ``data``).
+#: ``mimeType`` or base64 ``data``); a ``uri`` is masked by ``mask_uri``.
 _BLOCK_TEXT: dict[str, tuple[str, ...]] = {
     "text": ("text",),
-    "resource_link": ("name", "title", "description"),
+    "resource_link": ("name", "title", "description", "uri"),
 }
 
 
@@ -100,7 +128,9 @@ def mask_block(block: JsonValue, mask: Mask) -> JsonValue:
     if not fields:
         return block
     return {
-        key: mask(item) if key in fields and isinstance(item, str) else item
+        key: (mask_uri(item, mask) if key == "uri" else mask(item))
+        if key in fields and isinstance(item, str)
+        else item
         for key, item in block.items()
     }
 
@@ -113,12 +143,16 @@ def mask_blocks(blocks: JsonValue, mask: Mask) -> JsonValue:
 
 
 def mask_contents_item(item: JsonValue, mask: Mask) -> JsonValue:
-    """A resource's contents: its ``text`` masked (a blob, a URI, a type: never)."""
-    if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+    """A resource's contents: its ``text`` and ``uri`` masked (a blob, a type: never)."""
+    if not isinstance(item, dict):
         return item
-    text = item["text"]
-    assert isinstance(text, str)
-    return {**item, "text": mask(text)}
+    out = dict(item)
+    text, uri = out.get("text"), out.get("uri")
+    if isinstance(text, str):
+        out["text"] = mask(text)
+    if isinstance(uri, str):
+        out["uri"] = mask_uri(uri, mask)
+    return out
 
 
 def mask_contents(result: JsonObject, mask: Mask) -> JsonObject:
@@ -209,7 +243,8 @@ def mask_detail(meta: JsonValue, mask: Mask) -> JsonValue:
 
 # -- structured content, beside its schema ------------------------------------------
 def mask_structured(value: JsonValue, schema: JsonValue, mask: Mask) -> JsonValue:
-    """``structuredContent`` with its string values masked, never its keys.
+    """``structuredContent`` with its string values masked, and the keys the
+    output schema does not name (a ``dict[str, T]`` key is the handler's data).
 
     A string the output schema declares (an ``enum`` member or the ``const``) where
     it stands is kept: it is the catalog's public vocabulary, not the handler's
@@ -226,15 +261,31 @@ def _walk(
     if isinstance(value, str):
         return value if _declared(value, branches) else mask(value)
     if isinstance(value, dict):
-        return {
-            key: _walk(item, _property(branches, key), root, mask)
-            for key, item in value.items()
-        }
+        out: JsonObject = {}
+        for key, item in value.items():
+            named = _named(branches, key)
+            shown = key if named else mask(key)
+            if shown in out:
+                raise MaskingFailed("masking a secret would make two keys one")
+            out[shown] = _walk(item, _property(branches, key), root, mask)
+        return out
     if isinstance(value, list):
         return [
             _walk(item, _item(branches, i), root, mask) for i, item in enumerate(value)
         ]
     return value
+
+
+def _named(branches: list[JsonObject], key: str) -> bool:
+    """Whether the schema declares ``key`` (a property name: public, never masked)."""
+    for branch in branches:
+        properties = branch.get("properties")
+        if isinstance(properties, dict) and key in properties:
+            return True
+        required = branch.get("required")
+        if isinstance(required, list) and key in required:
+            return True
+    return False
 
 
 def _resolve(schema: JsonValue, root: JsonObject) -> JsonValue:
