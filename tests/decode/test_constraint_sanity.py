@@ -14,7 +14,8 @@ import attrs
 import pydantic
 import pytest
 
-from trio_mcp import InvalidDeclaration, Server, tool
+from trio_mcp import Field, InvalidDeclaration, Secret, Server, tool
+from trio_mcp.testing import McpTestClient
 
 
 def declare(tp: object) -> None:
@@ -83,3 +84,117 @@ def test_an_annotated_types_predicate_alias_is_named() -> None:
 
     assert "annotated_types.LowerCase" in message
     assert "_AnnotatedAlias" not in message
+
+
+@pytest.mark.parametrize(
+    "tp",
+    [
+        Annotated[str, at.MinLen(-1)],
+        Annotated[str, at.MaxLen(-2)],
+        Annotated[list[int], at.Len(-1, 3)],
+        Annotated[str, Field(min_length=-1)],
+        Annotated[list[int], Field(max_items=-1)],
+    ],
+)
+def test_a_negative_length_is_refused(tp: object) -> None:
+    message = refusal(tp)
+
+    assert "parameter 'v'" in message
+    assert "-1" in message or "-2" in message
+    assert "negative" in message
+
+
+@pytest.mark.parametrize(
+    ("tp", "bounds"),
+    [
+        (Annotated[int, at.Ge(5), at.Le(1)], ("ge=5", "le=1")),
+        (Annotated[float, at.Gt(1), at.Lt(1)], ("gt=1", "lt=1")),
+        (Annotated[float, at.Ge(1), at.Lt(1)], ("ge=1", "lt=1")),
+        (Annotated[int, Field(gt=3, le=3)], ("gt=3", "le=3")),
+        (Annotated[str, at.Len(2, 1)], ("min_length=2", "max_length=1")),
+        (Annotated[str, Field(min_length=3, max_length=2)], ("min_length=3",)),
+        (Annotated[list[int], at.MinLen(4), at.MaxLen(1)], ("min_items=4",)),
+    ],
+)
+def test_bounds_that_admit_no_value_are_refused_naming_them(
+    tp: object, bounds: tuple[str, ...]
+) -> None:
+    message = refusal(tp)
+
+    assert "parameter 'v'" in message
+    for bound in bounds:
+        assert bound in message
+
+
+@attrs.frozen
+class ContradictoryAttrs:
+    x: int = attrs.field(validator=[attrs.validators.ge(5), attrs.validators.le(1)])
+
+
+def test_contradictory_attrs_validators_are_refused_naming_the_field() -> None:
+    message = refusal(ContradictoryAttrs)
+
+    assert "parameter 'v' at 'x'" in message
+    assert "ge=5" in message
+    assert "le=1" in message
+
+
+@pytest.mark.parametrize(
+    "tp",
+    [
+        Annotated[int, at.Ge(1), at.Le(1)],
+        Annotated[str, at.Len(0, 0)],
+        Annotated[float, at.Gt(0), at.Le(0.5)],
+    ],
+)
+def test_bounds_that_admit_a_value_are_accepted(tp: object) -> None:
+    declare(tp)
+
+
+@dataclasses.dataclass
+class Order:
+    quantity: int
+    code: Secret[str]
+
+    def __post_init__(self) -> None:
+        if self.quantity < 0:
+            raise ValueError("quantity must not be negative")
+        if self.quantity > 1000:
+            raise ValueError(f"quantity {self.quantity} is too many")
+        if not self.code.reveal().startswith("OK"):
+            raise ValueError(f"code {self.code.reveal()} is not a known code")
+
+
+@tool
+def place(order: Order) -> str:
+    """Place an order.
+
+    Args:
+        order: The order.
+    """
+    return "placed"
+
+
+async def test_a_post_init_refusal_reaches_the_caller_without_the_value() -> None:
+    async with McpTestClient(Server("o", "1", tools=[place])) as client:
+        negative = await client.call_tool(
+            "place", {"order": {"quantity": -1, "code": "OK1"}}
+        )
+        unknown = await client.call_tool(
+            "place", {"order": {"quantity": 1, "code": "hunter2"}}
+        )
+        many = await client.call_tool(
+            "place", {"order": {"quantity": 5000, "code": "OK1"}}
+        )
+        placed = await client.call_tool(
+            "place", {"order": {"quantity": 1, "code": "OK1"}}
+        )
+
+    assert negative.is_error
+    assert "order: quantity must not be negative" in negative.text
+    assert unknown.is_error
+    assert "hunter2" not in unknown.text
+    assert "order: is not valid" in unknown.text
+    assert "5000" not in many.text
+    assert "order: is not valid" in many.text
+    assert "placed" == placed.structured

@@ -3,12 +3,15 @@
 cattrs, with detailed validation, gathers every failure into nested groups whose
 notes say which attribute, index or key failed; this module turns that tree into
 one flat list of problems. A message never quotes the rejected value (it may be a
-secret), so exception text is never shown: our hooks raise ``Invalid`` with fixed
-messages and anything else becomes ``is not valid``.
+secret), so exception text is shown only where it cannot quote one: our hooks
+raise ``Invalid`` with fixed messages, a dataclass ``__post_init__`` refusal is
+shown when it quotes no value the caller sent (``refusal_message``), and anything
+else becomes ``is not valid``.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from cattrs.errors import (
@@ -23,7 +26,7 @@ from .._errors import Problem
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["Invalid", "at", "problems_of"]
+__all__ = ["Invalid", "at", "problems_of", "refusal_message"]
 
 FALLBACK = "is not valid"
 REQUIRED = "this field is required"
@@ -36,6 +39,51 @@ class Invalid(ValueError):
     def __init__(self, *messages: str) -> None:
         self.messages = messages
         super().__init__("; ".join(messages))
+
+
+#: The longest refusal text shown; longer text is cut (a message, not a report).
+_LONGEST = 200
+
+
+def refusal_message(check: object, exc: Exception, sent: object) -> str:
+    """The message for a class that refused its decoded fields (``__post_init__``).
+
+    As for attrs validators: a ``described(...)`` message on ``check`` first.
+    Else the exception's first line, unless it quotes a value of ``sent`` (the
+    JSON the caller sent for the class: a ``Secret[str]``'s value would be among
+    them), when it is ``is not valid``.
+    """
+    text = getattr(check, "describe", None)
+    if isinstance(text, str) and text.strip():
+        return text.strip()
+    lines = str(exc).strip().splitlines()
+    if not lines or not lines[0].strip():
+        return FALLBACK
+    first = lines[0].strip()[:_LONGEST]
+    if any(_quotes(first, leaf) for leaf in _leaves(sent, top=True)):
+        return FALLBACK
+    return first
+
+
+def _leaves(value: object, *, top: bool = False) -> Iterator[str | int | float]:
+    """Every string and number in a JSON value, and every key below the top."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not top:
+                yield str(key)
+            yield from _leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    elif isinstance(value, str | int | float) and not isinstance(value, bool):
+        yield value
+
+
+def _quotes(text: str, leaf: str | int | float) -> bool:
+    if isinstance(leaf, str):
+        return bool(leaf) and leaf in text
+    number = re.escape(str(leaf))
+    return re.search(rf"(?<![\d.]){number}(?![\d])", text) is not None
 
 
 def at(exc: Exception, segment: str | int, tp: object) -> Exception:

@@ -35,7 +35,7 @@ from .._schema import (
     union_parts,
 )
 from ._hooks import json_key
-from ._problems import FALLBACK, REQUIRED, UNKNOWN, Invalid, at
+from ._problems import FALLBACK, REQUIRED, UNKNOWN, Invalid, at, refusal_message
 
 if TYPE_CHECKING:
     import cattrs
@@ -251,6 +251,7 @@ def _record_factory(cls: type, converter: cattrs.Converter) -> Hook:
     hooks = {f.name: (converter.get_structure_hook(f.type), f.type) for f in fields}
     required = [f.name for f in fields if f.required]
     build: Callable[..., object] = dict if is_typeddict(cls) else cls
+    post_init = getattr(cls, "__post_init__", None)
 
     def structure(value: object, _: object) -> object:
         if not isinstance(value, dict):
@@ -271,8 +272,8 @@ def _record_factory(cls: type, converter: cattrs.Converter) -> Hook:
             raise ClassValidationError(f"while structuring {cls.__name__}", errors, cls)
         try:
             return build(**kwargs)
-        except Exception:  # __post_init__ refused; its text may quote the value
-            raise Invalid(FALLBACK) from None
+        except Exception as exc:  # __post_init__ refused: its text, unless it quotes
+            raise Invalid(refusal_message(post_init, exc, value)) from None
 
     return structure
 

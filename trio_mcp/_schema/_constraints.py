@@ -28,6 +28,7 @@ __all__ = [
     "Kind",
     "Misplaced",
     "compile_checks",
+    "contradiction",
     "described",
     "describe_validator",
     "field_of",
@@ -140,6 +141,36 @@ def misapplied(field: Field, kind: Kind) -> list[str]:
         for name, applies in _APPLIES.items()
         if getattr(field, name) is not None and applies != kind
     ]
+
+
+_LENGTHS = ("min_length", "max_length", "min_items", "max_items")
+_LOWER = ("ge", "gt")
+_UPPER = ("le", "lt")
+
+
+def contradiction(field: Field) -> str | None:
+    """Why ``field``'s bounds are not a valid schema or admit no value, or None.
+
+    A length must be a non-negative int (JSON Schema says so); a lower bound
+    above an upper one (or equal, when either is exclusive) leaves nothing a
+    caller could send, which is a mistake in the declaration.
+    """
+    for name in _LENGTHS:
+        n = getattr(field, name)
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
+            return f"{name}={n!r}: a length is an int, not negative"
+    for low, high in (("min_length", "max_length"), ("min_items", "max_items")):
+        a, b = getattr(field, low), getattr(field, high)
+        if a is not None and b is not None and a > b:
+            return f"{low}={a} and {high}={b} admit no value"
+    for low in _LOWER:
+        for high in _UPPER:
+            a, b = getattr(field, low), getattr(field, high)
+            if a is None or b is None:
+                continue
+            if a > b or (a == b and (low, high) != ("ge", "le")):
+                return f"{low}={a} and {high}={b} admit no value"
+    return None
 
 
 def keywords(field: Field) -> JsonObject:
@@ -411,6 +442,9 @@ def _expand(metadata: tuple[object, ...]) -> Iterator[object]:
     """The extras, with annotated-types groups (``Interval``, ``Len``) unpacked."""
     for item in metadata:
         if _from_annotated_types(item) and isinstance(item, Iterable):
+            low = getattr(item, "min_length", 0)
+            if isinstance(low, int) and low < 0:  # Len drops it: refuse it instead
+                yield sys.modules["annotated_types"].MinLen(low)
             yield from item
         else:
             yield item

@@ -30,6 +30,7 @@ from .._errors import McpError
 from ._constraints import (
     Field,
     Misplaced,
+    contradiction,
     describe_validator,
     field_of,
     keywords,
@@ -406,6 +407,11 @@ def _apply(out: JsonObject, field: Field, base: object, where: str) -> None:
             "length and pattern apply to str, bounds to int and float, "
             "min_items and max_items to lists, tuples and sets",
             where,
+        )
+    impossible = contradiction(field)
+    if impossible is not None:
+        raise UnsupportedType(
+            f"{name_of(strip(base))} with these bounds", impossible, where
         )
     if field.pattern is not None:
         try:
