@@ -13,8 +13,19 @@ import annotated_types as at
 import attrs
 import pydantic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from trio_mcp import Field, InvalidDeclaration, Secret, Server, tool
+from trio_mcp import (
+    DecodeError,
+    Field,
+    InvalidDeclaration,
+    Secret,
+    Server,
+    decode,
+    json_schema,
+    tool,
+)
 from trio_mcp.testing import McpTestClient
 
 
@@ -198,3 +209,48 @@ async def test_a_post_init_refusal_reaches_the_caller_without_the_value() -> Non
     assert "5000" not in many.text
     assert "order: is not valid" in many.text
     assert "placed" == placed.structured
+
+
+_BOUND = st.one_of(
+    st.integers(-5, 5), st.floats(-5, 5, allow_nan=False, allow_infinity=False)
+)
+
+
+@given(
+    lower=st.sampled_from(["ge", "gt"]),
+    upper=st.sampled_from(["le", "lt"]),
+    low=_BOUND,
+    high=_BOUND,
+)
+@settings(max_examples=150, deadline=None)
+def test_two_bounds_are_refused_exactly_when_no_number_fits(
+    lower: str, upper: str, low: float, high: float
+) -> None:
+    tp = Annotated[float, Field(**{lower: low, upper: high})]
+    fits = low < high or (low == high and (lower, upper) == ("ge", "le"))
+
+    if not fits:
+        with pytest.raises(TypeError, match="admit no value"):
+            json_schema(tp)
+        return
+    middle = (low + high) / 2
+    assert middle == decode(tp, middle)
+
+
+@dataclasses.dataclass
+class Coded:
+    code: str
+
+    def __post_init__(self) -> None:
+        raise ValueError(f"code {self.code!r} is refused")
+
+
+@given(st.text(min_size=1))
+@settings(max_examples=100, deadline=None)
+def test_a_post_init_message_never_quotes_what_was_sent(code: str) -> None:
+    with pytest.raises(DecodeError) as caught:
+        decode(Coded, {"code": code})
+
+    assert [("", "is not valid")] == [
+        (p.path, p.message) for p in caught.value.problems
+    ]

@@ -11,6 +11,7 @@ else becomes ``is not valid``.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING
 
@@ -49,20 +50,22 @@ def refusal_message(check: object, exc: Exception, sent: object) -> str:
     """The message for a class that refused its decoded fields (``__post_init__``).
 
     As for attrs validators: a ``described(...)`` message on ``check`` first.
-    Else the exception's first line, unless it quotes a value of ``sent`` (the
-    JSON the caller sent for the class: a ``Secret[str]``'s value would be among
-    them), when it is ``is not valid``.
+    Else the exception's first line, unless its text quotes a value of ``sent``
+    (the JSON the caller sent for the class, a ``Secret[str]``'s among them) as it
+    is or as ``repr`` or JSON escape it: then ``is not valid``. Text that only
+    quotes part of a value, or a value transformed, cannot be recognised: a
+    check that must say more uses ``described``.
     """
     text = getattr(check, "describe", None)
     if isinstance(text, str) and text.strip():
         return text.strip()
-    lines = str(exc).strip().splitlines()
+    text = str(exc)
+    lines = text.strip().splitlines()
     if not lines or not lines[0].strip():
         return FALLBACK
-    first = lines[0].strip()[:_LONGEST]
-    if any(_quotes(first, leaf) for leaf in _leaves(sent, top=True)):
-        return FALLBACK
-    return first
+    if any(_quotes(text, leaf) for leaf in _leaves(sent, top=True)):
+        return FALLBACK  # the whole text: a value may span the first line's end
+    return lines[0].strip()[:_LONGEST]
 
 
 def _leaves(value: object, *, top: bool = False) -> Iterator[str | int | float]:
@@ -80,8 +83,10 @@ def _leaves(value: object, *, top: bool = False) -> Iterator[str | int | float]:
 
 
 def _quotes(text: str, leaf: str | int | float) -> bool:
+    """Whether ``text`` holds ``leaf`` as it is, or as ``repr`` or JSON escape it."""
     if isinstance(leaf, str):
-        return bool(leaf) and leaf in text
+        forms = {leaf, repr(leaf)[1:-1], json.dumps(leaf)[1:-1]}
+        return any(form and form in text for form in forms)
     number = re.escape(str(leaf))
     return re.search(rf"(?<![\d.]){number}(?![\d])", text) is not None
 
