@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from typing import Any
 
+import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from joserfc import jwt
+from joserfc.jwk import RSAKey
 from oauth_provider import AUDIENCE, Provider
 from support import META
 
@@ -157,3 +161,94 @@ async def test_any_authorization_header_is_never_a_5xx(
         assert response_headers[b"www-authenticate"].startswith(b"Bearer ")
         if len(value) >= 16:
             assert value not in body
+
+
+# -- correctly signed tokens with any claim values ------------------------------------------
+# The signature holds, so every claim check runs on whatever JSON the issuer wrote:
+# integers no float can hold (``exp`` in 400 digits), NaN and infinities (Python's
+# JSON writes and reads them), strings, booleans, null, lists and objects.
+huge_integers = st.sampled_from([10**400, -(10**400), 2**1024, 10**309]) | st.integers(
+    min_value=-(10**500), max_value=10**500
+)
+claim_values = json_values | huge_integers | st.floats()
+claim_names = ["iss", "aud", "exp", "nbf", "iat", "sub", "scope", "client_id"]
+
+
+def signed(key: RSAKey, claims: dict[str, Any]) -> str:
+    return jwt.encode({"alg": "RS256", "kid": key.kid}, claims, key)
+
+
+def valid_claims(issuer: str) -> dict[str, Any]:
+    now = int(time.time())
+    return {
+        "iss": issuer,
+        "aud": AUDIENCE,
+        "sub": "someone",
+        "scope": "notes:read",
+        "iat": now,
+        "exp": now + 600,
+    }
+
+
+@settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    changes=st.dictionaries(st.sampled_from(claim_names), claim_values, max_size=4),
+    dropped=st.sets(st.sampled_from(claim_names), max_size=2),
+)
+async def test_signed_tokens_with_any_claim_values_are_never_a_5xx(
+    provider: Provider,
+    signing_key: RSAKey,
+    changes: dict[str, Any],
+    dropped: set[str],
+) -> None:
+    claims = {**valid_claims(provider.issuer), **changes}
+    for name in dropped - changes.keys():
+        claims.pop(name, None)
+
+    status, response_headers, body = await asgi_post(
+        app_for(provider), b"Bearer " + signed(signing_key, claims).encode()
+    )
+
+    assert status in (200, 401), (status, body, claims)
+    if status == 401:
+        assert response_headers[b"www-authenticate"].startswith(b"Bearer ")
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"exp": 10**400},
+        {"exp": -(10**400)},
+        {"nbf": 10**400},
+        {"iat": 10**400},
+        {"iat": -(10**400)},
+        {"exp": float("inf")},
+        {"exp": float("nan")},
+        {"exp": True},
+    ],
+    ids=[
+        "exp=1e400",
+        "exp=-1e400",
+        "nbf=1e400",
+        "iat=1e400",
+        "iat=-1e400",
+        "exp=inf",
+        "exp=nan",
+        "exp=true",
+    ],
+)
+async def test_a_date_no_float_can_hold_is_a_401(
+    provider: Provider, signing_key: RSAKey, changes: dict[str, Any]
+) -> None:
+    claims = {**valid_claims(provider.issuer), **changes}
+
+    status, response_headers, _ = await asgi_post(
+        app_for(provider), b"Bearer " + signed(signing_key, claims).encode()
+    )
+
+    assert 401 == status
+    assert b'error="invalid_token"' in response_headers[b"www-authenticate"]

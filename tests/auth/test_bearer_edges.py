@@ -9,12 +9,14 @@ socket that accepts and never answers.
 
 from __future__ import annotations
 
+import http.server
 import json
 import logging
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Iterator
@@ -374,3 +376,49 @@ async def test_keys_are_fetched_again_after_jwks_ttl(
     assert 401 == refused.status  # type: ignore[union-attr]
     assert isinstance(admitted, Admission)
     assert 2 == fetches(root, "/keys.json")
+
+
+# -- an introspection answer with a date no float can hold ----------------------------------
+class _Answers(http.server.BaseHTTPRequestHandler):
+    """An issuer whose introspection endpoint answers ``active`` with the date the
+    token names: the JSON integer is written out in digits, as a real one could."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _send(self, body: bytes) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        issuer = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._send(json.dumps({
+            "issuer": issuer, "jwks_uri": f"{issuer}/keys",
+            "introspection_endpoint": f"{issuer}/introspect",
+        }).encode())  # fmt: skip
+
+    def do_POST(self) -> None:
+        form = self.rfile.read(int(self.headers["content-length"])).decode()
+        exp = dict(p.split("=", 1) for p in form.split("&"))["token"]
+        answer = {"active": True, "aud": AUDIENCE, "sub": "someone", "scope": "x"}
+        self._send(json.dumps(answer)[:-1].encode() + f', "exp": {exp}}}'.encode())
+
+
+@pytest.mark.parametrize("exp", ["1" + "0" * 400, "-1" + "0" * 400, "1e400"])
+async def test_an_introspected_date_no_float_can_hold_is_a_401(exp: str) -> None:
+    issuer = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answers)
+    thread = threading.Thread(target=issuer.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{issuer.server_address[1]}"
+        auth = BearerAuth(url, AUDIENCE, introspection=Introspection("rs", "secret"))
+
+        refused = await auth.admit(f"Bearer {exp}")
+
+        assert (401, "invalid_token") == (refused.status, refused.error)  # type: ignore[union-attr]
+    finally:
+        issuer.shutdown()
+        issuer.server_close()

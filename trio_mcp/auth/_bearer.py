@@ -19,7 +19,7 @@ from trio_mcp import Capability, ProtectedResource
 from trio_mcp._authority._bearer import Admission, Challenge
 
 from ._introspect import introspect
-from ._jwt import InvalidToken, looks_like_jwt, verify_jwt
+from ._jwt import InvalidToken, looks_like_jwt, numeric_date, verify_jwt
 from ._keys import KeyCache
 from ._principal import principal_of
 from ._settings import Introspection, Settings, algorithms_of, scope_map, scope_names
@@ -148,13 +148,14 @@ class BearerAuth:
         claims: Mapping[str, Any]
         if looks_like_jwt(token):
             claims = await verify_jwt(token, self.keys, settings)
-            until = float(claims["exp"])
+            until = numeric_date(claims["exp"]) or 0.0
         elif settings.introspection is not None:
             config = settings.introspection
             claims = await introspect(token, self.keys, settings, config)
             until = time.time() + config.cache_ttl
-            if isinstance(claims.get("exp"), int | float):
-                until = min(until, float(claims["exp"]))
+            exp = numeric_date(claims.get("exp"))
+            if exp is not None:
+                until = min(until, exp)
         else:
             raise InvalidToken("the token is not a JWT")
         try:

@@ -11,14 +11,13 @@ never past ``exp``, so a revoked token stops working within ``cache_ttl``.
 from __future__ import annotations
 
 import json
-import math
 import time
 from typing import Any
 
 import httpx
 import trio
 
-from ._jwt import InvalidToken, has_audience
+from ._jwt import InvalidToken, has_audience, numeric_date
 from ._keys import FetchError, KeyCache, log
 from ._settings import Introspection, Settings
 
@@ -49,14 +48,10 @@ async def introspect(
     iss = answer.get("iss")
     if iss is not None and iss != settings.issuer:
         raise InvalidToken("the token was issued by another authorization server")
-    exp = answer.get("exp")
-    if exp is not None and (
-        not isinstance(exp, int | float)
-        or isinstance(exp, bool)
-        or not math.isfinite(exp)
-        or exp <= time.time() - settings.leeway
-    ):
-        raise InvalidToken("the token has expired")
+    if answer.get("exp") is not None:
+        exp = numeric_date(answer.get("exp"))
+        if exp is None or exp <= time.time() - settings.leeway:
+            raise InvalidToken("the token has expired")
     return answer
 
 

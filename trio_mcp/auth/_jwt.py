@@ -21,7 +21,7 @@ import math
 import time
 import warnings
 from collections.abc import Iterator, Mapping
-from typing import Any, TypeGuard
+from typing import Any
 
 from joserfc import jwt
 from joserfc.errors import JoseError, SecurityWarning
@@ -100,16 +100,16 @@ def check_claims(claims: Mapping[str, Any], settings: Settings) -> None:
     if not has_audience(claims.get("aud"), settings.audience):
         raise InvalidToken("the token is not meant for this resource (aud)")
     now, leeway = time.time(), settings.leeway
-    exp = claims.get("exp")
-    if not _number(exp):
+    exp = numeric_date(claims.get("exp"))
+    if exp is None:
         raise InvalidToken("the token has no expiry (exp)")
     if exp <= now - leeway:
         raise InvalidToken("the token has expired")
     for name in ("nbf", "iat"):
-        value = claims.get(name)
-        if value is None:
+        if claims.get(name) is None:
             continue
-        if not _number(value):
+        value = numeric_date(claims.get(name))
+        if value is None:
             raise InvalidToken(f"the token's {name} is not a number")
         if value > now + leeway:
             raise InvalidToken(f"the token is not valid yet ({name})")
@@ -122,11 +122,17 @@ def has_audience(aud: object, audience: str) -> bool:
     return isinstance(aud, list) and audience in aud
 
 
-def _number(value: object) -> TypeGuard[int | float]:
-    """A JSON number that is not a boolean, NaN or infinite (Python's JSON reads
-    ``NaN``, and ``exp: NaN`` compares false with everything)."""
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-    )
+def numeric_date(value: object) -> float | None:
+    """A claim's NumericDate as a float; None if it is not one.
+
+    Not one: a boolean, NaN or an infinity (Python's JSON reads ``NaN``, and
+    ``exp: NaN`` compares false with everything), or an integer too large for a
+    float (JSON integers have no bound: ``exp: 1e400`` written out in digits).
+    """
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
