@@ -58,9 +58,11 @@ from ._dispatch import Call as Call
 from ._dispatch import Ending as Ending
 from ._dispatch import Middleware as Middleware
 from ._dispatch import Next as Next
+from ._errors import AlreadyRunning as AlreadyRunning
 from ._errors import DecodeError as DecodeError
 from ._errors import DuplicateName as DuplicateName
 from ._errors import InsecureBinding as InsecureBinding
+from ._errors import InvalidArgument as InvalidArgument
 from ._errors import InvalidDeclaration as InvalidDeclaration
 from ._errors import InvalidReply as InvalidReply
 from ._errors import McpError as McpError
@@ -83,6 +85,7 @@ from ._store import RedisStore as RedisStore
 from ._version import __version__ as __version__
 
 __all__ = [
+    "AlreadyRunning",
     "Answer",
     "AudioContent",
     "BlobResourceContents",
@@ -104,6 +107,7 @@ __all__ = [
     "Icon",
     "ImageContent",
     "InsecureBinding",
+    "InvalidArgument",
     "InvalidDeclaration",
     "InvalidReply",
     "Limits",

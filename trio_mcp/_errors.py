@@ -22,6 +22,9 @@ failed, such as ``_dispatch``'s ``Failure``) are private and not part of it.
         UnsupportedType (TypeError)  a type JSON Schema cannot show (at decoration, or
                                  from trio_mcp.json_schema / decode / encode)
         StateKeyRequired (ValueError)  several workers but no shared requestState key
+        InvalidArgument (ValueError, TypeError)  an argument that cannot work (server.run,
+                                 BearerAuth, Introspection); the message says what to give
+        AlreadyRunning (RuntimeError)  server.run() inside a running Trio loop
 
 The first five are raised to the host program; the rest are raised by handlers (or by
 ``trio_mcp.decode``) and become what the client sees, as noted. Every code the server sends
@@ -38,8 +41,10 @@ from ._json import JsonObject, JsonValue
 
 __all__ = [
     "DecodeError",
+    "AlreadyRunning",
     "DuplicateName",
     "InsecureBinding",
+    "InvalidArgument",
     "InvalidDeclaration",
     "InvalidReply",
     "McpError",
@@ -64,6 +69,8 @@ class McpError(Exception):
     Transport: type[Transport]
     InsecureBinding: type[InsecureBinding]
     InvalidReply: type[InvalidReply]
+    InvalidArgument: type[InvalidArgument]
+    AlreadyRunning: type[AlreadyRunning]
 
 
 class InvalidDeclaration(McpError):
@@ -125,6 +132,23 @@ McpError.DuplicateName = DuplicateName
 McpError.Transport = Transport
 McpError.InsecureBinding = InsecureBinding
 McpError.InvalidReply = InvalidReply
+
+
+class InvalidArgument(McpError, ValueError, TypeError):
+    """An argument that cannot work: ``server.run("bogus")``, a ``BearerAuth`` issuer
+    that is not an absolute URL, a negative leeway, ...; the message says what to give.
+
+    Also a ValueError and a TypeError, so code that caught either keeps working.
+    """
+
+
+class AlreadyRunning(McpError, RuntimeError):
+    """``server.run()`` was called where a Trio loop is already running; ``await``
+    a serve method there instead. Also a RuntimeError (what Trio raised before)."""
+
+
+McpError.InvalidArgument = InvalidArgument
+McpError.AlreadyRunning = AlreadyRunning
 
 
 class ToolError(McpError):

@@ -27,7 +27,7 @@ from ._authority import Grants, ReceiptSink
 from ._changes import Broadcast, Change
 from ._declare import Icon, Prompt, Resource, Tool, implementation_extras
 from ._dispatch import Catalog, Dispatcher, Middleware
-from ._errors import McpError
+from ._errors import AlreadyRunning, InvalidArgument, McpError
 from ._http_options import HttpOptions
 from ._limits import Limits
 from ._protocol._state import StateSealer
@@ -600,7 +600,9 @@ class Server:
                 ``serve_websocket``.
 
         Raises:
-            ValueError: for another transport.
+            McpError.InvalidArgument: for another transport (also a ValueError).
+            McpError.AlreadyRunning: inside a running Trio loop, where a serve method
+                is awaited instead (also a RuntimeError).
 
         .. versionadded:: 0.2
         """
@@ -610,10 +612,25 @@ class Server:
             "websocket": self.serve_websocket,
         }
         if transport not in serves:
-            raise ValueError(
-                f"transport={transport!r}: use 'stdio', 'http' or 'websocket'"
+            raise InvalidArgument(
+                f"server.run(transport={transport!r}): use 'stdio', 'http' or 'websocket'"
+            )
+        if _in_trio():
+            name = "serve_" + transport
+            raise AlreadyRunning(
+                f"server.run() starts its own Trio loop, and one is already running "
+                f"here; inside async code use `await server.{name}(...)` instead"
             )
         trio.run(functools.partial(serves[transport], **options))
+
+
+def _in_trio() -> bool:
+    """Whether this thread is inside a running Trio loop."""
+    try:
+        trio.lowlevel.current_trio_token()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _app_options(path: str, options: HttpOptions, check_host: bool) -> dict[str, Any]:

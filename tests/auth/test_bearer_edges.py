@@ -31,7 +31,15 @@ from joserfc.jwk import ECKey, OKPKey, RSAKey
 from oauth_provider import AUDIENCE, RESOURCE_SERVER, Provider, new_key
 from support import META
 
-from trio_mcp import Capability, PromptMessage, Receipt, Server, prompt, resource
+from trio_mcp import (
+    Capability,
+    McpError,
+    PromptMessage,
+    Receipt,
+    Server,
+    prompt,
+    resource,
+)
 from trio_mcp._authority._bearer import Admission
 from trio_mcp.auth import BearerAuth, Introspection
 
@@ -288,6 +296,9 @@ def test_none_and_hmac_cannot_be_configured(algorithms: list[str]) -> None:
         ({"leeway": -1}, ValueError),
         ({"leeway": float("nan")}, ValueError),
         ({"timeout": 0}, ValueError),
+        ({"leeway": 10**400}, ValueError),
+        ({"timeout": "5"}, ValueError),
+        ({"introspection": ("id", "secret")}, TypeError),
     ],
 )
 def test_bad_arguments_fail_at_construction(
@@ -295,8 +306,14 @@ def test_bad_arguments_fail_at_construction(
 ) -> None:
     arguments: dict[str, Any] = {"issuer": "https://a.example", "audience": AUDIENCE}
     arguments.update(kwargs)
-    with pytest.raises(error):
+    with pytest.raises(McpError.InvalidArgument) as raised:
         BearerAuth(**arguments)
+    assert isinstance(raised.value, error)  # what a caller may already catch
+
+
+def test_bad_introspection_arguments_are_an_invalid_argument() -> None:
+    with pytest.raises(McpError.InvalidArgument, match="cache_ttl must be"):
+        Introspection("id", "secret", cache_ttl=-1)
 
 
 def test_the_client_secret_never_shows() -> None:
@@ -394,7 +411,7 @@ class _Answers(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self) -> None:
-        issuer = f"http://127.0.0.1:{self.server.server_address[1]}"
+        issuer = f"http://{self.headers['host']}"
         self._send(json.dumps({
             "issuer": issuer, "jwks_uri": f"{issuer}/keys",
             "introspection_endpoint": f"{issuer}/introspect",

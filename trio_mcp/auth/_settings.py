@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from trio_mcp import Capability, Secret
+from trio_mcp._errors import InvalidArgument
 
 __all__ = ["DEFAULT_ALGORITHMS", "Introspection", "Settings"]
 
@@ -34,11 +35,21 @@ def _secret(value: str | Secret[str]) -> Secret[str]:
     return value if isinstance(value, Secret) else Secret(value)
 
 
+def _finite(value: object) -> bool:
+    """A number (not a boolean) that a float holds and that is not NaN or infinite."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _non_negative(
     instance: object, attribute: attrs.Attribute[float], value: float
 ) -> None:
-    if not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-        raise ValueError(
+    if not _finite(value) or value < 0:
+        raise InvalidArgument(
             f"{attribute.name} must be a finite number >= 0, not {value!r}"
         )
 
@@ -46,7 +57,9 @@ def _non_negative(
 def _url(name: str, value: str) -> str:
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.fragment:
-        raise ValueError(f"{name} {value!r} must be an absolute http(s) URL")
+        raise InvalidArgument(
+            f"{name} {value!r} must be an absolute http(s) URL, such as 'https://auth.example.com'"
+        )
     return value
 
 
@@ -76,11 +89,13 @@ class Introspection:
 
 def scope_names(name: str, values: Iterable[str]) -> tuple[str, ...]:
     if isinstance(values, str):
-        raise TypeError(f"{name} must be a list of strings, not the string {values!r}")
+        raise InvalidArgument(
+            f"{name} must be a list of strings, not the string {values!r}"
+        )
     out = tuple(values)
     for value in out:
         if not isinstance(value, str) or not value or " " in value:
-            raise ValueError(f"{name}: {value!r} is not a scope or algorithm name")
+            raise InvalidArgument(f"{name}: {value!r} is not a scope or algorithm name")
     return out
 
 
@@ -91,13 +106,13 @@ def algorithms_of(algorithms: Iterable[str] | None) -> tuple[str, ...]:
     chosen = scope_names("algorithms", algorithms)
     bad = sorted(set(chosen) & FORBIDDEN_ALGORITHMS)
     if bad:
-        raise ValueError(
+        raise InvalidArgument(
             f"algorithms {bad} are never accepted: 'none' is no signature and HMAC "
             "needs a shared secret; use asymmetric ones such as RS256 or ES256"
         )
     unknown = sorted(set(chosen) - set(DEFAULT_ALGORITHMS))
     if unknown or not chosen:
-        raise ValueError(
+        raise InvalidArgument(
             f"algorithms must be some of {', '.join(DEFAULT_ALGORITHMS)}; "
             f"got {list(chosen)}"
         )
@@ -113,7 +128,7 @@ def scope_map(
         scope_names("scopes", [scope])
         listed = tuple(caps)
         if not all(isinstance(c, Capability) for c in listed):
-            raise TypeError(
+            raise InvalidArgument(
                 f"scope {scope!r} must map to Capability values, got {listed!r}"
             )
         out[scope] = frozenset(c.name for c in listed)
@@ -144,17 +159,15 @@ class Settings:
             _url("jwks_uri", self.jwks_uri)
         for name in ("leeway", "jwks_ttl", "jwks_min_interval"):
             value = getattr(self, name)
-            if (
-                not isinstance(value, int | float)
-                or not math.isfinite(value)
-                or value < 0
-            ):
-                raise ValueError(f"{name} must be a finite number >= 0, not {value!r}")
-        if not math.isfinite(self.timeout) or self.timeout <= 0:
-            raise ValueError(
+            if not _finite(value) or value < 0:
+                raise InvalidArgument(
+                    f"{name} must be a finite number >= 0, not {value!r}"
+                )
+        if not _finite(self.timeout) or self.timeout <= 0:
+            raise InvalidArgument(
                 f"timeout must be a finite number > 0, not {self.timeout!r}"
             )
         if self.introspection is not None and not isinstance(
             self.introspection, Introspection
         ):
-            raise TypeError("introspection must be an Introspection(...)")
+            raise InvalidArgument("introspection must be an Introspection(...)")
