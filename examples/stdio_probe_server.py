@@ -20,6 +20,7 @@ import ctypes
 import os
 import sys
 import threading
+import time
 
 import trio
 
@@ -137,6 +138,19 @@ def block_in_sync_code() -> str:
 
 
 @tool
+def poll_cancel() -> str:
+    """Poll ``ctx.cancel`` from a worker thread until it fires (at most 60 s)."""
+    ctx = ToolContext.current()
+    probe("polling")
+    for _ in range(6000):
+        if ctx.cancel.cancelled:
+            probe("sync saw cancel")
+            return "stopped"
+        time.sleep(0.01)
+    return "never cancelled"
+
+
+@tool
 def release() -> str:
     """Let ``block_in_sync_code`` return."""
     _release.set()
@@ -166,6 +180,7 @@ server = Server(
         fail_for_model,
         crash,
         block_in_sync_code,
+        poll_cancel,
         release,
         echo,
     ],

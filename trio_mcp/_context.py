@@ -89,13 +89,18 @@ class CancelToken:
     """The call's cancellation, backed by Trio cancel scopes.
 
     It fires on ``notifications/cancelled``, a closed HTTP stream (the transport's
-    scope for the request) or the call's deadline (its own scope).
+    scope for the request), the call's deadline (its own scope), or the close of the
+    stdio or WebSocket stream the call came on (``closed``, set at the close: the
+    handler may still answer within the grace period, but it is told to stop).
     """
 
-    __slots__ = ("_scopes",)
+    __slots__ = ("_closed", "_scopes")
 
-    def __init__(self, *scopes: trio.CancelScope | None) -> None:
+    def __init__(
+        self, *scopes: trio.CancelScope | None, closed: trio.Event | None = None
+    ) -> None:
         self._scopes = tuple(s for s in scopes if s is not None)
+        self._closed = closed
 
     @property
     def cancelled(self) -> bool:
@@ -117,6 +122,9 @@ class CancelToken:
 
     def _check(self) -> bool:
         # cancel_called also turns true once a scope's deadline has passed.
+        closed = self._closed
+        if closed is not None and closed.is_set():
+            return True
         return any(s.cancel_called for s in self._scopes)
 
     def cancel(self) -> None:

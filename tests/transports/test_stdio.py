@@ -261,6 +261,22 @@ async def test_cancelled_calls_stop_and_get_no_reply_even_while_waiting() -> Non
         assert [m["id"] for m in peer.messages] == [3]
 
 
+async def test_end_of_stdin_fires_a_sync_handlers_cancel_at_once() -> None:
+    """api.md: when the stream closes, every running handler's ``ctx.cancel`` fires,
+    in worker threads too: at the close, not when the grace period runs out (60 s
+    here), so a handler that polls it stops and still answers within the grace."""
+    async with spawn("--grace", "60") as peer:
+        await peer.call(1, "poll_cancel")
+        await peer.stderr_line("probe: polling")
+        assert peer.process.stdin is not None
+        await peer.process.stdin.aclose()
+        with trio.fail_after(15):
+            await peer.stderr_line("probe: sync saw cancel")
+            reply = await peer.reply(1)
+
+        assert "stopped" == structured_of(reply)
+
+
 async def test_end_of_stdin_cancels_running_calls_after_the_grace_period() -> None:
     """Our contract: EOF lets calls finish within grace_period, then cancels them."""
     async with spawn("--grace", "0.1") as peer:

@@ -107,7 +107,11 @@ def new_call(
     timeout = target.timeout
     deadline = None if timeout is None else trio.current_time() + timeout
     scope = None if deadline is None else trio.CancelScope(deadline=deadline)
-    context = _context(inc, target, deadline, CancelToken(inc.scope, scope))
+    # The stream's close fires ctx.cancel at once (api.md); a task outlives it.
+    closed = inc.closing if rounds is None else None
+    context = _context(
+        inc, target, deadline, CancelToken(inc.scope, scope, closed=closed)
+    )
     spec = target.spec
     if isinstance(spec, ToolSpec) and getattr(target, "write_only", False):
         arguments = wrap_write_only(arguments, spec.input_schema)  # type: ignore[arg-type,assignment]
