@@ -9,7 +9,8 @@ Invariants:
 - The loop never stops reading because of load: a ``notifications/cancelled`` is
   always read and honoured. At most ``max_concurrent`` calls run at once and at most
   ``max_waiting`` more wait for a slot; a call beyond that is answered at once with
-  -32000 ("server busy"), so memory stays bounded. Only a client that stops reading
+  -32000 ("server busy"), so memory stays bounded; such a call still goes through
+  the runner (its ``limit`` step answers it), so it leaves a receipt. Only a client that stops reading
   our output stops the loop (the writer then waits, which is backpressure).
 - Discovery, lists and other quick methods are answered by the loop itself, never
   waiting for a call slot. ``subscriptions/listen`` streams take no call or waiting
@@ -144,21 +145,18 @@ class _Load:
     calls: int = 0
     listens: int = 0
 
-    def admit(self, request: Request) -> Fault | None:
+    def admit(self, request: Request) -> str | None:
         """Count ``request`` in, or return why it cannot be admitted now."""
         limits = self.limits
         if request.method == LISTEN_METHOD:
             if self.listens >= limits.max_listens:
-                return busy_fault(
-                    request, f"{limits.max_listens} listen streams are open"
-                )
+                return f"{limits.max_listens} listen streams are open"
             self.listens += 1
         else:
             if self.calls >= limits.max_concurrent + limits.max_waiting:
-                return busy_fault(
-                    request,
+                return (
                     f"{limits.max_concurrent} calls are running and "
-                    f"{limits.max_waiting} are waiting",
+                    f"{limits.max_waiting} are waiting"
                 )
             self.calls += 1
         return None
@@ -249,9 +247,8 @@ class _Loop:
         elif _is_quick(message):
             reply = await self.dispatcher.handle(message, self.caller, _drop)
             await self.hand_over(reply.body)
-        elif (refused := self.load.admit(message)) is not None:
-            _metrics.count("busy", message.method)
-            await self.hand_over(encode_message(refused.to_message()))
+        elif (reason := self.load.admit(message)) is not None:
+            await self.refuse_busy(message, reason)
         else:
             scope = trio.CancelScope()
             # Ids must be unique among outstanding requests; a duplicate is
@@ -265,6 +262,18 @@ class _Loop:
                 # start, not start_soon: the call is queued for its slot before
                 # the next message is taken, so waiting calls keep their order.
                 await nursery.start(self.run, message, scope, False)
+
+    async def refuse_busy(self, request: Request, reason: str) -> None:
+        """Answer "server busy" at once. A call is answered by the runner's ``limit``
+        step (``Caller.busy``), so it is measured and leaves a receipt like any call;
+        no handler runs, so the loop answers it itself."""
+        if request.method in CALL_METHODS:
+            caller = attrs.evolve(self.caller, busy=reason)
+            reply = await self.dispatcher.handle(request, caller, _drop)
+            await self.hand_over(reply.body)
+            return
+        _metrics.count("busy", request.method)
+        await self.hand_over(encode_message(busy_fault(request, reason).to_message()))
 
     def _take_slot(self, scope: trio.CancelScope) -> bool:
         """Take a free call slot now, on behalf of the task of ``scope``.

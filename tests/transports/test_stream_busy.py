@@ -1,0 +1,61 @@
+"""A call the stream loop (stdio, WebSocket, ``serve_messages``) has no place for is
+still a call: -32000 "server busy" at once, and a ``refused`` receipt naming busy."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import trio
+from support import META
+
+from trio_mcp import Limits, Receipt, Server, tool
+
+
+async def test_a_busy_answer_on_a_stream_leaves_a_receipt() -> None:
+    gate = trio.Event()
+    entered = trio.Event()
+
+    @tool
+    async def held() -> str:
+        """Hold the one call slot until the test opens the gate."""
+        entered.set()
+        await gate.wait()
+        return "done"
+
+    receipts: list[Receipt] = []
+    server = Server("busy", "1", tools=[held], receipts=receipts.append)
+    send_in, receive_in = trio.open_memory_channel[str | bytes](4)
+    replies: dict[int, dict[str, Any]] = {}
+
+    async def collect(text: str) -> None:
+        message = json.loads(text)
+        replies[message["id"]] = message
+        if message["id"] == 2:
+            gate.set()
+
+    def call(number: int) -> str:
+        params = {"name": "held", "arguments": {}, "_meta": META}
+        return json.dumps(
+            {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params}
+        )
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(
+                lambda: server.serve_messages(
+                    receive_in, collect, limits=Limits(max_concurrent=1, max_waiting=0)
+                )
+            )
+            async with send_in:
+                await send_in.send(call(1))
+                await entered.wait()
+                await send_in.send(call(2))
+
+    assert -32000 == replies[2]["error"]["code"]
+    assert {"retryable": True} == replies[2]["error"]["data"]
+    assert replies[2]["error"]["message"].startswith("server busy: 1 calls are running")
+    assert "done" == replies[1]["result"]["structuredContent"]
+    assert [("refused", "trio_mcp.Busy"), ("ok", None)] == [
+        (r.outcome, r.error_type) for r in receipts
+    ]
