@@ -313,24 +313,28 @@ async def test_an_async_sink_receives_receipts() -> None:
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("error", [RuntimeError, SystemExit, KeyboardInterrupt])
 async def test_a_failing_sink_never_fails_the_call(
-    kind: str, caplog: pytest.LogCaptureFixture
+    kind: str, error: type[BaseException], caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Our choice: evidence delivery must not change the result the caller sees."""
+    """Our choice: evidence delivery must not change the result the caller sees; a
+    sink that raises ``SystemExit`` (or a ``KeyboardInterrupt`` it raised itself, not
+    a signal) is contained like a handler's panic, and the server goes on."""
 
     def sync_sink(receipt: Receipt) -> None:
-        raise RuntimeError("sink down")
+        raise error("sink down")
 
     async def async_sink(receipt: Receipt) -> None:
         await trio.lowlevel.checkpoint()
-        raise RuntimeError("sink down")
+        raise error("sink down")
 
     server = make_server(sync_sink if kind == "sync" else async_sink)
     with caplog.at_level(logging.ERROR, logger="trio_mcp"):
         async with McpTestClient(server) as client:
             result = await client.call_tool("add", {"a": 2, "b": 3})
+            again = await client.call_tool("add", {"a": 1, "b": 1})
 
-    assert 5 == result.structured
+    assert (5, 2) == (result.structured, again.structured)
     assert any("receipts sink failed" in r.getMessage() for r in caplog.records)
 
 

@@ -261,7 +261,12 @@ class Runner:
                 pending = self.receipts(receipt)
                 if pending is not None:
                     await pending
-        except Exception:
+        except BaseException as exc:
+            # Any BaseException (SystemExit, a KeyboardInterrupt the sink raised: the
+            # call runs protected from the real signal) is the sink's panic, contained
+            # like a handler's; only Trio's cancellation goes on.
+            if is_cancellation(exc):
+                raise
             log.exception("the receipts sink failed; the call's result is unaffected")
 
     # -- 1b. the rate limit -------------------------------------------------------------
