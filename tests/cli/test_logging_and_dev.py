@@ -75,6 +75,7 @@ def test_dev_refuses_a_node_older_than_the_inspector_needs(tmp_path: Path) -> No
     assert "the MCP Inspector needs Node.js >= 22.19.0" in done.stderr
     assert f"{old_node} is 20.11.1" in done.stderr
     assert "Traceback" not in done.stderr
+    assert "serving" not in done.stderr, "no banner for a server that will not start"
 
 
 def test_dev_without_a_runnable_node_says_how_to_get_one(tmp_path: Path) -> None:

@@ -541,9 +541,13 @@ async def test_a_port_in_use_is_a_transport_error() -> None:
     server = make_server()
     async with trio.open_nursery() as nursery:
         port = await nursery.start(partial(server.serve_http, port=0))
-        with pytest.raises(McpError.Transport):
+        with pytest.raises(McpError.Transport) as raised:
             await server.serve_http(port=port)
         nursery.cancel_scope.cancel()
+
+    message = str(raised.value)
+    assert f"cannot serve HTTP on 127.0.0.1:{port}: address already in use" in message
+    assert "choose another port" in message
 
 
 async def test_missing_hypercorn_names_the_extra(

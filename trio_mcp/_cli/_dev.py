@@ -167,9 +167,14 @@ def prepare() -> tuple[Node, Path]:
 
 
 def run_inspector(launch: Launch) -> int:
-    """Check the target, then run the Inspector on it until it exits."""
+    """Find Node, check the target, then run the Inspector on it until it exits.
+
+    Node comes first: without it nothing is served, so no "serving" banner.
+    """
+    the_pin = pin()
+    node = find_node(the_pin.node)
     print(trio.run(_check, launch.target), file=sys.stderr)
-    node, launcher = prepare()
+    launcher = install_inspector(node, the_pin)
     command = inspector_command(node, launcher, launch)
     if launch.mode == "web":
         print(

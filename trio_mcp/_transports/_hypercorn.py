@@ -14,6 +14,7 @@ Invariants:
 
 from __future__ import annotations
 
+import errno
 import logging
 import socket
 from functools import partial
@@ -62,7 +63,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
         )[0]
         sock = socket.socket(family, kind, proto)
     except OSError as exc:
-        raise Transport(f"cannot serve HTTP on {host}:{port}") from exc
+        raise Transport(_cannot_bind(host, port, exc)) from exc
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -71,8 +72,24 @@ def bind_socket(host: str, port: int) -> socket.socket:
         sock.setblocking(False)
     except OSError as exc:
         sock.close()
-        raise Transport(f"cannot serve HTTP on {host}:{port}") from exc
+        raise Transport(_cannot_bind(host, port, exc)) from exc
     return sock
+
+
+def _cannot_bind(host: str, port: int, exc: OSError) -> str:
+    """Why a socket could not be bound (the OS's reason) and what to do about it."""
+    reason = (exc.strerror or str(exc) or type(exc).__name__).lower()
+    text = f"cannot serve HTTP on {host}:{port}: {reason}"
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"{text}; another process is listening there: stop it, or choose another "
+            "port (serve_http(port=...), or --port on the command line)"
+        )
+    if exc.errno == errno.EACCES:
+        return f"{text}; ports below 1024 need privileges: choose a port >= 1024"
+    if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+        return f"{text}; check the host name or address (127.0.0.1 is this machine)"
+    return text
 
 
 def hypercorn_config(config_class: type[Config]) -> Config:
