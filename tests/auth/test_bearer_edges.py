@@ -439,3 +439,23 @@ async def test_an_introspected_date_no_float_can_hold_is_a_401(exp: str) -> None
     finally:
         issuer.shutdown()
         issuer.server_close()
+
+
+# -- what the bearer check does not cover (docs/guides/oauth.md) ------------------------------
+async def test_metrics_are_not_behind_the_bearer_check(provider: Provider) -> None:
+    """As documented: ``auth=`` guards /mcp; /metrics, when turned on, must be kept
+    private by routing. If this changes, change the guide and docs/deploy.md too."""
+    from support import serving
+
+    server = Server("edges", "1.0", prompts=[draft])
+    auth = BearerAuth(provider.issuer, AUDIENCE)
+    async with (
+        serving(server, auth=auth, metrics_path="/metrics") as url,
+        httpx.AsyncClient() as client,
+    ):
+        unauthenticated_mcp = await post(url, "prompts/list", {}, None, "")
+        scraped = await client.get(url + "/metrics")
+
+    assert 401 == unauthenticated_mcp.status_code
+    assert 200 == scraped.status_code
+    assert "text/plain" in scraped.headers["content-type"]
