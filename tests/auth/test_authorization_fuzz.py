@@ -18,7 +18,7 @@ import pytest
 import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from joserfc import jwt
+from joserfc import jws, jwt
 from joserfc.jwk import RSAKey
 from oauth_provider import AUDIENCE, Provider
 from support import META
@@ -252,3 +252,18 @@ async def test_a_date_no_float_can_hold_is_a_401(
 
     assert 401 == status
     assert b'error="invalid_token"' in response_headers[b"www-authenticate"]
+
+
+@pytest.mark.parametrize(
+    "payload", [b"[1,2]", b'"x"', b"null", b"5", b'{"exp": NaN}', b"{", b""]
+)
+async def test_a_signed_payload_that_is_no_claims_object_is_a_401(
+    provider: Provider, signing_key: RSAKey, payload: bytes
+) -> None:
+    token = jws.serialize_compact(
+        {"alg": "RS256", "kid": signing_key.kid}, payload, signing_key
+    )
+
+    status, _, _ = await asgi_post(app_for(provider), b"Bearer " + token.encode())
+
+    assert 401 == status
