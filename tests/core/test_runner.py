@@ -1,0 +1,339 @@
+"""The call runner's own rules, through real JSON: the deadline, panics, the
+progress token and the client's name as a call's context and receipt see them."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from datetime import timedelta
+
+import httpx
+import pytest
+import trio
+from support import META, VERSION, serving, wire
+
+from trio_mcp import (
+    Call,
+    Ending,
+    Next,
+    RateLimit,
+    Receipt,
+    ResourceNotFound,
+    Secret,
+    Server,
+    ToolContext,
+    prompt,
+    resource,
+    tool,
+)
+from trio_mcp.testing import McpTestClient, ProtocolError, check_message
+
+
+@tool(timeout=0.05)
+async def slow() -> str:
+    """Never in time."""
+    await trio.sleep(5)
+    return "never"
+
+
+@tool(timeout=30)
+async def quick() -> str:
+    """Well in time."""
+    return "done"
+
+
+@tool
+def panics() -> str:
+    """Exit the process, as argparse would."""
+    raise SystemExit(2)
+
+
+@tool
+def token() -> str:
+    """Say which progress token the call has."""
+    return repr(ToolContext.current().progress_token)
+
+
+@tool
+def grouped() -> str:
+    """Fail with a group that holds no cancellation."""
+    raise ExceptionGroup("two failures", [ValueError("a"), KeyError("b")])
+
+
+@tool
+async def hang() -> str:
+    """Wait until cancelled."""
+    await trio.sleep(3600)
+    return "never"
+
+
+@tool
+def login(user: str, token: Secret[str]) -> str:
+    """Log in.
+
+    Args:
+        user: Who.
+        token: Their token.
+    """
+    return user
+
+
+@resource("vault://{name}")
+def vault(name: str) -> str:
+    """Open a vault entry: the name is a secret; a name of ``refused`` needs a
+    capability nobody declared.
+
+    Args:
+        name: The entry.
+    """
+    Secret(name)
+    if name == "refused":
+        ToolContext.current().require("vault.open")
+    raise ResourceNotFound(name)
+
+
+@prompt
+def greeting() -> str:
+    """Say hello."""
+    return "hello"
+
+
+def make_server(receipts: list[Receipt]) -> Server:
+    return Server(
+        "runner",
+        "1",
+        tools=[slow, quick, panics, token, grouped, hang, login],
+        prompts=[greeting],
+        resources=[vault],
+        receipts=receipts.append,
+    )
+
+
+async def test_a_call_past_its_timeout_is_cancelled_and_says_so() -> None:
+    receipts: list[Receipt] = []
+    async with McpTestClient(make_server(receipts)) as client:
+        late = await client.exchange("tools/call", {"name": "slow", "arguments": {}})
+        early = await client.exchange("tools/call", {"name": "quick", "arguments": {}})
+
+    result = wire(late.reply)["result"]
+    assert [
+        {
+            "type": "text",
+            "text": "the call timed out after 0.05 seconds and was cancelled",
+        }
+    ] == result["content"]
+    assert True is result["isError"]
+    assert {"kind": "timeout", "seconds": 0.05} == result["_meta"]["dev.trio-mcp/error"]
+    assert "complete" == result["resultType"]
+    assert [{"type": "text", "text": "done"}] == wire(early.reply)["result"]["content"]
+    assert [("timeout", None), ("ok", None)] == [
+        (r.outcome, r.error_type) for r in receipts
+    ]
+
+
+async def test_a_panic_is_an_internal_error_with_a_reference_and_a_receipt() -> None:
+    receipts: list[Receipt] = []
+    async with McpTestClient(make_server(receipts)) as client:
+        exchange = await client.exchange(
+            "tools/call", {"name": "panics", "arguments": {}}
+        )
+        after = await client.call_tool("quick", {})
+
+    error = wire(exchange.reply)["error"]
+    (receipt, _) = receipts
+    reference = receipt.error_ref
+    assert isinstance(reference, str)
+    assert len(reference) == 12
+    assert {
+        "code": -32603,
+        "message": f"internal error (reference {reference}); the server's log has"
+        " the details",
+        "data": {"reference": reference},
+    } == error
+    assert ("internal", "builtins.SystemExit") == (
+        receipt.outcome,
+        receipt.error_type,
+    )
+    assert "done" == after.structured
+
+
+async def test_only_a_string_or_an_integer_is_a_progress_token() -> None:
+    async with McpTestClient(make_server([])) as client:
+        seen = []
+        for value in ["p-1", 7, True, 1.5, None]:
+            result = await client.call_tool(
+                "token", {}, meta=client.meta(progressToken=value)
+            )
+            seen.append(result.structured)
+
+    assert ["'p-1'", "7", "None", "None", "None"] == seen
+
+
+async def test_a_panic_is_logged_naming_the_declaration_under_its_reference(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    receipts: list[Receipt] = []
+    with caplog.at_level(logging.ERROR, logger="trio_mcp"):
+        async with McpTestClient(make_server(receipts)) as client:
+            await client.exchange("tools/call", {"name": "panics", "arguments": {}})
+
+    (receipt,) = receipts
+    assert [
+        f"tool 'panics' ({receipt.declaration}) failed; error reference"
+        f" {receipt.error_ref}"
+    ] == [r.getMessage() for r in caplog.records if r.name == "trio_mcp"]
+
+
+async def test_an_exception_group_without_cancellation_is_an_internal_error() -> None:
+    receipts: list[Receipt] = []
+    async with McpTestClient(make_server(receipts)) as client:
+        exchange = await client.exchange(
+            "tools/call", {"name": "grouped", "arguments": {}}
+        )
+        after = await client.call_tool("quick", {})
+
+    assert -32603 == wire(exchange.reply)["error"]["code"]
+    assert ("internal", "builtins.ExceptionGroup") == (
+        receipts[0].outcome,
+        receipts[0].error_type,
+    )
+    assert "done" == after.structured
+
+
+async def test_the_receipt_names_the_client_only_from_a_client_info_object() -> None:
+    receipts: list[Receipt] = []
+    async with McpTestClient(make_server(receipts)) as client:
+        bare = {k: v for k, v in META.items() if not k.endswith("/clientInfo")}
+        for meta in [
+            META,
+            bare,
+            {**bare, "io.modelcontextprotocol/clientInfo": "not an object"},
+        ]:
+            await client.exchange("tools/call", {"name": "quick", "_meta": meta})
+
+    assert ["trio-mcp-tests", None, None] == [r.client for r in receipts]
+
+
+async def test_every_receipt_is_logged_as_one_record_named_receipt(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.INFO, logger="trio_mcp.receipts"):
+        async with McpTestClient(make_server([])) as client:
+            await client.call_tool("quick", {})
+
+    records = [r for r in caplog.records if r.name == "trio_mcp.receipts"]
+    assert ["receipt"] == [r.getMessage() for r in records]
+    assert "quick" == records[0].receipt["name"]  # type: ignore[attr-defined]
+
+
+async def test_an_async_sink_gets_the_receipt_of_a_cancelled_call() -> None:
+    """The receipt is delivered under a shield: the call's cancellation does not
+    cancel the sink's own awaits."""
+    delivered: list[Receipt] = []
+    done = trio.Event()
+
+    async def sink(receipt: Receipt) -> None:
+        await trio.sleep(0.01)
+        delivered.append(receipt)
+        done.set()
+
+    server = Server("runner", "1", tools=[hang], receipts=sink)
+    async with McpTestClient(server) as client, trio.open_nursery() as nursery:
+        nursery.start_soon(
+            functools.partial(
+                client.exchange, "tools/call", {"name": "hang"}, request_id="c-9"
+            )
+        )
+        await trio.sleep(0.1)
+        await client.notify("notifications/cancelled", {"requestId": "c-9"})
+        with trio.fail_after(10):
+            await done.wait()
+        nursery.cancel_scope.cancel()
+
+    assert [("cancelled", "c-9")] == [(r.outcome, r.request_id) for r in delivered]
+
+
+async def test_prompt_arguments_that_are_not_an_object_are_refused() -> None:
+    async with McpTestClient(make_server([])) as client:
+        for arguments in [[1], "x"]:
+            with pytest.raises(ProtocolError) as caught:
+                await client.request(
+                    "prompts/get", {"name": "greeting", "arguments": arguments}
+                )
+            assert -32602 == caught.value.code
+            assert "arguments must be an object of strings" in caught.value.message
+        fine = await client.get_prompt("greeting")
+
+    assert "hello" == fine.text
+
+
+async def test_an_error_reply_masks_the_calls_secrets_but_not_its_kind() -> None:
+    """A JSON-RPC error that ends a read: its message and the string values of its
+    data are masked with the call's secrets; ``data.kind`` is protocol, kept."""
+    async with McpTestClient(make_server([])) as client:
+        refused = await client.exchange("resources/read", {"uri": "vault://refused"})
+        missing = await client.exchange("resources/read", {"uri": "vault://sk-9-zz"})
+
+    assert {
+        "code": -31403,
+        "message": "**********: this call needs the capability 'vault.open', which"
+        " this caller lacks",
+        "data": {"kind": "refused", "capability": "vault.open"},
+    } == wire(refused.reply)["error"]
+    assert {
+        "code": -32602,
+        "message": "resource not found: vault://**********",
+        "data": {"uri": "vault://**********"},
+    } == wire(missing.reply)["error"]
+
+
+async def test_a_refusal_is_403_unless_the_step_says_otherwise() -> None:
+    async def refuse(call: Call, next: Next) -> Ending:
+        return Ending.refused("not today")
+
+    server = Server("runner", "1", tools=[quick], middleware=[refuse])
+    async with serving(server) as url, httpx.AsyncClient() as http:
+        response = await _post(http, url, "quick")
+
+    assert 403 == response.status_code
+    check_message(response.json(), "tools/call")
+
+
+async def test_a_spent_rate_limit_asks_to_retry_after_at_least_one_second() -> None:
+    receipts: list[Receipt] = []
+    server = Server("runner", "1", tools=[quick], receipts=receipts.append)
+    limit = RateLimit(1, timedelta(seconds=0.9))
+    async with (
+        serving(server, rate_limit=limit) as url,
+        httpx.AsyncClient() as http,
+    ):
+        first = await _post(http, url, "quick")
+        second = await _post(http, url, "quick")
+
+    assert (200, 429) == (first.status_code, second.status_code)
+    assert "1" == second.headers["retry-after"]
+    assert {
+        "code": -32000,
+        "message": "rate limited: this caller has used its calls for now;"
+        " retry after 1 s",
+        "data": {"retryable": True, "retryAfterSeconds": 1},
+    } == second.json()["error"]
+    assert ["ok", "refused"] == [r.outcome for r in receipts]
+    assert "trio_mcp.RateLimit" == receipts[1].error_type
+
+
+async def _post(http: httpx.AsyncClient, url: str, name: str) -> httpx.Response:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"_meta": META, "name": name, "arguments": {}},
+    }
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": VERSION,
+        "mcp-method": "tools/call",
+        "mcp-name": name,
+    }
+    with trio.fail_after(10):
+        return await http.post(url + "/mcp", json=body, headers=headers)
