@@ -28,3 +28,17 @@ def test_run_inside_a_running_trio_loop_says_to_await_a_serve_method() -> None:
 
     assert "await server.serve_http(...)" in str(raised.value)
     assert isinstance(raised.value, RuntimeError)  # what Trio raised before
+
+
+def test_a_server_name_that_is_no_string_is_an_invalid_argument() -> None:
+    with pytest.raises(McpError.InvalidArgument, match="takes a string") as raised:
+        Server(5, "1.0")  # type: ignore[arg-type]
+
+    assert isinstance(raised.value, TypeError)  # what it was before
+
+
+def test_an_unknown_http_option_is_an_invalid_argument() -> None:
+    with pytest.raises(McpError.InvalidArgument, match="HttpOptions") as raised:
+        Server("misuse", "1.0").mount(max_bodies=3)  # type: ignore[call-arg]
+
+    assert isinstance(raised.value, TypeError)  # what it was before

@@ -96,7 +96,7 @@ def _check_strings(name: object, version: object, instructions: object) -> None:
         given["instructions"] = instructions
     for key, value in given.items():
         if not isinstance(value, str):
-            raise TypeError(
+            raise InvalidArgument(
                 f"Server({key}=...) takes a string, got {type(value).__name__} {value!r}"
             )
 
@@ -637,7 +637,7 @@ def _app_options(path: str, options: HttpOptions, check_host: bool) -> dict[str,
     """The keyword arguments of ``McpAsgiApp`` for ``mount``/``serve_http`` options."""
     unknown = set(options) - set(HttpOptions.__annotations__)
     if unknown:
-        raise TypeError(
+        raise InvalidArgument(
             f"unexpected HTTP option(s): {', '.join(sorted(unknown))}; "
             f"see trio_mcp.HttpOptions for the accepted ones"
         )
