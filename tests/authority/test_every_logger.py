@@ -244,3 +244,25 @@ def test_redact_json_fast_path_agrees_with_the_walk(
 
     assert walked == fast
     assert len(held) == len(secrets)
+
+
+def test_our_own_message_text_is_kept_and_only_its_arguments_masked() -> None:
+    """A secret that happens to be a word of our own message ("declared") masks the
+    argument that holds it, never the message text: the line stays readable."""
+    logger = logging.getLogger(f"trio_mcp.{uuid.uuid4().hex}")
+    logger.propagate = False
+    logger.setLevel(logging.DEBUG)
+    handler = Keep()
+    logger.addHandler(handler)
+    token = Secret("declared")
+    try:
+        logger.error("tool %r does not fit what was declared: %s", "t", "declared!")
+        logger.error("mapping %(word)s was declared", {"word": "declared"})
+    finally:
+        logger.removeHandler(handler)
+
+    assert [
+        f"tool 't' does not fit what was declared: {MASK}!",
+        f"mapping {MASK} was declared",
+    ] == [r.getMessage() for r in handler.records]
+    assert token.reveal() == "declared"

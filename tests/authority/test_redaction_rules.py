@@ -189,7 +189,17 @@ def _record(msg: object, args: Any = None, exc_info: Any = None) -> logging.LogR
 @pytest.mark.usefixtures("registry")
 def test_a_message_that_cannot_be_formatted_is_masked_as_written() -> None:
     register("fmt-secret")
-    record = _record("holding fmt-secret %d", ("not a number",))
+    # An application's logger: a trio_mcp logger's message text is ours, kept as
+    # written and only its arguments masked (test_every_logger).
+    record = logging.LogRecord(
+        "app",
+        logging.INFO,
+        __file__,
+        1,
+        "holding fmt-secret %d",
+        ("not a number",),
+        None,
+    )
 
     assert SecretFilter().filter(record)
     assert (f"holding {MASK} %d ('not a number',)", None) == (record.msg, record.args)

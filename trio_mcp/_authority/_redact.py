@@ -379,14 +379,8 @@ def redact_record(record: logging.LogRecord) -> None:
     """
     if not active():
         return
-    try:
-        message = record.getMessage()
-    except Exception:
-        # The handler will report the bad format with msg and args: show neither.
-        message = f"{record.msg} {record.args!r}"
-    redacted = redact(message)
-    if redacted != message:
-        record.msg, record.args = redacted, None
+    if not _redact_our_args(record):
+        _redact_message(record)
     if record.exc_info and record.exc_info[1] is not None:
         text = record.exc_text or _FORMATTER.formatException(record.exc_info)
         shown = text + repr(record.exc_info[1])
@@ -396,6 +390,56 @@ def redact_record(record: logging.LogRecord) -> None:
         record.exc_text = redact(record.exc_text)
     if record.stack_info:
         record.stack_info = redact(record.stack_info)
+
+
+def _redact_message(record: logging.LogRecord) -> None:
+    """Render the message with its arguments; keep it redacted if it held a secret."""
+    try:
+        message = record.getMessage()
+    except Exception:
+        # The handler will report the bad format with msg and args: show neither.
+        message = f"{record.msg} {record.args!r}"
+    redacted = redact(message)
+    if redacted != message:
+        record.msg, record.args = redacted, None
+
+
+def _redact_our_args(record: logging.LogRecord) -> bool:
+    """For a record of our own loggers (``trio_mcp.*``) with string arguments, mask
+    the arguments and keep the message text: it is ours, never a secret, so a secret
+    that happens to be one of its words ("declared") does not mangle the line.
+    Returns False (redact the rendered message instead) for anything else."""
+    name, args = record.name, record.args
+    if not args or not isinstance(name, str) or not name.startswith("trio_mcp"):
+        return False
+    if name != "trio_mcp" and not name.startswith("trio_mcp."):
+        return False
+    if isinstance(args, tuple):
+        masked = tuple(_masked_arg(arg) for arg in args)
+        if any(arg is _OPAQUE for arg in masked):
+            return False
+        record.args = masked
+        return True
+    if isinstance(args, dict):
+        values = {key: _masked_arg(arg) for key, arg in args.items()}
+        if any(arg is _OPAQUE for arg in values.values()):
+            return False
+        record.args = values
+        return True
+    return False
+
+
+#: An argument that is not a string but renders a secret: mask the whole message.
+_OPAQUE = object()
+
+
+def _masked_arg(arg: object) -> object:
+    if isinstance(arg, str):
+        return redact(arg)
+    if isinstance(arg, int | float | bool | None):
+        return arg
+    shown = f"{arg!s}{arg!r}"
+    return arg if redact(shown) == shown else _OPAQUE
 
 
 class SecretFilter(logging.Filter):
