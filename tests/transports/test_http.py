@@ -860,3 +860,24 @@ async def test_mounted_inside_starlette_next_to_other_routes() -> None:
         anonymous.status_code,
     ) == ("hello", 200, 401)
     assert checked(called, "tools/call")["result"]["structuredContent"] == "bob"
+
+
+async def test_an_apps_close_does_not_fire_the_cancel_of_calls_it_still_serves() -> (
+    None
+):
+    """Only a stream's close fires ``ctx.cancel`` (api.md): ``close()`` of an HTTP app
+    ends listen streams, and the requests it goes on serving are not cancelled."""
+
+    @tool
+    def was_cancelled() -> bool:
+        """Whether this call's ctx.cancel has fired."""
+        return ToolContext.current().cancel.cancelled
+
+    app = Server("c", "1", tools=[was_cancelled]).mount()
+    async with serving_app(app) as url, httpx.AsyncClient() as client:
+        app.close()
+        response = await post(
+            client, url, "tools/call", {"name": "was_cancelled"}, name="was_cancelled"
+        )
+
+    assert checked(response, "tools/call")["result"]["structuredContent"] is False

@@ -66,6 +66,9 @@ class Caller:
     allow: Grants = ()
     closing: trio.Event | None = None
     """Set when the transport shuts down gracefully; listen streams then end."""
+    stream: bool = False
+    """A stream transport (stdio, WebSocket, the test client): ``closing`` means the
+    input ended, so it also fires every running call's ``ctx.cancel`` (api.md)."""
     headers: Mapping[str, str] | None = None
     """Lower-cased HTTP header names to values; None off HTTP."""
     visible: frozenset[str] | None = None

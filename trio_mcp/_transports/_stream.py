@@ -67,7 +67,7 @@ Write = Callable[[list[bytes]], Awaitable[None]]
 def stream_caller(allow: Grants, principal: object | None = None) -> Caller:
     """The caller of a stream transport: its grants, and the event that
     ``serve_messages`` sets when the input ends (listen streams then finish)."""
-    return Caller(principal=principal, allow=allow, closing=trio.Event())
+    return Caller(principal=principal, allow=allow, closing=trio.Event(), stream=True)
 
 
 def one_by_one(send: Send) -> Write:
