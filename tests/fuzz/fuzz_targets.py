@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import os
 import re
 import subprocess
@@ -30,10 +31,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
 import trio
 import trio_websocket
-from fuzz_inputs import VERSION, Item, batches
+from fuzz_inputs import VERSION, Call, Item, Raw, batches
 from fuzz_server import MAX_MESSAGE_BYTES, make_server
 from fuzz_wire import (
     ANSWER_WITHIN,
@@ -54,7 +56,8 @@ from fuzz_wire import (
     run_rounds,
     strict_json,
 )
-from hypothesis import given
+from hypothesis import example, given
+from support import META
 
 from trio_mcp import Server
 
@@ -455,26 +458,88 @@ def routing_headers(frame: bytes) -> dict[str, str]:
 
 
 class WebSocketTarget(SubprocessTarget):
-    """One WebSocket connection; a frame per message."""
+    """One WebSocket connection; a frame per message.
+
+    A message past the transport's hard cap (twice the limit, counted as
+    trio-websocket counts: characters of a text frame, bytes of a binary one) must
+    close the connection cleanly with 1009 (never 1006); the target then checks
+    that code and opens a new connection to the same server for the rest.
+    """
 
     name = "websocket"
+    hard_cap = 2 * MAX_MESSAGE_BYTES
 
     def __init__(self, loop: LoopThread) -> None:
         super().__init__(loop)
         self.ws: trio_websocket.WebSocketConnection | None = None
+        self.closed: trio_websocket.CloseReason | None = None
+        self.expect_close = False
 
     async def _start(self) -> None:
         await self._spawn("websocket")
-        port = await self.wait_port()
+        self.port = await self.wait_port()
+        await self._connect()
+
+    async def _connect(self) -> None:
         nursery = self.loop.nursery
         assert nursery is not None
+        self.closed = None
+        self.expect_close = False
         self.ws = await trio_websocket.connect_websocket_url(
             nursery,
-            f"ws://127.0.0.1:{port}/mcp",
+            f"ws://127.0.0.1:{self.port}/mcp",
             subprotocols=["mcp"],
             max_message_size=16 * MAX_MESSAGE_BYTES,
         )
         nursery.start_soon(self._read, self.ws)
+
+    def too_big(self, frame: bytes) -> bool:
+        """Whether ``frame`` is past the hard cap, so the server must close with 1009."""
+        try:
+            return len(frame.decode("utf-8")) > self.hard_cap
+        except UnicodeDecodeError:
+            return len(frame) > self.hard_cap
+
+    async def _exchange(self, batch: Batch) -> None:
+        if not self.started:
+            await self._start()
+            self.started = True
+        start = 0
+        for at, frame in enumerate(batch.frames):
+            if self.too_big(frame):
+                await super()._exchange(
+                    attrs.evolve(batch, frames=batch.frames[start:at])
+                )
+                await self._expect_1009(frame)
+                start = at + 1
+        await super()._exchange(attrs.evolve(batch, frames=batch.frames[start:]))
+
+    async def _expect_1009(self, frame: bytes) -> None:
+        """Send a frame past the cap; check the clean close; connect again."""
+        ws = self.ws
+        assert ws is not None
+        self.expect_close = True
+        with contextlib.suppress(trio_websocket.ConnectionClosed):
+            try:
+                await ws.send_message(frame.decode("utf-8"))
+            except UnicodeDecodeError:
+                await ws.send_message(frame)
+        with trio.move_on_after(ANSWER_WITHIN):
+            while self.closed is None:
+                if self._changed is None:
+                    self._changed = trio.Event()
+                await self._changed.wait()
+        await self.check_alive()
+        if self.closed is None or self.closed.code != 1009:
+            raise self.lost(
+                f"a {len(frame)}-byte frame past the cap: expected close 1009, "
+                f"got {self.closed}"
+            )
+        self.ws = None
+        await ws._stream.aclose()  # see _stop
+        self.ledger = Ledger(self.limit, self.blank_lines)
+        self.inputs_sent += 1
+        await self._connect()
 
     async def _read(self, ws: trio_websocket.WebSocketConnection) -> None:
         try:
@@ -484,7 +549,12 @@ class WebSocketTarget(SubprocessTarget):
                 self.take(data)
         except trio_websocket.ConnectionClosed as exc:
             if self.ws is ws:
-                self.fail(self.lost(f"the server closed the connection ({exc.reason})"))
+                self.closed = exc.reason
+                if not self.expect_close:
+                    self.fail(
+                        self.lost(f"the server closed the connection ({exc.reason})")
+                    )
+                self.note()
 
     def lost(self, what: str) -> WireInvariantFailed:
         """A ``ConnectionLost`` carrying the server's stderr and its last error."""
@@ -595,6 +665,41 @@ class InProcessTarget(Target):
         await super()._stop()
 
 
+#: The ``_meta`` the fuzzer's requests carried when it found ``PAST_THE_CAP``.
+FUZZ_META = {
+    **META,
+    "io.modelcontextprotocol/clientInfo": {"name": "fuzz", "version": "1"},
+}
+
+
+def _deep_call(depth: int) -> Raw:
+    """``echo`` called with objects nested ``depth`` deep (``fuzz_inputs.deep``)."""
+    body = '{"a":' * depth + "1" + "}" * depth
+    return Raw(
+        (
+            '{"jsonrpc":"2.0","id":218857424,"method":"tools/call","params":'
+            '{"name":"echo","arguments":{"text":'
+            + body
+            + '},"_meta":'
+            + json.dumps(FUZZ_META)
+            + "}}"
+        ).encode()
+    )
+
+
+_TOOLS_LIST = Call("tools/list", {"_meta": META})
+#: Regression (found by this fuzzer): a 16,412-byte frame, past the WebSocket cap
+#: of twice the limit, with requests queued behind it. The server must close with
+#: 1009 after reading to the client's Close frame, never reset the connection
+#: (1006); the other transports answer it with an id-less -32600.
+PAST_THE_CAP = [
+    _deep_call(2687),
+    _TOOLS_LIST,
+    _deep_call(2687),
+    _TOOLS_LIST,
+    _TOOLS_LIST,
+]
+
 #: Drawn items per Hypothesis example (valid requests expand into their variants).
 BATCH_MAX = 16
 
@@ -604,6 +709,7 @@ def fuzz(target: Target) -> None:
 
     @fuzz_settings()
     @given(batches(target.limit, max_size=BATCH_MAX))
+    @example(PAST_THE_CAP)
     def one_batch(items: list[Item]) -> None:
         target.exchange(items)
 

@@ -223,6 +223,41 @@ async def test_a_frame_far_over_the_limit_closes_the_connection_with_1009() -> N
         assert closed.value.reason.code == 1009
 
 
+async def send_then_read(ws: WebSocketConnection, frames: list[str]) -> None:
+    """Send ``frames`` back to back, then wait for a message."""
+    for frame in frames:
+        await ws.send_message(frame)
+    await ws.get_message()
+
+
+async def test_a_client_still_sending_after_an_oversized_frame_sees_1009_not_1006() -> (
+    None
+):
+    """Regression (wire fuzz): frames queued behind one past the cap.
+
+    The server used to close its socket with the client's frames unread, so the
+    kernel reset the connection and the client saw an abnormal close (1006) while
+    sending. It now reads to the client's Close frame before closing TCP.
+    """
+    deep = '{"a":' * 2800 + "1" + "}" * 2800
+    big = (
+        '{"jsonrpc":"2.0","id":218857424,"method":"tools/call",'
+        '"params":{"name":"echo","arguments":{"text":' + deep + "}}}"
+    )
+    small = json.dumps({"jsonrpc": "2.0", "id": "s", "method": "tools/list"})
+    async with (
+        serving_websocket(make_server(Probe()), max_message_bytes=8192) as port,
+        open_websocket_url(f"ws://127.0.0.1:{port}/mcp", subprotocols=["mcp"]) as ws,
+    ):
+        with trio.fail_after(WAIT), pytest.raises(ConnectionClosed) as closed:
+            await send_then_read(ws, [big, *[small] * 200, big])
+        # trio-websocket 0.12's client leaves its TCP stream open (see above).
+        await ws._stream.aclose()
+
+        assert closed.value.reason is not None
+        assert closed.value.reason.code == 1009
+
+
 async def test_at_most_max_concurrent_calls_run_and_every_call_is_answered() -> None:
     """Our contract: max_concurrent caps handlers per connection; none is rejected."""
     probe = Probe()

@@ -16,7 +16,10 @@ Invariants:
 - A message over ``max_message_bytes`` (UTF-8) is answered with -32600 and the
   connection goes on. trio-websocket assembles a whole message before handing it
   over, so it is given a hard cap of twice the limit: past that it closes the
-  connection with 1009, which bounds memory per connection.
+  connection with 1009, which bounds memory per connection. The server then reads
+  (and drops) what the client still sends until its Close frame, and only then
+  closes TCP: closing with the client's frames unread makes the kernel reset the
+  connection, and a client still sending would see an abnormal close (1006).
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ SUBPROTOCOL = "mcp"
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 #: WebSocket close code "Message Too Big" (RFC 6455 §7.4.1).
 TOO_BIG = 1009
+#: Seconds a connection closed with 1009 waits for the client's Close frame.
+CLOSE_WAIT = 5.0
 
 
 def _origins(values: Iterable[str]) -> frozenset[str]:
@@ -180,9 +185,42 @@ async def serve_connection(
     finally:
         reason = ws.closed
         if reason is not None and reason.code == TOO_BIG:
-            # trio-websocket 0.12 stops reading after sending 1009 and never closes
-            # the TCP stream, so the socket would linger until garbage collection.
-            await ws._stream.aclose()
+            await finish_close(ws)
+
+
+async def finish_close(ws: WebSocketConnection) -> None:
+    """Complete the closing handshake trio-websocket began with 1009; close TCP.
+
+    trio-websocket 0.12 sends 1009, stops reading and never closes the TCP stream
+    (the socket would linger until garbage collection). Closing it at once, with
+    the client's frames unread, resets the connection: a client still sending
+    sees 1006 instead of 1009. So read and drop frames until the client's Close
+    frame, end of stream or ``CLOSE_WAIT``, then close.
+    """
+    from wsproto.connection import ConnectionState
+    from wsproto.utilities import RemoteProtocolError
+
+    stream, protocol = ws._stream, ws._wsproto
+    try:
+        with trio.move_on_after(CLOSE_WAIT):
+            while True:
+                for _event in protocol.events():
+                    pass  # dropped; the client's Close frame ends the handshake
+                if protocol.state is ConnectionState.CLOSED:
+                    break
+                try:
+                    data = await stream.receive_some()
+                except trio.BusyResourceError:
+                    # trio-websocket's reader makes one last read after sending 1009.
+                    await trio.sleep(0.01)
+                    continue
+                if not data:
+                    break
+                protocol.receive_data(bytes(data))
+    except (trio.BrokenResourceError, trio.ClosedResourceError, RemoteProtocolError):
+        pass
+    finally:
+        await trio.aclose_forcefully(stream)
 
 
 async def read_frames(
