@@ -36,7 +36,10 @@ async def test_stdin_end_fires_ctx_cancel_of_a_running_handler(
 
     assert exit_status == 0
     assert await trio.Path(tmp_path / "watcher").read_text() == "seen"
-    assert peer.find(1) is None  # cut off by the close: no reply is sent
+    # ctx.cancel fires at the close, so a handler that stops when it sees it may
+    # still answer within the grace period (test_stdio); never with an error.
+    reply = peer.find(1)
+    assert reply is None or "result" in reply, reply
 
 
 async def test_stdin_end_fires_ctx_cancel_of_sync_and_async_handlers_together(
