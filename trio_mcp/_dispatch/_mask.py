@@ -1,6 +1,6 @@
 """Masking secrets in what a handler produced, by the structure of the reply.
 
-The rule (api.md "Trust"): masking changes strings that came from the handler, and
+The rule (docs/guides/authority.md, "Secrets"): masking changes strings that came from the handler, and
 only those. Protocol keys and fields (``type``, ``mimeType``, ``resultType``, a
 result's ``_meta``...) are never touched, so a reply has the same structure whatever
 a secret's value is (``"text"``, ``"e"``), and stays valid against the revision's

@@ -68,7 +68,7 @@ class Caller:
     """Set when the transport shuts down gracefully; listen streams then end."""
     stream: bool = False
     """A stream transport (stdio, WebSocket, the test client): ``closing`` means the
-    input ended, so it also fires every running call's ``ctx.cancel`` (api.md)."""
+    input ended, so it also fires every running call's ``ctx.cancel`` (docs/limits.md, ``grace_period``)."""
     headers: Mapping[str, str] | None = None
     """Lower-cased HTTP header names to values; None off HTTP."""
     visible: frozenset[str] | None = None

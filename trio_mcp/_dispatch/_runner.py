@@ -107,7 +107,7 @@ def new_call(
     timeout = target.timeout
     deadline = None if timeout is None else trio.current_time() + timeout
     scope = None if deadline is None else trio.CancelScope(deadline=deadline)
-    # A stream's close fires ctx.cancel at once (api.md); a task outlives it, and an
+    # A stream's close fires ctx.cancel at once (docs/limits.md); a task outlives it, and an
     # HTTP app's close() lets requests go on.
     closed = inc.closing if rounds is None and inc.caller.stream else None
     context = _context(

@@ -68,8 +68,8 @@ Handler = Callable[[Incoming], Awaitable[JsonObject]]
 
 
 def _question_mask() -> Callable[[JsonObject], JsonObject] | None:
-    """Masks the running call's secrets in a task's ``inputRequests`` (api.md
-    "Trust"), as ``Runner.finish`` masks an ``input_required`` result outside a task."""
+    """Masks the running call's secrets in a task's ``inputRequests``
+    (docs/guides/authority.md, "Secrets"), as ``Runner.finish`` masks an ``input_required`` result outside a task."""
     values = call_values()
     if not values:
         return None
