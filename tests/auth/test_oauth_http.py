@@ -33,13 +33,8 @@ from oauth_provider import (
     Provider,
     new_key,
 )
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
-    InMemorySpanExporter,
-)
 from support import META, serving
+from support.spans import span_exporter
 
 from trio_mcp import Capability, Receipt, Server, ToolContext, tool
 from trio_mcp.auth import BearerAuth, Introspection, TokenPrincipal
@@ -526,23 +521,6 @@ async def test_without_hide_ungranted_every_tool_is_listed(provider: Provider) -
         t["name"] for t in listed["tools"]
     ]
     assert "private" == listed["cacheScope"]
-
-
-def span_exporter() -> InMemorySpanExporter:
-    """The in-memory exporter on the global tracer provider (set once per process;
-    tests/authority/conftest.py installs the same one the same way)."""
-    current = trace.get_tracer_provider()
-    if not isinstance(current, TracerProvider):
-        current = TracerProvider()
-        trace.set_tracer_provider(current)
-    exporter: InMemorySpanExporter | None = getattr(
-        current, "_trio_mcp_test_exporter", None
-    )
-    if exporter is None:
-        exporter = InMemorySpanExporter()
-        current.add_span_processor(SimpleSpanProcessor(exporter))
-        current._trio_mcp_test_exporter = exporter  # type: ignore[attr-defined]
-    return exporter
 
 
 async def test_the_raw_token_never_shows_in_logs_receipts_spans_or_reprs(

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from support.spans import span_exporter
 
 from trio_mcp import Receipt
 
@@ -34,30 +32,9 @@ def sink() -> Sink:
     return Sink()
 
 
-def _exporter() -> InMemorySpanExporter:
-    """The one exporter on the global provider, installed on first use.
-
-    The global provider can be set once per process, so the exporter lives on the
-    provider itself: a second import of this module (a mutation-testing run in the
-    same process) finds it there instead of adding one that never sees a span.
-    """
-    current = trace.get_tracer_provider()
-    if not isinstance(current, TracerProvider):
-        current = TracerProvider()
-        trace.set_tracer_provider(current)
-    exporter: InMemorySpanExporter | None = getattr(
-        current, "_trio_mcp_test_exporter", None
-    )
-    if exporter is None:
-        exporter = InMemorySpanExporter()
-        current.add_span_processor(SimpleSpanProcessor(exporter))
-        current._trio_mcp_test_exporter = exporter  # type: ignore[attr-defined]
-    return exporter
-
-
 @pytest.fixture
 def spans() -> InMemorySpanExporter:
     """The spans finished during this test (the global provider exports to it)."""
-    exporter = _exporter()
+    exporter = span_exporter()
     exporter.clear()
     return exporter
