@@ -15,13 +15,13 @@ import time
 from typing import Any
 
 import pytest
-import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from joserfc import jws, jwt
 from joserfc.jwk import RSAKey
 from oauth_provider import AUDIENCE, Provider
 from support import META
+from support.asgi import asgi_exchange
 
 from trio_mcp import Server, tool
 from trio_mcp.auth import BearerAuth
@@ -111,22 +111,7 @@ async def asgi_post(app: Any, value: bytes) -> tuple[int, dict[bytes, bytes], by
         "client": ("127.0.0.1", 50000),
         "server": ("127.0.0.1", 8000),
     }
-    sent: list[dict[str, Any]] = []
-    delivered = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": BODY, "more_body": False}
-        await trio.sleep_forever()
-        raise AssertionError("unreachable")
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    with trio.fail_after(10):
-        await app(scope, receive, send)
+    sent = await asgi_exchange(app, scope, BODY)
     start = sent[0]
     body = b"".join(m.get("body", b"") for m in sent[1:])
     return start["status"], dict(start["headers"]), body

@@ -20,11 +20,11 @@ from typing import Any
 
 import httpx
 import pytest
-import trio
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.testclient import TestClient
 from support import serving, serving_app
+from support.asgi import asgi_exchange
 from test_http import headers_for, make_server, post, request_body
 
 from trio_mcp import ProtectedResource
@@ -65,22 +65,7 @@ async def asgi_request(
         "client": ("192.0.2.99", 50000),
         "server": server,
     }
-    sent: list[dict[str, Any]] = []
-    delivered = False
-
-    async def receive() -> dict[str, Any]:
-        nonlocal delivered
-        if not delivered:
-            delivered = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        await trio.sleep_forever()
-        raise AssertionError("unreachable")
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    with trio.fail_after(10):
-        await app(scope, receive, send)
+    sent = await asgi_exchange(app, scope, body)
     start = sent[0]
     assert "http.response.start" == start["type"]
     fields = {k.decode(): v.decode() for k, v in start["headers"]}

@@ -1,0 +1,34 @@
+"""Driving an ASGI app in process, as an ASGI server would, for one request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+
+
+async def asgi_exchange(
+    app: Any, scope: dict[str, Any], body: bytes
+) -> list[dict[str, Any]]:
+    """Send ``body`` as the whole request to ``app`` and return what it sent.
+
+    After the body the client stays connected (``receive`` never reports a
+    disconnect), so the app answers on its own; ten seconds bound the exchange.
+    """
+    sent: list[dict[str, Any]] = []
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if not delivered:
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    with trio.fail_after(10):
+        await app(scope, receive, send)
+    return sent
