@@ -27,8 +27,6 @@ import itertools
 import os
 import random
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,6 +37,7 @@ from typing import Any
 import attrs
 import httpx
 import trio
+from scale import free_port, stop, wait_for
 
 ROOT = Path(__file__).resolve().parent
 TARGET = f"{ROOT / 'prod_server.py'}:server"
@@ -51,36 +50,6 @@ META: dict[str, Any] = {
 }
 TASK_WAIT = 30.0
 SETTLE = 5.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
-def wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            sys.exit(f"a process exited at start (status {process.returncode})")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"nothing listens on port {port} after 30 s")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        os.kill(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def rss_kib(pid: int) -> int:
