@@ -13,11 +13,10 @@ with strictly increasing values; logs only at or above the request's ``logLevel`
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import math
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, TypeAlias
 
 import attrs
@@ -352,16 +351,21 @@ class _Serving:
         """Whether a server serves, or a call runs, anywhere in this process."""
         return self._count > 0
 
-    @contextlib.contextmanager
-    def scope(self) -> Iterator[None]:
-        """Count as serving for the block (a serve method's lifetime, or one call)."""
+    def scope(self) -> _Serving:
+        """Count as serving for the block (a serve method's lifetime, or one call).
+
+        The counter is its own context manager (re-entrant: it counts), not a
+        generator: it is entered on every call.
+        """
+        return self
+
+    def __enter__(self) -> None:
         with self._lock:
             self._count += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._count -= 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self._lock:
+            self._count -= 1
 
 
 serving = _Serving()

@@ -25,7 +25,7 @@ from ._version import __version__
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-__all__ = ["annotate", "parse_traceparent", "request_span"]
+__all__ = ["annotate", "parse_traceparent", "request_span", "spanning"]
 
 _TRACEPARENT = re.compile(
     r"(?P<version>[0-9a-f]{2})-(?P<trace_id>[0-9a-f]{32})-(?P<span_id>[0-9a-f]{16})"
@@ -130,6 +130,11 @@ def _server_span(
             yield
         finally:
             _span.reset(token)
+
+
+def spanning() -> bool:
+    """Whether the current request has a span (callers skip building attributes)."""
+    return _span.get() is not None
 
 
 def annotate(

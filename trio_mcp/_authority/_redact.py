@@ -471,6 +471,8 @@ def _install_record_factory() -> None:
     factory in place is wrapped, not replaced, and wrapped again if someone later
     installs one that does not chain to ours.
     """
+    if getattr(logging.getLogRecordFactory(), "_trio_mcp_redacts", False):
+        return  # in place already: the check every call makes, without the lock
     with _factory_lock:
         previous = logging.getLogRecordFactory()
         if getattr(previous, "_trio_mcp_redacts", False):

@@ -259,7 +259,7 @@ class Dispatcher(Calls):
             ValueError: for a result a step built that is not JSON (NaN, infinity);
                 TypeError for one that is not a JSON value at all.
         """
-        request_id = encode_message(inc.id)
+        request_id = _encoded_id(inc.id)
         if ending.error is not None:
             _otel.annotate({"rpc.jsonrpc.error_code": _code(ending)})
             body = b'{"jsonrpc":"2.0","id":%s,"error":%s}' % (
@@ -273,6 +273,8 @@ class Dispatcher(Calls):
                 request_id,
                 ending.encoded(),
             )
+        if not ending.headers:
+            return Reply(body, ending.http_status)
         headers = tuple(
             (k.encode("latin-1"), v.encode("latin-1")) for k, v in ending.headers
         )
@@ -403,6 +405,14 @@ def _removed(method: str) -> Failure:
         {"supported": list(wire.SUPPORTED_VERSIONS)},
         http_status=404,
     )
+
+
+def _encoded_id(request_id: str | int) -> bytes:
+    """A request id as JSON: an integer's digits directly, a string through the
+    encoder (``classify`` admits no other type, not even ``bool``)."""
+    if type(request_id) is int:
+        return b"%d" % request_id
+    return encode_message(request_id)
 
 
 def _code(ending: Ending) -> int | None:

@@ -522,7 +522,9 @@ def _receipt(call: Call, ending: Ending, started: float, duration: float) -> Rec
 
 
 def _annotate_span(call: Call, ending: Ending) -> None:
-    """Put the call's name and outcome on the request's span."""
+    """Put the call's name and outcome on the request's span, if it has one."""
+    if not _otel.spanning():
+        return
     kind = call._target.kind
     uri = kind == "resource"
     _otel.annotate(

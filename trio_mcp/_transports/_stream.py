@@ -322,12 +322,16 @@ class _Loop:
                 reply = await self._handle(request, emit, scope, held, task_status)
                 if not scope.cancel_called:
                     await self.hand_over(reply.body)
+        except BaseException:
+            # Ended unfinished (the grace period ran out, the stream failed):
+            # whatever still runs for it (an abandoned worker thread) now sees
+            # ``ctx.cancel`` fire. A request that finished has nothing left to
+            # tell, and one cancelled by the client has its scope cancelled.
+            scope.cancel()
+            raise
         finally:
             if held:
                 self.slots.release_on_behalf_of(scope)
-            # Whatever still runs for this request (an abandoned worker thread)
-            # now sees ``ctx.cancel`` fire.
-            scope.cancel()
             if self.in_flight.get(request.id) is scope:
                 del self.in_flight[request.id]
             if self.running.pop(scope, None) is not None:  # not counted out yet
