@@ -20,6 +20,7 @@ the interleaved repeats, and its excess over ``no auth``. Figures, not a test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -147,23 +149,39 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    key = RSAKey.generate_key(2048, parameters={"kid": "bench", "alg": "RS256"})
+    key = signing_key()
     print(f"minting {args.calls * args.repeat + 1} RS256 tokens ...", file=sys.stderr)
     fresh = [token(key, i) for i in range(args.calls * args.repeat + 1)]
+    with jwks_served(key) as uri:
+        results = measure(args, uri, fresh)
+    report(results, args.calls)
+
+
+def signing_key() -> RSAKey:
+    """A new RS256 key (2048 bits), the kind an OAuth server signs access tokens with."""
+    return RSAKey.generate_key(2048, parameters={"kid": "bench", "alg": "RS256"})
+
+
+@contextlib.contextmanager
+def jwks_served(key: RSAKey) -> Iterator[str]:
+    """Serve ``key``'s public JWKS on 127.0.0.1 (``python -m http.server``); its URL.
+
+    Also used by bench/guards.py. The server is stopped by its PID on exit.
+    """
     with tempfile.TemporaryDirectory() as tmp:
-        Path(tmp, "jwks.json").write_text(json.dumps({"keys": [key.as_dict()]}))
-        jwks_port = free_port()
+        public = key.as_dict(private=False)
+        Path(tmp, "jwks.json").write_text(json.dumps({"keys": [public]}))
+        port = free_port()
         files = subprocess.Popen(
-            [PY, "-m", "http.server", str(jwks_port), "-b", "127.0.0.1", "-d", tmp],
+            [PY, "-m", "http.server", str(port), "-b", "127.0.0.1", "-d", tmp],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
         try:
-            wait_port(jwks_port)
-            results = measure(args, f"http://127.0.0.1:{jwks_port}/jwks.json", fresh)
+            wait_port(port)
+            yield f"http://127.0.0.1:{port}/jwks.json"
         finally:
             stop(files)
-    report(results, args.calls)
 
 
 def measure(

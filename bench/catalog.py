@@ -73,7 +73,7 @@ def walk(peer: StdioPeer, timeout: float = 10.0) -> tuple[int, int, float, float
             return pages, tools, time.perf_counter() - begin, first
 
 
-def measure(count: int) -> dict[str, Any]:
+def measure(count: int, rounds: int = ROUNDS) -> dict[str, Any]:
     """Build here, then time ``tools/list`` against a served copy."""
     _, declare_s, build_s = build(count)
     proc = subprocess.Popen(
@@ -84,7 +84,7 @@ def measure(count: int) -> dict[str, Any]:
     try:
         peer = StdioPeer(proc)
         walk(peer, timeout=300)  # warm-up; the server is still declaring its tools
-        runs = [walk(peer) for _ in range(ROUNDS)]
+        runs = [walk(peer) for _ in range(rounds)]
     finally:
         assert proc.stdin is not None
         proc.stdin.close()
@@ -99,7 +99,7 @@ def measure(count: int) -> dict[str, Any]:
         "pages": pages,
         "list_ms": statistics.median(run[2] for run in runs) * 1e3,
         "first_page_ms": statistics.median(run[3] for run in runs) * 1e3,
-        "rounds": ROUNDS,
+        "rounds": rounds,
     }
 
 
@@ -111,6 +111,7 @@ def main(argv: list[str]) -> None:
     )
     parser.add_argument("--tools", type=int, default=1000)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="walks timed")
     args = parser.parse_args(argv)
     if args.mode == "serve":
         import trio
@@ -118,7 +119,7 @@ def main(argv: list[str]) -> None:
         server, _, _ = build(args.tools)
         trio.run(server.serve_stdio)
         return
-    figures = measure(args.tools)
+    figures = measure(args.tools, max(1, args.rounds))
     if args.json:
         print(json.dumps(figures))
         return

@@ -20,6 +20,7 @@ import compileall
 import json
 import os
 import platform
+import resource
 import shlex
 import signal
 import socket
@@ -44,6 +45,7 @@ from load import (
     peak_rss_mib,
     request_body,
 )
+from targets import Names, summary
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -66,6 +68,7 @@ class Peer:
     http: list[str]
     imports: str
     role: str = ""  # "ceiling", "reference" (ratios are taken to it) or ""
+    quick: bool = True  # run by --quick too
 
 
 PEERS = [
@@ -100,9 +103,16 @@ PEERS = [
         [PY, "bench/peers/fastmcp_peer.py", "stdio"],
         [PY, "bench/peers/fastmcp_peer.py", "http", "{port}"],
         "from fastmcp import FastMCP",
+        quick=False,
     ),
 ]
-FLOORS = {"python -c pass": "pass", "import trio": "import trio"}
+#: The peer the issue's targets are about.
+TARGET = "trio_mcp"
+FLOORS = {
+    "python -c pass": "pass",
+    "import trio": "import trio",
+    "from trio_mcp import Server, tool": "from trio_mcp import Server, tool",
+}
 
 
 @dataclass
@@ -129,6 +139,16 @@ class Settings:
     time_limit: float
     starts: int
     imports: int
+    quick: bool = False
+
+
+@dataclass
+class Found:
+    """What the run measured besides the loads: imports, the catalog, the guards."""
+
+    imports: dict[str, dict[str, float]]  # statement or peer -> wall, cpu medians (ms)
+    catalog: dict[str, Any]
+    guards: dict[str, Any]
 
 
 def cpu_times() -> list[int]:
@@ -274,21 +294,30 @@ def start_to_answer(peer: Peer, transport: str) -> float:
         stop(proc)
 
 
-def import_ms(statement: str) -> float:
-    """Wall time of ``python -c statement`` in a fresh interpreter, in ms."""
+def import_ms(statement: str) -> tuple[float, float]:
+    """Wall and CPU time (user + system) of ``python -c statement``, in ms.
+
+    A fresh interpreter each time. The CPU time is the child's own, from
+    ``getrusage``: other processes on a shared machine stretch the wall time of an
+    import, hardly its CPU time.
+    """
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     begin = time.perf_counter()
     subprocess.run([PY, "-c", statement], cwd=ROOT, env=ENV, check=True)
-    return (time.perf_counter() - begin) * 1e3
+    wall = (time.perf_counter() - begin) * 1e3
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime) * 1e3
+    return wall, cpu
 
 
-def run_catalog() -> dict[str, Any]:
+def run_catalog(rounds: int) -> dict[str, Any]:
     """The 1,000-tool catalog figures from bench/catalog.py, run in its own process.
 
     A failure is reported in the table rather than losing the whole run's figures.
     """
     try:
         out = subprocess.run(
-            [PY, str(BENCH / "catalog.py"), "--json"],
+            [PY, str(BENCH / "catalog.py"), "--json", "--rounds", str(rounds)],
             cwd=ROOT,
             env=ENV,
             check=True,
@@ -411,8 +440,7 @@ def report(
     peers: list[Peer],
     rows: dict[tuple[str, str, str], Row],
     extras: dict[str, dict[str, float]],
-    floors: dict[str, float],
-    catalog: dict[str, Any],
+    found: Found,
     settings: Settings,
     argv: list[str],
     host: str,
@@ -428,7 +456,7 @@ def report(
     lines = [
         f"# trio_mcp benchmark, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         "",
-        f"Command: `{shlex.join(['bash', 'bench/run.sh', *argv])}`",
+        f"Command: `{shlex.join(['bash', 'bench/run.sh', *argv])}`, commit {commit()}.",
         "",
         f"Python {platform.python_version()}, {cpus} CPUs"
         + (", server on CPU 1, client on CPU 0" if cpus >= 2 else "")
@@ -446,13 +474,19 @@ def report(
         "",
         *summary_table(peers, rows, extras, "echo"),
         "",
-        "| floor | import ms |",
-        "|---|---:|",
-        *[f"| `{name}` | {fmt(ms)} |" for name, ms in floors.items()],
+        "| floor | import ms | CPU ms |",
+        "|---|---:|---:|",
+        *[
+            f"| `{name}` | {fmt(found.imports[name]['wall'])} "
+            f"| {fmt(found.imports[name]['cpu'])} |"
+            for name in FLOORS
+            if name in found.imports
+        ],
         "",
         *detail_table(peers, rows),
         "",
     ]
+    catalog = found.catalog
     if "error" in catalog:
         lines += [f"1,000-tool catalog: failed ({catalog['error']}).", ""]
     elif catalog:
@@ -465,14 +499,47 @@ def report(
             f"{catalog['rounds']}.",
             "",
         ]
+    lines += guard_table(found.guards)
     lines += errors or ["Every reply was checked; none was wrong."]
+    names = Names(
+        ceiling=next((p.name for p in PEERS if p.role == "ceiling"), ""),
+        floor=next((p.name for p in PEERS if p.name.startswith("Trio floor")), ""),
+        target=TARGET,
+        reference=next((p.name for p in PEERS if p.role == "reference"), ""),
+    )
+    lines += ["", *summary(rows, names, found.imports, catalog, found.guards)]
     return "\n".join(lines) + "\n"
+
+
+def guard_table(guards: dict[str, Any]) -> list[str]:
+    """The guards' A/B (bench/guards.py) as printed by it, or why it is missing."""
+    if not guards:
+        return []
+    if "error" in guards:
+        return [f"Guards' A/B: {guards['error']}.", ""]
+    return [*guards.get("table", []), ""]
+
+
+QUICK_HELP = """\
+--quick: about 1-2 minutes on 2 shared cores, so it can follow every change to the
+request path. It runs the ceilings, the Trio floor, trio_mcp and mcp 2.3.0 (for the
+p99 ratios), 1,000 stdio and 500 HTTP calls per tool, one repeat; it leaves out
+fastmcp (the full run has it), the other peers' start-up and import times (trio_mcp's
+are kept), and uses 5 walks of the catalog's pages and 2 rounds of the guard A/B
+instead of 20 and 5. Its figures are noisier than the full run's: quote the full run.
+"""
 
 
 def parse(argv: list[str]) -> tuple[argparse.Namespace, Settings]:
     """Command-line options and the run's sizes."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="small sizes, one repeat")
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        epilog=QUICK_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes, fewer peers (see below)"
+    )
     parser.add_argument("--repeat", type=int)
     parser.add_argument("--calls", type=int, help="stdio calls per tool (5000)")
     parser.add_argument("--http-calls", type=int, help="HTTP calls per tool (3000)")
@@ -480,6 +547,9 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Settings]:
     parser.add_argument("--time-limit", type=float, default=60.0, help="per load (s)")
     parser.add_argument("--peers", help="comma-separated name prefixes to run")
     parser.add_argument("--no-catalog", action="store_true")
+    parser.add_argument(
+        "--no-guards", action="store_true", help="skip the guards' A/B (guards.py)"
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     settings = Settings(
@@ -489,28 +559,25 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Settings]:
         warmup=100 if quick else 300,
         repeat=args.repeat or (1 if quick else 3),
         time_limit=args.time_limit,
-        starts=3 if quick else 5,
+        starts=1 if quick else 5,
         imports=5 if quick else 10,
+        quick=quick,
     )
     return args, settings
 
 
-def main(argv: list[str]) -> None:
-    """Run the peers, then print and keep the report."""
-    args, settings = parse(argv)
-    # Stopped with SIGTERM, unwind so every server started so far is stopped too.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    peers = [
-        peer
-        for peer in PEERS
-        if not args.peers
-        or any(peer.name.startswith(p.strip()) for p in args.peers.split(","))
-    ]
-    if (os.cpu_count() or 1) >= 2:
-        os.sched_setaffinity(0, {0})
-    compileall.compile_dir(ROOT / "trio_mcp", quiet=1)
-    compileall.compile_dir(ROOT / "examples", quiet=1)
-    start = cpu_times()
+def chosen(args: argparse.Namespace, quick: bool) -> list[Peer]:
+    """The peers to run: ``--peers`` prefixes, else all (quick: those marked so)."""
+    if args.peers:
+        prefixes = [p.strip() for p in args.peers.split(",")]
+        return [p for p in PEERS if any(p.name.startswith(x) for x in prefixes)]
+    return [p for p in PEERS if p.quick or not quick]
+
+
+def load_peers(
+    peers: list[Peer], settings: Settings
+) -> tuple[dict[tuple[str, str, str], Row], dict[str, dict[str, float]]]:
+    """Every peer on every transport it speaks, repeats interleaved."""
     rows: dict[tuple[str, str, str], Row] = {}
     extras: dict[str, dict[str, float]] = {peer.name: {} for peer in peers}
     for repeat in range(settings.repeat):
@@ -522,24 +589,136 @@ def main(argv: list[str]) -> None:
                 rss = measure(peer, transport, settings, rows)
                 key = f"rss_{transport}"
                 extras[peer.name][key] = max(extras[peer.name].get(key, 0.0), rss)
-    print("bench: start-up and import times", file=sys.stderr)
+    return rows, extras
+
+
+def start_and_import(
+    peers: list[Peer], settings: Settings, extras: dict[str, dict[str, float]]
+) -> dict[str, dict[str, float]]:
+    """Start-up times into ``extras``; the import medians (wall, CPU) by statement.
+
+    Quick runs time trio_mcp's start-up and imports only (and the floors).
+    """
+    timed = [p for p in peers if not settings.quick or p.name == TARGET]
     for transport in ("stdio", "http"):
-        for peer in peers:
+        for peer in timed:
             if not getattr(peer, transport):
                 continue
             times = [start_to_answer(peer, transport) for _ in range(settings.starts)]
             extras[peer.name][f"start_{transport}"] = statistics.median(times) * 1e3
-    statements = {peer.name: peer.imports for peer in peers} | FLOORS
-    samples: dict[str, list[float]] = {name: [] for name in statements}
+    statements = {peer.imports: peer.name for peer in timed}
+    statements |= {statement: name for name, statement in FLOORS.items()}
+    samples: dict[str, list[tuple[float, float]]] = {s: [] for s in statements}
     for _ in range(settings.imports):
-        for name, statement in statements.items():
-            samples[name].append(import_ms(statement))
-    for peer in peers:
-        extras[peer.name]["import_ms"] = statistics.median(samples[peer.name])
-    floors = {name: statistics.median(samples[name]) for name in FLOORS}
-    catalog = {} if args.no_catalog else run_catalog()
+        for statement in statements:
+            samples[statement].append(import_ms(statement))
+    medians = {
+        label: {
+            "wall": statistics.median(w for w, _ in samples[statement]),
+            "cpu": statistics.median(c for _, c in samples[statement]),
+        }
+        for statement, label in statements.items()
+    }
+    for peer in timed:
+        extras[peer.name]["import_ms"] = medians[peer.name]["wall"]
+        extras[peer.name]["import_cpu_ms"] = medians[peer.name]["cpu"]
+    medians["import trio_mcp"] = medians.get(TARGET, {})
+    return {k: v for k, v in medians.items() if v}
+
+
+def run_guards(quick: bool, rows: dict[tuple[str, str, str], Row]) -> dict[str, Any]:
+    """The guards' A/B figures from bench/guards.py, run in its own process.
+
+    It takes "a whole call" from this run's trio_mcp rows (server CPU per call,
+    lowest repeat) when they are there, else measures its own.
+    """
+    cases = {"http echo": ("http", "echo"), "stdio echo": ("stdio", "echo")}
+    cases["stdio search"] = ("stdio", "search")
+    found = {
+        case: min(rows[(TARGET, *key)].cpu_us)
+        for case, key in cases.items()
+        if (TARGET, *key) in rows
+    }
+    given = ",".join(f"{case}={us:.1f}" for case, us in found.items())
+    options = ["--quick"] if quick else []
+    if len(found) == len(cases):
+        options += ["--call-us", given]
+    try:
+        out = subprocess.run(
+            [PY, str(BENCH / "guards.py"), "--json", *options],
+            cwd=ROOT,
+            env=ENV,
+            check=True,
+            stdout=subprocess.PIPE,
+            timeout=900,
+        )
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        return {"error": f"bench/guards.py failed ({exc!r}); run it alone to see why"}
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+
+def commit() -> str:
+    """The commit the run measured, with "+ changes" when the tree differs from it."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=10", "HEAD"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git clone)"
+    return head + (" + uncommitted changes" if dirty else "")
+
+
+class Phases:
+    """Wall time of each phase of the run, printed as it ends (stderr)."""
+
+    def __init__(self) -> None:
+        self.begin = self.last = time.monotonic()
+
+    def done(self, what: str) -> None:
+        now = time.monotonic()
+        print(
+            f"bench: {what} took {now - self.last:.1f} s ({now - self.begin:.1f} s in all)",
+            file=sys.stderr,
+        )
+        self.last = now
+
+
+def main(argv: list[str]) -> None:
+    """Run the peers, then print and keep the report."""
+    args, settings = parse(argv)
+    # Stopped with SIGTERM, unwind so every server started so far is stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    peers = chosen(args, settings.quick)
+    if (os.cpu_count() or 1) >= 2:
+        os.sched_setaffinity(0, {0})
+    phases = Phases()
+    compileall.compile_dir(ROOT / "trio_mcp", quiet=1)
+    compileall.compile_dir(ROOT / "examples", quiet=1)
+    start = cpu_times()
+    rows, extras = load_peers(peers, settings)
+    phases.done("the loads")
+    print("bench: start-up and import times", file=sys.stderr)
+    imports = start_and_import(peers, settings, extras)
+    phases.done("start-up and imports")
+    catalog = {} if args.no_catalog else run_catalog(5 if settings.quick else 20)
+    phases.done("the catalog")
+    print("bench: the guards' A/B (bench/guards.py)", file=sys.stderr)
+    guards = {} if args.no_guards else run_guards(settings.quick, rows)
+    phases.done("the guards' A/B")
     host = noise(start, cpu_times())
-    text = report(peers, rows, extras, floors, catalog, settings, argv, host)
+    found = Found(imports, catalog, guards)
+    text = report(peers, rows, extras, found, settings, argv, host)
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "latest.md").write_text(text)
     raw = {
@@ -553,7 +732,15 @@ def main(argv: list[str]) -> None:
     }
     (RESULTS / "latest.json").write_text(
         json.dumps(
-            {"rows": raw, "extras": extras, "floors": floors, "catalog": catalog}
+            {
+                "commit": commit(),
+                "command": shlex.join(["bash", "bench/run.sh", *argv]),
+                "rows": raw,
+                "extras": extras,
+                "imports": imports,
+                "catalog": catalog,
+                "guards": guards,
+            }
         )
     )
     print(text)

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # bench/run.sh - the benchmark, from a clone of this repository alone.
 #
-#   bash bench/run.sh            full run (about 5-10 min on 2 cores): ceilings, trio_mcp,
+#   bash bench/run.sh            full run (about 5-15 min on 2 cores): ceilings, trio_mcp,
 #                                mcp 2.3.0, fastmcp 4.1.6; stdio and HTTP; import,
-#                                start-up, peak RSS; the 1,000-tool catalog
-#   bash bench/run.sh --quick    about a minute: small sizes, one repeat
+#                                start-up, peak RSS; the 1,000-tool catalog; the guards'
+#                                A/B (bench/guards.py); issue 28's targets, PASS or MISS
+#   bash bench/run.sh --quick    under two minutes: small sizes, one repeat, no fastmcp,
+#                                fewer start-up, import, catalog and guard rounds
 #   bash bench/run.sh --help     every option (bench/run.py)
 #
 # Builds bench/.venv first (bench/venv.sh), then prints the table; the report is also

@@ -5,7 +5,8 @@
 #   bash bench/venv.sh
 #
 # The venv holds the peers (mcp, fastmcp), the ceilings' stack (trio, hypercorn), the
-# profilers and trio_mcp itself, installed editable from this clone. It is rebuilt when
+# profilers and trio_mcp itself, installed editable from this clone with the extras the
+# guards' A/B needs (http, auth, metrics; bench/guards.py). It is rebuilt when
 # bench/requirements.txt or pyproject.toml change (content hash in .venv/.bench.stamp).
 
 _bench_venv() (
@@ -31,7 +32,7 @@ _bench_venv() (
         echo "bench: installing the peers and trio_mcp into bench/.venv" >&2
         rm -f "$stamp"
         "$venv/bin/python" -m pip install --quiet -r "$bench/requirements.txt" \
-            -e "$root[http]" >&2
+            -e "$root[http,auth,metrics]" >&2
         printf '%s\n' "$want" >"$stamp"
     fi
 )
