@@ -81,7 +81,9 @@ class Declaration(Generic[P, R]):
         self.holds_secrets = False
         self.timeout = declared_seconds(timeout, what=f"{self.declaration}: timeout")
         self.is_async = inspect.iscoroutinefunction(fn)
-        self.is_method = is_method(fn)
+        #: ``fn``'s signature, read once for ``is_method`` and the inputs.
+        self.signature = inspect.signature(fn)
+        self.is_method = is_method(fn, self.signature)
         self._instance: object = _UNBOUND
         functools.update_wrapper(self, fn)
         self._prepared = False

@@ -60,6 +60,7 @@ class FunctionPrompt(Declaration[P, R]):
             skip_self=self.is_method,
             hints=hints,
             refusal=_not_a_string,
+            signature=self.signature,
         )
         self.arguments: list[PromptArgument] = []
         #: Arguments a ``prompts/get`` may leave out that have no default: None.

@@ -218,7 +218,12 @@ class FunctionResource(Declaration[P, R]):
     def _prepare(self, hints: dict[str, object]) -> None:
         where = self.declaration
         self.plan = plan_arguments(
-            self.fn, where=where, descriptions={}, skip_self=self.is_method, hints=hints
+            self.fn,
+            where=where,
+            descriptions={},
+            skip_self=self.is_method,
+            hints=hints,
+            signature=self.signature,
         )
         returns = hints.get("return", MISSING)
         if returns is MISSING:
@@ -255,7 +260,7 @@ class FunctionResource(Declaration[P, R]):
                 f"{where}: has no description; write a docstring whose first "
                 "paragraph says what the resource holds"
             )
-        fields = {f.name: f for f in attrs.fields(self.plan.arguments_class)}
+        fields = {one.name: one for one in self.plan.inputs}
         found.extend(stale_args(self.described.params, fields, where=where))
         for var in self.template.variables:
             if var not in fields:
@@ -263,7 +268,7 @@ class FunctionResource(Declaration[P, R]):
                     f"{where}: URI template variable '{{{var}}}' has no parameter; "
                     f"add a parameter '{var}: str'"
                 )
-            elif fields[var].type is not str:
+            elif fields[var].annotation is not str:
                 found.append(
                     f"{where}: parameter '{var}' is bound to a URI variable and must be 'str'"
                 )

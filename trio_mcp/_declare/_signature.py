@@ -1,12 +1,14 @@
 """A callable's signature as one attrs class: the declaration's ``ArgumentsOf``.
 
-The input schema and the argument decoder both come from that one class, so what
-the client is told and what the handler receives cannot drift apart.
+The input schema and the argument decoder both come from that one class's fields
+(the schema from the fields, the class from them on the first call), so what the
+client is told and what the handler receives cannot drift apart.
 """
 
 from __future__ import annotations
 
 import inspect
+import keyword
 import types
 import typing
 from collections.abc import Callable, Iterable
@@ -16,7 +18,7 @@ import attrs
 
 from .._errors import InvalidDeclaration
 from .._json import JsonObject
-from .._schema import Field, UnsupportedType, check_supported, json_schema
+from .._schema import Field, UnsupportedType, arguments_schema, check_supported
 
 __all__ = [
     "Plan",
@@ -35,19 +37,70 @@ def declaration_id(fn: Callable[..., object]) -> str:
     return f"{getattr(fn, '__module__', '?')}:{getattr(fn, '__qualname__', repr(fn))}"
 
 
-def is_method(fn: Callable[..., object]) -> bool:
+def is_method(
+    fn: Callable[..., object], signature: inspect.Signature | None = None
+) -> bool:
     """Whether ``fn`` is written as a method: its first parameter is ``self``."""
-    params = list(inspect.signature(fn).parameters)
+    params = list((signature or inspect.signature(fn)).parameters)
     return bool(params) and params[0] == "self"
 
 
 def resolve_hints(fn: Callable[..., object]) -> dict[str, object]:
     """Return ``fn``'s annotations with string forms resolved (``Annotated`` kept).
 
+    Exactly ``typing.get_type_hints(fn, include_extras=True)``, which compiles every
+    string annotation (``from __future__ import annotations``) afresh: an annotation
+    naming a plain class (``"str"``, ``"Ticket"``) is looked up directly instead.
+
     Raises:
         NameError: if a forward reference cannot be resolved yet.
     """
-    return typing.get_type_hints(fn, include_extras=True)
+    if (
+        type(fn) is not types.FunctionType
+        or hasattr(fn, "__wrapped__")
+        or getattr(fn, "__no_type_check__", None)
+    ):
+        return typing.get_type_hints(fn, include_extras=True)
+    namespace = fn.__globals__
+    annotations = fn.__annotations__
+    plain: dict[str, object] = {}
+    for name, value in annotations.items():
+        found = _plain_class(value, namespace)
+        if found is not None:
+            plain[name] = found
+    if len(plain) == len(annotations):
+        return plain
+    # The rest resolve as typing does, in the same namespace (a stand-in with
+    # __globals__ is read exactly as a function is).
+    rest = types.SimpleNamespace(
+        __annotations__={k: v for k, v in annotations.items() if k not in plain},
+        __globals__=namespace,
+    )
+    resolved = typing.get_type_hints(rest, include_extras=True)
+    return {k: plain[k] if k in plain else resolved[k] for k in annotations}
+
+
+def _plain_class(value: object, namespace: dict[str, Any]) -> type | None:
+    """The class an annotation names when it is a plain one, else None.
+
+    Plain: a class whose metaclass is ``type`` (not ``Generic``), given as itself or
+    as its bare name, found in ``namespace`` or its builtins as ``eval`` finds it.
+    typing's checks and its walk into type arguments leave such a class as it is.
+    """
+    if isinstance(value, str):
+        if not value.isidentifier() or keyword.iskeyword(value):
+            return None
+        if value in namespace:
+            value = namespace[value]
+        else:
+            builtins = namespace.get("__builtins__")
+            table = getattr(builtins, "__dict__", builtins)
+            if not isinstance(table, dict) or value not in table:
+                return None
+            value = table[value]
+    if type(value) is type and value is not typing.Generic:
+        return value
+    return None
 
 
 def _allows_none(annotation: object) -> bool:
@@ -76,22 +129,47 @@ def stale_args(
 
 def holds_write_only(schema: object) -> bool:
     """Whether a JSON Schema marks any value ``writeOnly`` (a ``Secret``)."""
-    if isinstance(schema, dict):
-        return schema.get("writeOnly") is True or any(
-            holds_write_only(v) for v in schema.values()
-        )
-    if isinstance(schema, list):
-        return any(holds_write_only(v) for v in schema)
+    # A loop over a stack, not a generator per level: this runs for every
+    # declaration, twice.
+    pending = [schema]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            if value.get("writeOnly") is True:
+                return True
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
     return False
 
 
-@attrs.frozen
+@attrs.define
 class Plan:
-    """How a call's ``arguments`` object becomes keyword arguments for the handler."""
+    """How a call's ``arguments`` object becomes keyword arguments for the handler.
 
-    arguments_class: type
+    The schema is derived from ``inputs`` at declaration; the attrs class the
+    decoder structures into (the function's ``ArgumentsOf``) is made from the same
+    inputs on the first call, so declaring a thousand tools compiles no class.
+    ``arguments_schema`` is exactly ``json_schema`` of that class.
+    """
+
+    name: str
+    """The class's name, ``ArgumentsOf_<function>``."""
+    inputs: tuple[Input, ...]
+    descriptions: dict[str, str]
     input_schema: JsonObject
     names: tuple[str, ...]
+    _arguments_class: type | None = attrs.field(default=None, init=False, repr=False)
+
+    @property
+    def arguments_class(self) -> type:
+        """The attrs class of the arguments: one keyword-only field per input."""
+        cls = self._arguments_class
+        if cls is None:
+            cls = self._arguments_class = _arguments_class(
+                self.name, self.inputs, self.descriptions
+            )
+        return cls
 
 
 class _Refused(Exception):
@@ -152,16 +230,18 @@ def input_parameters(
     skip_self: bool,
     hints: dict[str, object],
     refusal: Callable[[object], str | None] = _supported,
+    signature: inspect.Signature | None = None,
 ) -> tuple[list[Input], list[str]]:
     """Walk ``fn``'s parameters the one way tools, resources and prompts share.
 
     Returns the inputs, and a problem naming ``where`` and the parameter for each
     one that has no annotation, an annotation ``refusal`` refuses (by default,
     one outside the type table), a ``*args``/``**kwargs`` or a positional-only form.
+    ``signature`` is ``fn``'s, when the caller has it already.
     """
     problems: list[str] = []
     inputs: list[Input] = []
-    params = list(inspect.signature(fn).parameters.values())
+    params = list((signature or inspect.signature(fn)).parameters.values())
     for param in params[1:] if skip_self else params:
         try:
             annotation = _annotation(param, hints, refusal)
@@ -183,18 +263,44 @@ def plan_arguments(
     descriptions: dict[str, str],
     skip_self: bool,
     hints: dict[str, object],
+    signature: inspect.Signature | None = None,
 ) -> Plan:
-    """Build the arguments class and its schema for ``fn``.
+    """Plan the arguments of ``fn``: its schema now, its class on first use.
 
     Raises:
         InvalidDeclaration: naming ``where`` and the parameter, for a parameter that
             has no annotation, an unsupported type, or a ``*args``/``**kwargs`` form.
     """
     inputs, problems = input_parameters(
-        fn, where=where, skip_self=skip_self, hints=hints
+        fn, where=where, skip_self=skip_self, hints=hints, signature=signature
     )
     if problems:
         raise InvalidDeclaration(problems)
+    schema = arguments_schema(
+        (one.name, one.annotation, one.default, descriptions.get(one.name))
+        for one in inputs
+    )
+    names = tuple(one.name for one in inputs)
+    plan = Plan(
+        f"ArgumentsOf_{getattr(fn, '__name__', 'handler')}",
+        tuple(inputs),
+        {name: descriptions[name] for name in names if name in descriptions},
+        schema,
+        names,
+    )
+    if any(name.startswith("_") or name == "self" for name in names):
+        # attrs gives these names meaning (a private field's argument drops its
+        # underscores, so '_x' and 'x' clash; '__dict__' is the instance's; 'self'
+        # is __init__'s own): building the class now keeps whatever it raises a
+        # declaration error rather than a first-call one.
+        _ = plan.arguments_class
+    return plan
+
+
+def _arguments_class(
+    name: str, inputs: Iterable[Input], descriptions: dict[str, str]
+) -> type:
+    """Make the arguments class: a keyword-only field per input, described."""
     fields: dict[str, object] = {}
     for one in inputs:
         metadata: dict[str, Field] = {}
@@ -207,12 +313,9 @@ def plan_arguments(
             metadata=metadata,
             kw_only=True,
         )
-    name = f"ArgumentsOf_{getattr(fn, '__name__', 'handler')}"
     # Only a plain __init__ is generated: an instance lives inside one call, is
     # never compared, printed or handed on (the handler gets keyword arguments),
-    # and each generated method is one more compile() at declaration time.
-    cls = attrs.make_class(
+    # and each generated method is one more compile().
+    return attrs.make_class(
         name, fields, frozen=False, slots=False, repr=False, eq=False
     )
-    schema = json_schema(cls, cache=False)
-    return Plan(cls, schema, tuple(fields))

@@ -93,6 +93,7 @@ class FunctionTool(Declaration[P, R]):
             descriptions=self.described.params,
             skip_self=self.is_method,
             hints=hints,
+            signature=self.signature,
         )
         self.param_headers, self._header_problems = param_headers(
             self.plan.input_schema

@@ -16,6 +16,7 @@ import attrs
 
 from .._authority import closure
 from .._declare import (
+    Declaration,
     FunctionPrompt,
     FunctionResource,
     FunctionTool,
@@ -119,7 +120,10 @@ def _spec_of(
 ) -> tuple[object | None, list[str]]:
     """Ask an adopter for its spec; return it or the problems that prevent it."""
     kind = protocol.__name__
-    if not isinstance(adopter, protocol):
+    # A decorated declaration has spec() and dispatch() by its class; Python 3.11
+    # re-reads a runtime-checkable protocol's members on every isinstance check,
+    # which was a third of building a 1,000-tool Server.
+    if not isinstance(adopter, (Declaration, protocol)):
         return None, [
             f"{label}= takes {kind} objects, got {adopter!r}; decorate it with "
             f"@{kind.lower()}, or give it spec() and async dispatch()"
@@ -189,6 +193,7 @@ def _tool_entry(adopter: Tool, spec: ToolSpec) -> tuple[ToolEntry, list[str]]:
             spec=spec,
             adopter=adopter,
             param_headers=adopter.param_headers,
+            write_only=adopter.holds_secrets,  # read from the same input schema
         )
         return entry, []
     headers, header_problems = param_headers(spec.input_schema)

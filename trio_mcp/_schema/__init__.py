@@ -20,7 +20,9 @@ from ._inspect import kind_of as kind_of
 from ._inspect import record_fields as record_fields
 from ._inspect import strip as strip
 from ._inspect import union_parts as union_parts
+from ._types import Argument as Argument
 from ._types import UnsupportedType as UnsupportedType
+from ._types import arguments_schema as arguments_schema
 from ._types import check_supported as check_supported
 from ._types import json_schema as json_schema
 from ._types import literal_values as literal_values
@@ -29,11 +31,13 @@ from ._verbatim import is_open as is_open
 
 __all__ = [
     "METADATA_KEY",
+    "Argument",
     "Check",
     "Field",
     "FieldInfo",
     "RecordField",
     "UnsupportedType",
+    "arguments_schema",
     "asserts",
     "check_supported",
     "compile_checks",

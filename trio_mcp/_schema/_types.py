@@ -19,8 +19,16 @@ import inspect
 import math
 import re
 import uuid
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args, get_origin
+from collections.abc import Iterable, Mapping
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Literal,
+    TypeAlias,
+    get_args,
+    get_origin,
+)
 
 import attrs
 
@@ -53,7 +61,18 @@ from ._inspect import (
 )
 from ._verbatim import asserts, is_open, merge_passthrough, passthrough_problem
 
-__all__ = ["UnsupportedType", "check_supported", "json_schema", "literal_values"]
+__all__ = [
+    "Argument",
+    "UnsupportedType",
+    "arguments_schema",
+    "check_supported",
+    "json_schema",
+    "literal_values",
+]
+
+#: One argument of a handler: name, annotation, default (``attrs.NOTHING``: required)
+#: and description (or None).
+Argument: TypeAlias = tuple[str, object, object, "str | None"]
 
 
 class UnsupportedType(McpError, TypeError):
@@ -335,9 +354,7 @@ class _Walker:
         properties: JsonObject = {}
         for f in fields:
             properties[f.name] = out = self.schema(f.type, _join(where, f.name))
-            default = _json_default(f.default)
-            if default is not _NO_DEFAULT and not is_secret(strip(f.type)):
-                out["default"] = default  # type: ignore[assignment]
+            _show_default(out, f.default, f.type)
         self.stack.pop()
         required: list[JsonValue] = [f.name for f in fields if f.required]
         return _object(properties, required)
@@ -367,13 +384,45 @@ class _Walker:
             text = "; ".join(messages)
             current = out.get("description")
             out["description"] = f"{current} ({text})" if current else text
-        default = _json_default(attribute.default)
-        if default is not _NO_DEFAULT and not is_secret(strip(attribute.type)):
-            out["default"] = default  # type: ignore[assignment]
+        _show_default(out, attribute.default, attribute.type)
+        return out
+
+    def arguments(self, inputs: Iterable[Argument]) -> JsonObject:
+        """The object of ``inputs``, as ``attrs_class`` walks the class they make.
+
+        Each one is read as ``field_info`` reads a field without validators: its
+        annotation, under ``Annotated[..., Field(description=...)]`` when it has a
+        description, and its default.
+        """
+        properties: JsonObject = {}
+        required: list[JsonValue] = []
+        for name, tp, default, description in inputs:
+            if description is not None and get_origin(tp) is Annotated:
+                # Annotated flattens: the description merges with tp's own extras.
+                out = self.schema(Annotated[tp, Field(description=description)], name)
+            else:
+                out = self.schema(tp, name)
+                if description is not None:
+                    # All a lone Field(description=...) adds to any other type.
+                    out["description"] = description
+            _show_default(out, default, tp)
+            properties[name] = out
+            if default is attrs.NOTHING:
+                required.append(name)
+        out = _object(properties, required)
+        if self.defs:
+            out["$defs"] = self.defs
         return out
 
 
 _NO_DEFAULT = object()
+
+
+def _show_default(out: JsonObject, default: object, tp: object) -> None:
+    """Add ``default`` to ``out`` when JSON shows it as itself (never a secret's)."""
+    shown = _json_default(default)
+    if shown is not _NO_DEFAULT and not is_secret(strip(tp)):
+        out["default"] = shown  # type: ignore[assignment]
 
 
 def _object(properties: JsonObject, required: list[JsonValue]) -> JsonObject:
@@ -469,6 +518,22 @@ def json_schema(tp: object, *, cache: bool = True) -> JsonObject:
     if not cache or not _hashable(tp):
         return _Walker().root(tp)
     return copy.deepcopy(_cached(tp, repr(tp)))
+
+
+def arguments_schema(inputs: Iterable[Argument]) -> JsonObject:
+    """Return the schema of a handler's ``arguments`` object, one property per input.
+
+    An input is an ``Argument``: ``(name, annotation, default, description)``;
+    ``attrs.NOTHING`` as the default makes it required. The result is exactly
+    ``json_schema`` of the attrs class with one keyword-only field per input (that
+    annotation and default,
+    ``Field(description=...)`` in its metadata), which the decoder structures into:
+    a declaration gets its schema without building that class.
+
+    Raises:
+        UnsupportedType: as ``json_schema`` does, ``where`` starting at the input.
+    """
+    return _Walker().arguments(inputs)
 
 
 def check_supported(tp: object) -> None:
