@@ -164,11 +164,12 @@ __all__ = [
 ]
 
 
-def _resolve_own_annotations(cls: type) -> None:
+def _resolve_own_annotations(cls: type, compiled: dict[str, object]) -> None:
     # typing.get_type_hints (and so attrs.resolve_types and cattrs) evaluates string
     # annotations in sys.modules[cls.__module__]: resolve them where they were written
     # before __module__ becomes "trio_mcp", or Literal, Mapping, ... go missing.
     # One that cannot be evaluated even there (a string alias) is left as it was.
+    # ``compiled`` keeps the code of each spelling ("str | None" recurs a lot).
     import contextlib
     import inspect
     import sys
@@ -177,25 +178,30 @@ def _resolve_own_annotations(cls: type) -> None:
     if not any(isinstance(v, str) for v in own.values()):
         return
     namespace = vars(sys.modules[cls.__module__])
+    scope = dict(vars(cls))
     resolved: dict[str, object] = {}
     for name, value in own.items():
         if isinstance(value, str):
+            code = compiled.get(value)
+            if code is None:
+                code = compiled[value] = compile(value, "<annotation>", "eval")
             # NameError: a TYPE_CHECKING-only name; TypeError: "JsonValue | None",
             # where JsonValue is a recursive string alias that stays a string.
             with contextlib.suppress(NameError, TypeError):
-                value = eval(value, namespace, dict(vars(cls)))
+                value = eval(code, namespace, scope)  # type: ignore[arg-type]
         resolved[name] = value
     cls.__annotations__ = resolved
 
 
+_compiled: dict[str, object] = {}
 for _name in __all__:
     _obj = globals()[_name]
     if isinstance(_obj, type) and _obj.__module__.startswith("trio_mcp._"):
-        _resolve_own_annotations(_obj)
+        _resolve_own_annotations(_obj, _compiled)
 for _name in __all__:
     _obj = globals()[_name]
     if getattr(_obj, "__module__", "").startswith("trio_mcp._"):
         # Some objects (aliases, builtins) refuse a new __module__; keep theirs.
         with _suppress(AttributeError, TypeError):
             _obj.__module__ = "trio_mcp"
-del _name, _obj, _resolve_own_annotations, _suppress
+del _name, _obj, _resolve_own_annotations, _suppress, _compiled

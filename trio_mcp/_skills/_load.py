@@ -25,20 +25,24 @@ are neither listed nor served. Each file's SHA-256 and size are computed here, o
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
-import mimetypes
 import os
 import re
 import stat
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from .._json import JsonObject
 from .._units import MiB
 from ._frontmatter import BadFrontmatter, parse_frontmatter, split_frontmatter
+
+if TYPE_CHECKING:
+    import mimetypes
 
 __all__ = [
     "MAX_RESOURCES",
@@ -58,17 +62,27 @@ MAX_DESCRIPTION = 1024
 #: The Agent Skills naming rule, as the conformance suite checks it.
 _NAME = re.compile(r"^(?!.*--)[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$")
 _RESERVED_METADATA = "io.modelcontextprotocol/"
-#: Python's own table only (``/etc/mime.types`` differs between machines), plus
-#: the types a skill folder mostly holds.
-_MIME = mimetypes.MimeTypes()
-for _suffix, _type in {
+#: The types a skill folder mostly holds, beyond Python's own table.
+_SKILL_TYPES = {
     ".md": "text/markdown",
     ".markdown": "text/markdown",
     ".yaml": "application/yaml",
     ".yml": "application/yaml",
     ".toml": "application/toml",
-}.items():
-    _MIME.add_type(_type, _suffix)
+}
+
+
+@functools.cache
+def _mime_types() -> mimetypes.MimeTypes:
+    """Python's own table only (``/etc/mime.types`` differs between machines), plus
+    ``_SKILL_TYPES``; built by the first skill loaded, not by ``import trio_mcp``
+    (``MimeTypes()`` first reads every system table it knows of)."""
+    import mimetypes
+
+    table = mimetypes.MimeTypes()
+    for suffix, type_ in _SKILL_TYPES.items():
+        table.add_type(type_, suffix)
+    return table
 
 
 @attrs.frozen
@@ -319,7 +333,7 @@ def _file(name: str, path: str, disk: str, data: bytes) -> SkillFile:
     if path == SKILL_MD:
         mime = "text/markdown"
     else:
-        guessed = _MIME.guess_type(path, strict=False)[0]
+        guessed = _mime_types().guess_type(path, strict=False)[0]
         mime = guessed or ("text/plain" if is_text else "application/octet-stream")
     return SkillFile(
         path=path,
