@@ -334,7 +334,7 @@ def recorded(reader: Any) -> int:
 async def http_guards(jwks: str, key: Any, sizes: Sizes) -> list[Figure]:
     """The HTTP guards, each against the plain app (``key`` signs the tokens)."""
     n, pairs = sizes.http_block, sizes.pairs
-    fresh = iter([token(key, i) for i in range(1, (pairs + 1) * n * 2 + 1)])
+    fresh = iter([token(key, i) for i in range(1, (pairs + 1) * n + 1)])
     plain = server.mount()
     with_auth = server.mount(auth=BearerAuth(ISSUER, AUDIENCE, jwks_uri=jwks))
     limited = server.mount(rate_limit=RateLimit(1_000_000, 1))
@@ -502,7 +502,7 @@ def parse(argv: list[str]) -> tuple[argparse.Namespace, Sizes]:
     quick = args.quick
     sizes = Sizes(
         pairs=args.pairs or (20 if quick else 40),
-        http_block=50 if quick else 100,
+        http_block=100,
         stdio_block=200 if quick else 400,
         http_calls=500 if quick else 2000,
         stdio_calls=1000 if quick else 4000,
