@@ -521,12 +521,14 @@ def guard_table(guards: dict[str, Any]) -> list[str]:
 
 
 QUICK_HELP = """\
---quick: about 1-2 minutes on 2 shared cores, so it can follow every change to the
-request path. It runs the ceilings, the Trio floor, trio_mcp and mcp 2.3.0 (for the
-p99 ratios), 1,000 stdio and 500 HTTP calls per tool, one repeat; it leaves out
-fastmcp (the full run has it), the other peers' start-up and import times (trio_mcp's
-are kept), and uses 5 walks of the catalog's pages and 2 rounds of the guard A/B
-instead of 20 and 5. Its figures are noisier than the full run's: quote the full run.
+--quick: under two minutes on 2 shared cores (49-79 s at a load average of 4-9), so it
+can follow every change to the request path. It runs the ceilings, the Trio floor,
+trio_mcp and mcp 2.3.0 (for the p99 ratios): 1,000 stdio and 500 HTTP calls per tool,
+100 warm-up calls, one repeat. It leaves out fastmcp (the full run has it) and the
+other peers' start-up and import times; trio_mcp starts once per transport (not 5
+times) and imports are the median of 5 (not 10); the catalog's pages are walked 5
+times (not 20) and the guards' A/B runs 20 pairs of blocks (not 40, stdio blocks of
+200 calls, not 400). Its figures are noisier than the full run's: quote the full run.
 """
 
 
