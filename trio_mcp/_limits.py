@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import attrs
 
+from ._records import record_repr
 from ._units import (
     DEFAULT_MAX_CONCURRENT,
     DEFAULT_MAX_DEPTH,
@@ -93,6 +94,8 @@ class Limits:
         body_timeout: Seconds an HTTP request body may take to arrive; a slower
             one is answered with 408 and its connection closed.
     """
+
+    __repr__ = record_repr
 
     max_message_bytes: int = attrs.field(
         default=DEFAULT_MAX_MESSAGE_BYTES, validator=_at_least_one

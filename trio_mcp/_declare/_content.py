@@ -12,6 +12,7 @@ from typing import Literal, TypeAlias
 import attrs
 
 from .._json import JsonObject
+from .._records import record_repr
 
 __all__ = [
     "AudioContent",
@@ -42,6 +43,8 @@ _bytes = attrs.validators.instance_of(bytes)
 class TextContent:
     """A text block."""
 
+    __repr__ = record_repr
+
     text: str = attrs.field(validator=is_str)
 
     def to_wire(self) -> JsonObject:
@@ -52,6 +55,8 @@ class TextContent:
 @attrs.frozen
 class ImageContent:
     """An image block; ``data`` is the raw image bytes."""
+
+    __repr__ = record_repr
 
     data: bytes = attrs.field(validator=_bytes)
     mime_type: str = attrs.field(validator=is_str)
@@ -65,6 +70,8 @@ class ImageContent:
 class AudioContent:
     """An audio block; ``data`` is the raw audio bytes."""
 
+    __repr__ = record_repr
+
     data: bytes = attrs.field(validator=_bytes)
     mime_type: str = attrs.field(validator=is_str)
 
@@ -76,6 +83,8 @@ class AudioContent:
 @attrs.frozen
 class ResourceLink:
     """A link to a resource the client may read."""
+
+    __repr__ = record_repr
 
     uri: str = attrs.field(validator=is_str)
     name: str = attrs.field(validator=is_str)
@@ -96,6 +105,8 @@ class ResourceLink:
 class TextResourceContents:
     """The text of a resource."""
 
+    __repr__ = record_repr
+
     uri: str = attrs.field(validator=is_str)
     text: str = attrs.field(validator=is_str)
     mime_type: str | None = attrs.field(default=None, validator=is_optional_str)
@@ -111,6 +122,8 @@ class TextResourceContents:
 @attrs.frozen
 class BlobResourceContents:
     """The bytes of a resource."""
+
+    __repr__ = record_repr
 
     uri: str = attrs.field(validator=is_str)
     blob: bytes = attrs.field(validator=_bytes)
@@ -130,6 +143,8 @@ ResourceContents: TypeAlias = TextResourceContents | BlobResourceContents
 @attrs.frozen
 class EmbeddedResource:
     """A resource's contents embedded in a result."""
+
+    __repr__ = record_repr
 
     resource: ResourceContents = attrs.field(
         validator=attrs.validators.instance_of(
@@ -157,6 +172,8 @@ CONTENT_TYPES = (
 @attrs.frozen
 class PromptMessage:
     """One message of a prompt: a role and one content block."""
+
+    __repr__ = record_repr
 
     role: Literal["user", "assistant"] = attrs.field(
         validator=attrs.validators.in_(("user", "assistant"))

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .._records import record_repr
+
 if TYPE_CHECKING:
     import docstring_parser
 
@@ -27,6 +29,8 @@ _OTHER_STYLES = re.compile(r"^\s*[:@]|^\s*-{3,}\s*$", re.MULTILINE)
 @attrs.frozen
 class Described:
     """The description of a callable and of each documented parameter."""
+
+    __repr__ = record_repr
 
     summary: str | None
     params: dict[str, str]

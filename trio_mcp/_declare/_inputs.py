@@ -19,6 +19,7 @@ import attrs
 from .._decode import decode
 from .._errors import DecodeError, Problem
 from .._json import JsonObject, JsonValue
+from .._records import record_repr
 from .._schema import UnsupportedType, json_schema
 from ._content import PromptMessage
 
@@ -165,6 +166,8 @@ class Elicit:
         TypeError: at construction, if the class has a field a form cannot express.
     """
 
+    __repr__ = record_repr
+
     message: str
     schema: type
     requested_schema: JsonObject = attrs.field(init=False, eq=False, repr=False)
@@ -198,6 +201,8 @@ class ElicitUrl:
     An ``accept`` means the user consented to open it, not that the interaction
     finished; learn the outcome on the retry from your own records.
     """
+
+    __repr__ = record_repr
 
     message: str
     url: str
@@ -242,6 +247,8 @@ class Sample:
     ``messages`` is a str (one user message), a ``PromptMessage``, a wire dict, or a
     list of them. The response is a ``SampleResult``.
     """
+
+    __repr__ = record_repr
 
     messages: tuple[JsonObject, ...] = attrs.field(converter=_messages)
     max_tokens: int
@@ -304,6 +311,8 @@ class Sample:
 class ListRoots:
     """Ask the client for its roots (``roots/list``); the response is a list of ``Root``."""
 
+    __repr__ = record_repr
+
     client_capability: ClassVar[JsonObject] = {"roots": {}}
 
     def to_wire(self) -> JsonObject:
@@ -328,6 +337,8 @@ class ElicitResult:
     (form mode); otherwise None.
     """
 
+    __repr__ = record_repr
+
     action: Literal["accept", "decline", "cancel"]
     content: object | None = None
 
@@ -341,6 +352,8 @@ class ElicitResult:
 @attrs.frozen
 class SampleResult:
     """The client's model's answer to a ``Sample`` request."""
+
+    __repr__ = record_repr
 
     role: Literal["user", "assistant"]
     content: JsonValue
@@ -363,6 +376,8 @@ class SampleResult:
 @attrs.frozen
 class Root:
     """A root the client offers (usually a ``file://`` URI)."""
+
+    __repr__ = record_repr
 
     uri: str
     name: str | None = None

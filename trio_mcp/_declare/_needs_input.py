@@ -13,6 +13,7 @@ from typing import final
 import attrs
 
 from .._json import JsonValue, dumps
+from .._records import record_repr
 from ._inputs import INPUT_REQUESTS, InputRequest
 
 __all__ = ["Answer", "NeedsInput"]
@@ -53,6 +54,8 @@ class NeedsInput:
     Raises:
         TypeError: if a request is not an input request or the state is not JSON.
     """
+
+    __repr__ = record_repr
 
     requests: Mapping[str, InputRequest] = attrs.field(
         factory=dict, converter=_requests

@@ -23,6 +23,7 @@ from .._authority._secrets import Secret
 from .._decode import decode, encode
 from .._errors import DecodeError, InvalidDeclaration, InvalidReply
 from .._json import JsonObject, JsonValue
+from .._records import record_repr
 from .._schema import (
     UnsupportedType,
     is_record,
@@ -238,6 +239,8 @@ def content_blocks(value: object, *, where: str) -> tuple[Content, ...]:
 @attrs.frozen
 class ReplyShape:
     """How a tool's return value becomes a ``ToolReply``."""
+
+    __repr__ = record_repr
 
     mode: Literal["structured", "content", "none"]
     output_schema: JsonObject | None

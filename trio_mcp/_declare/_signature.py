@@ -18,6 +18,7 @@ import attrs
 
 from .._errors import InvalidDeclaration
 from .._json import JsonObject
+from .._records import record_repr
 from .._schema import Field, UnsupportedType, arguments_schema, check_supported
 
 __all__ = [
@@ -153,6 +154,8 @@ class Plan:
     ``arguments_schema`` is exactly ``json_schema`` of that class.
     """
 
+    __repr__ = record_repr
+
     name: str
     """The class's name, ``ArgumentsOf_<function>``."""
     inputs: tuple[Input, ...]
@@ -215,6 +218,8 @@ def _annotation(
 @attrs.frozen
 class Input:
     """One input parameter of a handler: its name, annotation and default."""
+
+    __repr__ = record_repr
 
     name: str
     annotation: object

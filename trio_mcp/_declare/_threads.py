@@ -26,6 +26,8 @@ from typing import Final, TypeVar
 import attrs
 import trio
 
+from .._records import record_repr
+
 __all__ = [
     "MAX_LINGERING_THREADS",
     "ThreadBudget",
@@ -56,6 +58,8 @@ class ThreadsExhausted(Exception):
 @attrs.define
 class ThreadBudget:
     """The threads of one ``trio.run``: how many linger, how many calls were refused."""
+
+    __repr__ = record_repr
 
     max_lingering: int = MAX_LINGERING_THREADS
     limiter: trio.CapacityLimiter = attrs.field(

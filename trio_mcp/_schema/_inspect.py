@@ -16,6 +16,7 @@ from typing import Annotated, Literal, NewType, Union, get_args, get_origin
 import attrs
 
 from .._authority._secrets import Secret
+from .._records import record_repr
 from ._constraints import Field, Kind, field_of, misplaced, split_validators
 
 __all__ = [
@@ -115,6 +116,8 @@ def name_of(tp: object) -> str:
 class FieldInfo:
     """What the schema and the decoder need to know about one attrs field."""
 
+    __repr__ = record_repr
+
     name: str
     """The key in JSON: the attribute name."""
     type: object
@@ -149,6 +152,8 @@ def field_info(attribute: attrs.Attribute[object]) -> FieldInfo:
 @attrs.frozen
 class RecordField:
     """One key of a dataclass or TypedDict, read the way an attrs field is."""
+
+    __repr__ = record_repr
 
     name: str
     type: object

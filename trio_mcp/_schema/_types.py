@@ -32,6 +32,8 @@ from typing import (
 
 import attrs
 
+from .._records import record_repr
+
 if TYPE_CHECKING:
     from .._json import JsonObject, JsonValue
 from .._errors import McpError
@@ -152,6 +154,8 @@ def _enum_schema(values: list[JsonValue]) -> JsonObject:
 @attrs.define
 class _Walker:
     """One walk over a type; ``stack`` holds the attrs classes being expanded."""
+
+    __repr__ = record_repr
 
     stack: list[type] = attrs.Factory(list)
     defs: JsonObject = attrs.Factory(dict)

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from .._json import JsonObject
+from .._records import record_repr
 from .._units import MiB
 from ._frontmatter import BadFrontmatter, parse_frontmatter, split_frontmatter
 
@@ -89,6 +90,8 @@ def _mime_types() -> mimetypes.MimeTypes:
 class SkillFile:
     """One served file: where it is, its URI, and what the manifest says of it."""
 
+    __repr__ = record_repr
+
     path: str
     """Its path within the skill folder, ``/``-separated."""
     uri: str
@@ -105,6 +108,8 @@ class SkillFile:
 @attrs.frozen
 class LoadedSkill:
     """A checked skill folder: its entry's parts and its tree."""
+
+    __repr__ = record_repr
 
     name: str
     uri: str

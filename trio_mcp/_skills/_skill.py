@@ -32,6 +32,7 @@ from .._declare._base import worker_threads
 from .._dispatch._request import Failure
 from .._errors import InvalidDeclaration
 from .._protocol import _wire as wire
+from .._records import record_repr
 from ._load import SKILL_MD, LoadedSkill, SkillFile, digest_of, read_at_most
 
 __all__ = ["FILE_TTL_SECONDS", "Skill", "SkillResource"]
@@ -53,6 +54,8 @@ class Skill:
 
     .. versionadded:: 0.3
     """
+
+    __repr__ = record_repr
 
     path: Path
     """The folder, as an absolute path."""
@@ -87,6 +90,8 @@ class Skill:
 @attrs.frozen(eq=False)
 class SkillResource:
     """One file of a served skill, as a ``Resource`` adopter."""
+
+    __repr__ = record_repr
 
     skill: LoadedSkill
     file: SkillFile
