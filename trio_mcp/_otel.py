@@ -16,7 +16,7 @@ import contextlib
 import contextvars
 import re
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._instance import instance_id
 from ._protocol import _wire as wire
@@ -36,8 +36,9 @@ _TRACEPARENT = re.compile(
 _span: contextvars.ContextVar[Span | None] = contextvars.ContextVar(
     "trio_mcp_request_span", default=None
 )
-#: None until the first request looks; then whether opentelemetry-api imports.
-_available: bool | None = None
+#: None until the first request looks; then ``opentelemetry.trace``, or False when
+#: opentelemetry-api is not installed.
+_trace_api: Any = None
 
 
 def parse_traceparent(meta: Mapping[str, object] | None) -> str | None:
@@ -60,16 +61,17 @@ def parse_traceparent(meta: Mapping[str, object] | None) -> str | None:
     return trace_id
 
 
-def _enabled() -> bool:
-    global _available
-    if _available is None:
+def _trace() -> Any:
+    """``opentelemetry.trace``, imported on first use (it is optional), or None."""
+    global _trace_api
+    if _trace_api is None:
         try:
-            import opentelemetry.trace  # noqa: F401 - optional, on first use
+            from opentelemetry import trace
         except ImportError:
-            _available = False
+            _trace_api = False
         else:
-            _available = True
-    return _available
+            _trace_api = trace
+    return _trace_api or None
 
 
 _NO_SPAN: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
@@ -85,11 +87,10 @@ def request_span(
     no tracer provider configured (every span would be a no-op), this is a shared
     null context: nothing is built on the request's path.
     """
-    if not _enabled():
-        return _NO_SPAN
-    from opentelemetry import trace
-
-    if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+    trace = _trace()
+    if trace is None or isinstance(
+        trace.get_tracer_provider(), trace.ProxyTracerProvider
+    ):
         return _NO_SPAN
     return _server_span(method, meta, request_id)
 

@@ -18,8 +18,11 @@ built once per server, outermost first:
    deadline (again with the answers while a task's rounds go on), and shapes the
    reply by its target.
 
-Each step is ``step(call, next) -> Ending``; ``next`` is the rest of the chain, a
-``_Link`` built once, never a closure made per call. ``run`` never raises for a
+A middleware step is ``step(call, next) -> Ending``; ``next`` is the rest of the
+chain, a ``_Link`` built once, never a closure made per call. The runner's own steps
+call the next one of their own directly (``account`` runs ``limit`` and ``grant``
+inline, ``finish`` awaits ``answer``): they are fixed, so a link between them would
+only cost a frame on every call. ``run`` never raises for a
 handler's failure: ``answer`` turns whatever the handler raised into an ending, and
 ``account`` does the same for a step that raised. Any ``BaseException`` but Trio's
 own cancellation is such a failure (a panic: -32603 and an ``internal`` receipt).
@@ -29,7 +32,6 @@ the main task (and stops the server) instead of surfacing inside a handler.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import math
 import time
@@ -201,11 +203,11 @@ class Runner:
         self.sealer = sealer
         self.receipts = receipts
         self.server_info = server_info
-        chain: Next = self.answer
-        steps = (self.account, self.limit, self.grant, *middleware, self.finish)
-        for step in reversed(steps):
+        chain: Next = self.finish
+        for step in reversed(middleware):
             chain = _Link(step, chain)
-        self._chain = chain
+        self._after_grants = chain
+        """The middleware steps, then ``finish`` and ``answer``."""
 
     @trio.lowlevel.enable_ki_protection
     async def run(self, call: Call) -> Ending:
@@ -218,7 +220,7 @@ class Runner:
         secrets = open_registry()
         try:
             with serving.scope():
-                return await self._chain(call)
+                return await self.account(call, self._after_grants)
         finally:
             ctx.finish()
             reset_current(token)
@@ -226,11 +228,13 @@ class Runner:
 
     # -- 1. the receipt ---------------------------------------------------------------
     async def account(self, call: Call, next: Next) -> Ending:
-        """Time the call and leave its receipt, however it ended."""
+        """Time the call and leave its receipt, however it ended; in between,
+        ``limit`` and ``grant``, then ``next``."""
         started, t0 = time.time(), time.perf_counter()
         ending = _CANCELLED
         try:
-            ending = await next(call)
+            refusal = self.limit(call) or self.grant(call)
+            ending = refusal if refusal is not None else await next(call)
         except BaseException as exc:
             if is_cancellation(exc):
                 raise
@@ -271,36 +275,38 @@ class Runner:
             log.exception("the receipts sink failed; the call's result is unaffected")
 
     # -- 1b. the rate limit -------------------------------------------------------------
-    async def limit(self, call: Call, next: Next) -> Ending:
+    def limit(self, call: Call) -> Ending | None:
         """Answer "busy" a call the HTTP app found no place for; refuse a caller
-        whose rate limit it found spent."""
+        whose rate limit it found spent. None: the call goes on."""
         caller = call._incoming.caller
         if caller.retry_after is not None:
             return rate_limited(caller.retry_after)
         if caller.busy is not None:
             return busy(caller.busy)
-        return await next(call)
+        return None
 
     # -- 2. the grants ----------------------------------------------------------------
-    async def grant(self, call: Call, next: Next) -> Ending:
+    def grant(self, call: Call) -> Ending | None:
         """Refuse a caller the host did not grant every capability the call needs.
+        None: the call goes on.
 
         With a bearer token (``auth=``) whose scopes fall short where other scopes
         would grant the rest, the refusal is the 403 step-up (``insufficient_scope``).
         """
         missing = call.required - call.context.granted
-        if missing:
-            step_up = call._incoming.caller.step_up
-            challenge = None if step_up is None else step_up(missing)
-            if challenge is not None:
-                return insufficient_scope(*challenge)
-            return call._target.failed(Failure.refused(min(missing)))
-        return await next(call)
+        if not missing:
+            return None
+        step_up = call._incoming.caller.step_up
+        challenge = None if step_up is None else step_up(missing)
+        if challenge is not None:
+            return insufficient_scope(*challenge)
+        return call._target.failed(Failure.refused(min(missing)))
 
     # -- 4. masking and encoding --------------------------------------------------------
-    async def finish(self, call: Call, next: Next) -> Ending:
-        """Mask the secrets in what the handler produced; encode the result once."""
-        ending = await next(call)
+    async def finish(self, call: Call) -> Ending:
+        """Run ``answer``; mask the secrets in what the handler produced; encode the
+        result once."""
+        ending = await self.answer(call)
         values = call_values()
         try:
             result = ending.result
@@ -371,9 +377,13 @@ class Runner:
 async def _under_deadline(call: Call) -> AnyReply:
     """The handler's reply, under the call's deadline; what it raises, as failures."""
     deadline = call._deadline
+    run = call._target.answer if call._rounds is None else _rounds
     try:
-        with deadline if deadline is not None else contextlib.nullcontext():
-            reply = await _rounds(call)
+        if deadline is None:
+            reply = await run(call)
+        else:
+            with deadline:
+                reply = await run(call)
     except DecodeError as exc:
         raise Failure.bad_arguments(
             [(p.path, p.message) for p in exc.problems], qualified(type(exc))
@@ -392,8 +402,7 @@ async def _under_deadline(call: Call) -> AnyReply:
 async def _rounds(call: Call) -> AnyReply:
     """Run the handler; while a task's rounds answer what it needs, run it again."""
     target, rounds, ctx = call._target, call._rounds, call.context
-    if rounds is None:
-        return await target.answer(call)
+    assert rounds is not None  # a call without rounds runs its target's answer alone
     await rounds.begin(call)
     reply = await target.answer(call)
     while reply.needs is not None:
