@@ -6,6 +6,7 @@ Raw JSON is ``JsonValue``, a recursive alias, never ``Any``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TypeAlias
 
 __all__ = [
@@ -33,9 +34,42 @@ _ascii_encoder = json.JSONEncoder(
 )
 
 
+def _one_shot(encoder: json.JSONEncoder) -> Callable[[JsonValue], str]:
+    """``encoder.encode``, with the C encoder it would build on every call built once.
+
+    ``JSONEncoder.encode`` makes a new C encoder (and a ``floatstr`` closure) per
+    value; with no indent, no circular check and compact separators that set-up is
+    most of the time a small message takes. The one built here has the settings
+    ``encoder`` passes (``default``, ``allow_nan``, ...), so the text is the same.
+    Without the C accelerator, ``encoder.encode`` itself.
+    """
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:  # pragma: no cover - CPython always has it
+        return encoder.encode
+    c_encode = make(
+        None,  # markers: check_circular=False
+        encoder.default,
+        json.encoder.encode_basestring,
+        None,  # indent
+        encoder.key_separator,
+        encoder.item_separator,
+        encoder.sort_keys,
+        encoder.skipkeys,
+        encoder.allow_nan,
+    )
+
+    def encode(value: JsonValue) -> str:
+        return "".join(c_encode(value, 0))
+
+    return encode
+
+
+_encode = _one_shot(_encoder)
+
+
 def dumps(value: JsonValue) -> str:
     """Encode compactly: one line, no spaces, no NaN (the wire forbids them)."""
-    return _encoder.encode(value)
+    return _encode(value)
 
 
 def encode_message(value: JsonValue) -> bytes:
@@ -49,7 +83,7 @@ def encode_message(value: JsonValue) -> bytes:
     Raises:
         ValueError: for NaN or infinity (not JSON); TypeError for a non-JSON value.
     """
-    text = _encoder.encode(value)
+    text = _encode(value)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
@@ -61,13 +95,27 @@ def _reject_constant(name: str) -> float:
 
 
 _decoder = json.JSONDecoder(parse_constant=_reject_constant)
+#: The scanner ``_decoder.decode`` runs after skipping whitespace (an instance
+#: attribute ``JSONDecoder.__init__`` sets, with the decoder's settings).
+_scan_once: Callable[[str, int], tuple[JsonValue, int]] = vars(_decoder)["scan_once"]
 
 
 def loads(text: str | bytes) -> JsonValue:
-    """Decode strict JSON (no NaN or Infinity). Raises ValueError or RecursionError."""
+    """Decode strict JSON (no NaN or Infinity). Raises ValueError or RecursionError.
+
+    A text that is one value from its first character to its last is scanned
+    directly; anything else (surrounding whitespace, extra data, no value at all)
+    takes ``JSONDecoder.decode``, which accepts or refuses it with its own message.
+    """
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    value: JsonValue = _decoder.decode(text)
+    try:
+        value: JsonValue
+        value, end = _scan_once(text, 0)
+    except StopIteration:
+        end = -1
+    if end != len(text):
+        value = _decoder.decode(text)
     return value
 
 
