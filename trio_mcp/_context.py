@@ -98,7 +98,8 @@ class CancelToken:
     def __init__(
         self, *scopes: trio.CancelScope | None, closed: trio.Event | None = None
     ) -> None:
-        self._scopes = tuple(s for s in scopes if s is not None)
+        # filter(None, ...) drops the Nones (a CancelScope is always true) in C.
+        self._scopes: tuple[trio.CancelScope, ...] = tuple(filter(None, scopes))
         self._closed = closed
 
     @property

@@ -74,5 +74,13 @@ def resolve_grants(allow: Grants, principal: object | None) -> frozenset[str]:
 
     A callable is asked for each call, so grants may depend on who is calling.
     """
-    granted = allow(principal) if callable(allow) else allow
+    if callable(allow):
+        granted = allow(principal)
+    elif not allow:
+        return _NOTHING  # the stdio default: no generator for an empty grant
+    else:
+        granted = allow
     return frozenset(c.name if isinstance(c, Capability) else str(c) for c in granted)
+
+
+_NOTHING: frozenset[str] = frozenset()

@@ -184,8 +184,7 @@ class ToolTarget(_EntryTarget):
 
     def _result(self, reply: ToolReply) -> JsonObject:
         blocks: list[JsonValue] = [
-            b.to_wire()
-            for b in content_blocks(list(reply.content), where=self.declaration)
+            b.to_wire() for b in content_blocks(reply.content, where=self.declaration)
         ]
         if reply.is_error:
             detail: JsonObject = (

@@ -319,7 +319,13 @@ class _Loop:
         self.running[scope] = request
         try:
             with scope:
-                reply = await self._handle(request, emit, scope, held, task_status)
+                if held or request.method not in CALL_METHODS:
+                    # Started with start_soon: no task_status to report to.
+                    reply = await self.dispatcher.handle(
+                        request, self.caller, emit, scope=scope
+                    )
+                else:
+                    reply = await self._queued(request, emit, scope, task_status)
                 if not scope.cancel_called:
                     await self.hand_over(reply.body)
         except BaseException:
@@ -337,22 +343,19 @@ class _Loop:
             if self.running.pop(scope, None) is not None:  # not counted out yet
                 self.load.release(request)
 
-    async def _handle(
+    async def _queued(
         self,
         request: Request,
         emit: Emit,
         scope: trio.CancelScope,
-        held: bool,
         task_status: trio.TaskStatus[None],
     ) -> Reply:
-        handle = self.dispatcher.handle
+        """A call that found no free slot: wait for one in the limiter's queue."""
         # Nothing awaits between started() and the limiter: a call that must wait
         # parks in the limiter's FIFO before the loop takes the next message.
         task_status.started()
-        if held or request.method not in CALL_METHODS:
-            return await handle(request, self.caller, emit, scope=scope)
         async with self.slots:
-            return await handle(request, self.caller, emit, scope=scope)
+            return await self.dispatcher.handle(request, self.caller, emit, scope=scope)
 
     def input_ended(self) -> float:
         """Start the graceful end; return the deadline of what still runs.
