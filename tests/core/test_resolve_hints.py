@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import functools
 import typing
-from typing import Annotated, Any, Generic, NewType
+from typing import Annotated, Any, Generic, NewType, cast
 
 import attrs
 from hypothesis import given, settings
@@ -77,8 +77,36 @@ SPELLINGS = [
     "len",
     "object",
     "type",
+    "tuple[int, ...]",
+    "tuple[()]",
+    "list['Ticket']",
+    "set[int] | None",
+    "dict[str, list[Ticket]] | Color | None",
+    "Alias | None",
+    "Box[int] | None",
+    "type[int]",
+    "three[0]",
+    "Ticket()",
+    "list[str](",
+    "Missing | None",
+    "str | three",
 ]
-OBJECTS: list[object] = [str, int, None, Ticket, Color, Generic, list[str], 3, Box]
+OBJECTS: list[object] = [
+    str,
+    int,
+    None,
+    Ticket,
+    Color,
+    Generic,
+    list[str],
+    int | None,
+    dict[str, Box[int]],
+    tuple[int, ...],
+    # *tuple[int, str], which typing turns into Unpack[tuple[int, str]]
+    next(iter(cast("Any", tuple[int, str]))),
+    3,
+    Box,
+]
 
 
 @st.composite

@@ -7,6 +7,8 @@ client is told and what the handler receives cannot drift apart.
 
 from __future__ import annotations
 
+import ast
+import functools
 import inspect
 import keyword
 import types
@@ -51,7 +53,8 @@ def resolve_hints(fn: Callable[..., object]) -> dict[str, object]:
 
     Exactly ``typing.get_type_hints(fn, include_extras=True)``, which compiles every
     string annotation (``from __future__ import annotations``) afresh: an annotation
-    naming a plain class (``"str"``, ``"Ticket"``) is looked up directly instead.
+    that typing would leave as it evaluates (``"str"``, ``"Ticket"``,
+    ``"list[str] | None"``) is evaluated here, from code compiled once per spelling.
 
     Raises:
         NameError: if a forward reference cannot be resolved yet.
@@ -64,44 +67,93 @@ def resolve_hints(fn: Callable[..., object]) -> dict[str, object]:
         return typing.get_type_hints(fn, include_extras=True)
     namespace = fn.__globals__
     annotations = fn.__annotations__
-    plain: dict[str, object] = {}
+    direct: dict[str, object] = {}
     for name, value in annotations.items():
-        found = _plain_class(value, namespace)
+        found = _evaluated(value, namespace)
         if found is not None:
-            plain[name] = found
-    if len(plain) == len(annotations):
-        return plain
+            direct[name] = found
+    if len(direct) == len(annotations):
+        return direct
     # The rest resolve as typing does, in the same namespace (a stand-in with
     # __globals__ is read exactly as a function is).
     rest = types.SimpleNamespace(
-        __annotations__={k: v for k, v in annotations.items() if k not in plain},
+        __annotations__={k: v for k, v in annotations.items() if k not in direct},
         __globals__=namespace,
     )
     resolved = typing.get_type_hints(rest, include_extras=True)
-    return {k: plain[k] if k in plain else resolved[k] for k in annotations}
+    return {k: direct[k] if k in direct else resolved[k] for k in annotations}
 
 
-def _plain_class(value: object, namespace: dict[str, Any]) -> type | None:
-    """The class an annotation names when it is a plain one, else None.
+def _evaluated(value: object, namespace: dict[str, Any]) -> object | None:
+    """What typing makes of an annotation when it is ``_simple`` (else None).
 
-    Plain: a class whose metaclass is ``type`` (not ``Generic``), given as itself or
-    as its bare name, found in ``namespace`` or its builtins as ``eval`` finds it.
-    typing's checks and its walk into type arguments leave such a class as it is.
+    A bare name is looked up as ``eval`` would (``namespace``, then its builtins);
+    other strings are evaluated only when ``_simple_code`` compiles them.
     """
     if isinstance(value, str):
-        if not value.isidentifier() or keyword.iskeyword(value):
-            return None
-        if value in namespace:
-            value = namespace[value]
+        if value.isidentifier() and not keyword.iskeyword(value):
+            if value in namespace:
+                value = namespace[value]
+            else:
+                builtins = namespace.get("__builtins__")
+                table = getattr(builtins, "__dict__", builtins)
+                if not isinstance(table, dict) or value not in table:
+                    return None
+                value = table[value]
         else:
-            builtins = namespace.get("__builtins__")
-            table = getattr(builtins, "__dict__", builtins)
-            if not isinstance(table, dict) or value not in table:
+            code = _simple_code(value)
+            if code is None:
                 return None
-            value = table[value]
-    if type(value) is type and value is not typing.Generic:
-        return value
-    return None
+            try:
+                value = eval(code, namespace, namespace)  # as typing evaluates it
+            except Exception:  # typing evaluates it again, and raises it
+                return None
+    return value if _simple(value) else None
+
+
+#: Syntax with no side effect: names, subscripts, tuples, ``|``, None and ``...``.
+_SIMPLE_SYNTAX = (
+    ast.Expression,
+    ast.Name,
+    ast.Load,
+    ast.Subscript,
+    ast.Tuple,
+    ast.BinOp,
+    ast.BitOr,
+    ast.Constant,
+)
+
+
+@functools.cache
+def _simple_code(text: str) -> types.CodeType | None:
+    """``text`` compiled, when it is built of ``_SIMPLE_SYNTAX`` only."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return None
+    if not all(isinstance(node, _SIMPLE_SYNTAX) for node in ast.walk(tree)):
+        return None
+    return compile(tree, "<annotation>", "eval")
+
+
+_CONTAINERS = (list, dict, set, frozenset, tuple)
+
+
+def _simple(tp: object) -> bool:
+    """Whether typing's checks pass ``tp`` and its walk gives back ``tp`` (or an
+    equal copy): a plain class (metaclass ``type``, not ``Generic``), or
+    ``list``/``dict``/``set``/``frozenset``/``tuple`` or ``|`` of such."""
+    if type(tp) is type:
+        return tp is not typing.Generic
+    if type(tp) is types.GenericAlias:
+        return (
+            tp.__origin__ in _CONTAINERS
+            and not tp.__unpacked__
+            and all(a is Ellipsis or _simple(a) for a in tp.__args__)
+        )
+    if type(tp) is types.UnionType:
+        return all(_simple(a) for a in tp.__args__)
+    return False
 
 
 def _allows_none(annotation: object) -> bool:
