@@ -10,11 +10,13 @@ deliberate: a header that is JSON but not an object (``"alg"``, ``["alg"]``) was
 ``AttributeError`` (a 500) in the old path and is "not a well-formed JWT" in both.
 
 The issuer's keys (RSA, EC P-256, Ed25519) come from a JWKS served on 127.0.0.1.
+Last, the cache of verified tokens when it is full.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import http.server
 import json
 import threading
@@ -32,7 +34,8 @@ from joserfc.jwk import ECKey, OKPKey, RSAKey
 from joserfc.jws import JWSRegistry, extract_compact
 from oauth_provider import AUDIENCE
 
-from trio_mcp.auth import BearerAuth
+from trio_mcp._authority._bearer import Challenge
+from trio_mcp.auth import BearerAuth, _bearer
 from trio_mcp.auth._jwt import InvalidToken, check_claims, looks_like_jwt, verify_jwt
 from trio_mcp.auth._keys import KeyCache
 from trio_mcp.auth._settings import Settings
@@ -193,7 +196,7 @@ def tokens(draw: st.DrawFn, iss: str) -> str:
     return f"{signing_input}.{signature}"
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 async def test_verify_jwt_decides_as_the_generic_path(
     auth: BearerAuth, data: st.DataObject
@@ -237,3 +240,40 @@ def test_looks_like_jwt_is_three_base64url_parts(text: str) -> None:
     )
 
     assert expected == looks_like_jwt(text)
+
+
+# -- the verified-token cache ------------------------------------------------------------
+async def test_a_full_cache_makes_room_once_per_eighth_and_keeps_the_newest(
+    auth: BearerAuth, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sweeping on every new token once 10,000 valid ones were held cost 1.5 ms per
+    token: a full cache now drops the oldest down to ``KEPT_WHEN_FULL`` and then
+    takes new tokens without sweeping until it is full again. (The sizes are scaled
+    down to 64 and 56 so the test signs 72 tokens, not 11,250.)"""
+    assert _bearer.MAX_CACHED // 8 == _bearer.MAX_CACHED - _bearer.KEPT_WHEN_FULL
+    full, kept = 64, 56
+    monkeypatch.setattr(_bearer, "MAX_CACHED", full)
+    monkeypatch.setattr(_bearer, "KEPT_WHEN_FULL", kept)
+    now = int(time.time())
+    base = {"iss": auth.settings.issuer, "aud": AUDIENCE, "exp": now + 600}
+    header = {"alg": "ES256", "kid": "ec"}
+    tokens = [
+        jwt.encode(header, {**base, "sub": f"u{i}"}, KEYS["ec"], ["ES256"])
+        for i in range(2 * full - kept)
+    ]
+    auth._verified.clear()
+    for token in tokens[: full + 1]:
+        assert not isinstance(await auth.admit(f"Bearer {token}"), Challenge)
+
+    assert kept + 1 == len(auth._verified)
+    assert digest(tokens[full]) in auth._verified
+    assert digest(tokens[full - kept]) in auth._verified
+    assert digest(tokens[full - kept - 1]) not in auth._verified
+    for token in tokens[full + 1 :]:
+        await auth.admit(f"Bearer {token}")
+    assert full == len(auth._verified)  # filled up again, no sweep on the way
+    assert {32} == {len(key) for key in auth._verified}  # digests, never tokens
+
+
+def digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
