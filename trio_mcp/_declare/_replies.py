@@ -141,8 +141,8 @@ def check_as(encoded: JsonValue, tp: object, *, where: str) -> object:
         InvalidReply: naming each place the value does not fit, or holds NaN or
             infinity (JSON has neither, though decoding reads ``1e400`` as one).
     """
-    odd = list(_non_finite(encoded, ""))
-    if odd:
+    if _any_non_finite(encoded):
+        odd = list(_non_finite(encoded, ""))
         raise InvalidReply(
             where, [f"{p or 'the value'}: expected a finite number" for p in odd]
         )
@@ -158,6 +158,25 @@ def check_as(encoded: JsonValue, tp: object, *, where: str) -> object:
         ) from None
     except Exception as exc:  # an attrs validator refusing a value it built itself
         raise InvalidReply(where, f"{type(exc).__name__}: {exc}") from exc
+
+
+def _any_non_finite(value: object) -> bool:
+    """Whether an encoded JSON value holds NaN or an infinite float anywhere.
+
+    The same walk as ``_non_finite`` without a generator per container: every
+    reply is checked, and only one that fails needs the paths.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is float:
+            if not math.isfinite(item):
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _non_finite(value: object, path: str) -> Iterator[str]:
