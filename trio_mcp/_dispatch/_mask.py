@@ -251,41 +251,74 @@ def mask_structured(value: JsonValue, schema: JsonValue, mask: Mask) -> JsonValu
     secret, and masking it would break the schema for nothing.
     """
     root = schema if isinstance(schema, dict) else {}
-    return _walk(value, schema, root, mask)
+    return _Walk(root, mask).walk(value, schema)
 
 
-def _walk(
-    value: JsonValue, schema: JsonValue, root: JsonObject, mask: Mask
-) -> JsonValue:
-    branches = _branches(schema, root)
-    if isinstance(value, str):
-        return value if _declared(value, branches) else mask(value)
-    if isinstance(value, dict):
+class _Node:
+    """One schema node, resolved once per walk: what masking asks of it."""
+
+    __slots__ = ("branches", "declared", "extra", "named", "properties")
+
+    def __init__(self, branches: list[JsonObject]) -> None:
+        self.branches = branches
+        self.declared = _declared_strings(branches)
+        """The strings an ``enum`` or ``const`` of the node declares."""
+        self.named: set[str] = set()
+        """The keys a ``properties`` or ``required`` of the node names."""
+        self.properties: dict[str, JsonValue] = {}
+        """Each named property's schema, from the first branch that has it."""
+        for branch in branches:
+            properties = branch.get("properties")
+            if isinstance(properties, dict):
+                for key, sub in properties.items():
+                    self.named.add(key)
+                    self.properties.setdefault(key, sub)
+            required = branch.get("required")
+            if isinstance(required, list):
+                self.named.update(k for k in required if isinstance(k, str))
+        extras = (b.get("additionalProperties") for b in branches)
+        self.extra: JsonValue = next((e for e in extras if isinstance(e, dict)), None)
+
+
+class _Walk:
+    """One ``mask_structured`` run: schema nodes resolved once each, by identity.
+
+    A list of records walks the same item schema for every record; resolving its
+    ``$ref`` and branches once is what keeps masking a long reply cheap. The nodes
+    live as long as the walk, whose ``root`` holds every schema node it meets.
+    """
+
+    __slots__ = ("mask", "nodes", "root")
+
+    def __init__(self, root: JsonObject, mask: Mask) -> None:
+        self.root = root
+        self.mask = mask
+        self.nodes: dict[int, _Node] = {}
+
+    def node(self, schema: JsonValue) -> _Node:
+        found = self.nodes.get(id(schema))
+        if found is None:
+            found = self.nodes[id(schema)] = _Node(_branches(schema, self.root))
+        return found
+
+    def walk(self, value: JsonValue, schema: JsonValue) -> JsonValue:
+        if isinstance(value, str):
+            return value if value in self.node(schema).declared else self.mask(value)
+        if isinstance(value, dict):
+            return self.walk_object(value, self.node(schema))
+        if isinstance(value, list):
+            branches = self.node(schema).branches
+            return [self.walk(item, _item(branches, i)) for i, item in enumerate(value)]
+        return value
+
+    def walk_object(self, value: JsonObject, node: _Node) -> JsonObject:
         out: JsonObject = {}
         for key, item in value.items():
-            named = _named(branches, key)
-            shown = key if named else mask(key)
+            shown = key if key in node.named else self.mask(key)
             if shown in out:
                 raise MaskingFailed("masking a secret would make two keys one")
-            out[shown] = _walk(item, _property(branches, key), root, mask)
+            out[shown] = self.walk(item, node.properties.get(key, node.extra))
         return out
-    if isinstance(value, list):
-        return [
-            _walk(item, _item(branches, i), root, mask) for i, item in enumerate(value)
-        ]
-    return value
-
-
-def _named(branches: list[JsonObject], key: str) -> bool:
-    """Whether the schema declares ``key`` (a property name: public, never masked)."""
-    for branch in branches:
-        properties = branch.get("properties")
-        if isinstance(properties, dict) and key in properties:
-            return True
-        required = branch.get("required")
-        if isinstance(required, list) and key in required:
-            return True
-    return False
 
 
 def _resolve(schema: JsonValue, root: JsonObject) -> JsonValue:
@@ -317,26 +350,6 @@ def _branches(schema: JsonValue, root: JsonObject) -> list[JsonObject]:
     return found
 
 
-def _declared(value: str, branches: list[JsonObject]) -> bool:
-    for branch in branches:
-        enum = branch.get("enum")
-        if (isinstance(enum, list) and value in enum) or branch.get("const") == value:
-            return True
-    return False
-
-
-def _property(branches: list[JsonObject], key: str) -> JsonValue:
-    for branch in branches:
-        properties = branch.get("properties")
-        if isinstance(properties, dict) and key in properties:
-            return properties[key]
-    for branch in branches:
-        extra = branch.get("additionalProperties")
-        if isinstance(extra, dict):
-            return extra
-    return None
-
-
 def _item(branches: list[JsonObject], index: int) -> JsonValue:
     for branch in branches:
         prefix = branch.get("prefixItems")
@@ -346,3 +359,16 @@ def _item(branches: list[JsonObject], index: int) -> JsonValue:
         if isinstance(items, dict):
             return items
     return None
+
+
+def _declared_strings(branches: list[JsonObject]) -> frozenset[str]:
+    """The strings the branches' ``enum`` members and ``const`` values declare."""
+    found: set[str] = set()
+    for branch in branches:
+        enum = branch.get("enum")
+        if isinstance(enum, list):
+            found.update(v for v in enum if isinstance(v, str))
+        const = branch.get("const")
+        if isinstance(const, str):
+            found.add(const)
+    return frozenset(found)
