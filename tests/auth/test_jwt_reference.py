@@ -32,11 +32,18 @@ from joserfc import jwt
 from joserfc.errors import JoseError, SecurityWarning
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 from joserfc.jws import JWSRegistry, extract_compact
+from joserfc.util import urlsafe_b64decode
 from oauth_provider import AUDIENCE
 
 from trio_mcp._authority._bearer import Challenge
 from trio_mcp.auth import BearerAuth, _bearer
-from trio_mcp.auth._jwt import InvalidToken, check_claims, looks_like_jwt, verify_jwt
+from trio_mcp.auth._jwt import (
+    InvalidToken,
+    b64url_decode,
+    check_claims,
+    looks_like_jwt,
+    verify_jwt,
+)
 from trio_mcp.auth._keys import KeyCache
 from trio_mcp.auth._settings import Settings
 
@@ -229,6 +236,24 @@ async def test_each_algorithm_signed_well_is_admitted_by_both(auth: BearerAuth) 
         )
 
         assert (claims, claims) == (ours, theirs), alg
+
+
+@given(
+    part=st.binary(max_size=40).map(base64.urlsafe_b64encode) | st.binary(max_size=12)
+)
+def test_b64url_decode_is_joserfcs(part: bytes) -> None:
+    """Encoded parts with and without their padding, cut anywhere, and junk."""
+    for piece in {part, part.rstrip(b"="), part[:-1], part.rstrip(b"=")[:-1]}:
+        try:
+            expected: object = urlsafe_b64decode(piece)
+        except ValueError:
+            expected = ValueError
+        try:
+            ours: object = b64url_decode(piece)
+        except ValueError:
+            ours = ValueError
+
+        assert expected == ours, piece
 
 
 @given(text=st.text(alphabet="AZaz09-_.=+/ é", max_size=12))

@@ -25,6 +25,7 @@ holds the two paths to the same answers.
 
 from __future__ import annotations
 
+import binascii
 import json
 import math
 import re
@@ -34,7 +35,6 @@ from typing import Any, Protocol
 
 from joserfc.errors import DecodeError, JoseError
 from joserfc.jws import JWSRegistry
-from joserfc.util import urlsafe_b64decode
 
 from ._keys import KeyCache, PublicKey
 from ._settings import Settings
@@ -55,6 +55,8 @@ class _Algorithm(Protocol):
 #: joserfc's size limits and header rules (``crit``, the registered parameters'
 #: types); built once, its algorithm list unused (``alg`` is checked before).
 _REGISTRY = JWSRegistry(strict_check_header=False)
+#: The header members after which joserfc's header check is skipped (``_plain``).
+_PLAIN_MEMBERS = frozenset({"alg", "kid", "typ"})
 #: joserfc's algorithm models by name, ``none`` and HMAC among them: only an ``alg``
 #: on the allow-list (asymmetric) is ever looked up. Taken directly, since
 #: ``JWSRegistry.get_alg`` would warn on every ``EdDSA`` token (RFC 9864 deprecates
@@ -130,9 +132,10 @@ class _Compact:
         model = _MODELS.get(alg)
         if model is None:
             raise JoseError(f"no JWS algorithm {alg!r}")
-        _REGISTRY.check_header(self.header)
+        if not _plain(self.header):
+            _REGISTRY.check_header(self.header)
         model.check_key(key)
-        if not model.verify(self.signing_input, urlsafe_b64decode(self.signature), key):
+        if not model.verify(self.signing_input, b64url_decode(self.signature), key):
             raise JoseError("bad signature")
         claims = json.loads(self.payload)
         if not isinstance(claims, dict):
@@ -155,11 +158,46 @@ def _parse(token: str) -> _Compact:
     _REGISTRY.validate_header_size(header_part)
     _REGISTRY.validate_signature_size(signature)
     _REGISTRY.validate_payload_size(payload_part)
-    header = json.loads(urlsafe_b64decode(header_part))
+    header = json.loads(b64url_decode(header_part))
     if not isinstance(header, dict) or "alg" not in header:
         raise DecodeError("the header is not a JSON object with alg")
-    payload = payload_part if _unencoded(header) else urlsafe_b64decode(payload_part)
+    payload = payload_part if _unencoded(header) else b64url_decode(payload_part)
     return _Compact(header, payload, header_part + b"." + payload_part, signature)
+
+
+def _plain(header: dict[str, Any]) -> bool:
+    """Whether joserfc's header check has nothing to refuse: no members but ``alg``,
+    ``kid`` and ``typ`` (most issuers write no others), ``kid`` and ``typ`` strings
+    when present (a ``null`` one is refused there). By then ``alg`` is on the
+    allow-list, so ``crit`` is absent and each registered member has its type."""
+    return (
+        header.keys() <= _PLAIN_MEMBERS
+        and isinstance(header.get("kid", ""), str)
+        and isinstance(header.get("typ", ""), str)
+    )
+
+
+def b64url_decode(part: bytes) -> bytes:
+    """A base64url part without padding, decoded as joserfc's ``urlsafe_b64decode``
+    decodes it (same refusals: ``+``, ``/`` or ``=`` in it, a length of 4n+1, unused
+    bits that are not zero), with its translation table built once.
+
+    Raises:
+        binascii.Error: if it is not canonical base64url.
+    """
+    pad = -len(part) % 4
+    if pad == 3 or b"+" in part or b"/" in part or b"=" in part:
+        raise binascii.Error("not base64url")
+    if pad and part[-1] not in _LAST_CHARACTERS[pad - 1]:
+        raise binascii.Error("base64url with unused bits set")
+    standard = part.translate(_TO_STANDARD) + b"=" * pad
+    return binascii.a2b_base64(standard, strict_mode=True)
+
+
+_TO_STANDARD = bytes.maketrans(b"-_", b"+/")
+#: The last character of a part one (then two) characters short of a multiple of 4
+#: has unused low bits; they must be zero (RFC 4648 §3.5), which only these have.
+_LAST_CHARACTERS = (b"AEIMQUYcgkosw048", b"AQgw")
 
 
 def _unencoded(header: Mapping[str, Any]) -> bool:
