@@ -68,6 +68,7 @@ from ._access import (
 )
 from ._bearer import caller_of
 from ._body import slow_body_fault
+from ._disconnect import watch
 from ._gate import BUSY_RETRY_AFTER, Gate, retry_after_header
 from ._health import send_health
 from ._interrupt import interrupts_unwrapped
@@ -516,6 +517,31 @@ class McpAsgiApp:
     ) -> None:
         scope = trio.CancelScope()
         response = _Response(send, scope, self.limits.keepalive_interval)
+        # A listen stream is long by nature: watched (and kept alive) from its start.
+        watched = None if request.method == LISTEN_METHOD else watch(receive, scope)
+        if watched is None:
+            await self._dispatch_watching(request, caller, receive, response, placed)
+        else:
+            with scope:
+                try:
+                    reply = await self._handle(request, caller, response, placed)
+                finally:
+                    watched.done()
+                await response.finish(reply)
+        # Whatever still runs for this request (an abandoned worker thread) now
+        # sees ``ctx.cancel`` fire.
+        scope.cancel()
+
+    async def _dispatch_watching(
+        self,
+        request: Request,
+        caller: Caller,
+        receive: Receive,
+        response: _Response,
+        placed: bool,
+    ) -> None:
+        """Run the request beside its own disconnect watcher (and keep-alive comments)."""
+        scope = response.scope
         async with trio.open_nursery() as nursery:
             nursery.start_soon(_cancel_on_disconnect, receive, scope)
             with scope:
@@ -525,9 +551,6 @@ class McpAsgiApp:
                     await self._handle(request, caller, response, placed)
                 )
             nursery.cancel_scope.cancel()
-        # Whatever still runs for this request (an abandoned worker thread) now
-        # sees ``ctx.cancel`` fire.
-        scope.cancel()
 
     async def _handle(
         self, request: Request, caller: Caller, response: _Response, placed: bool
