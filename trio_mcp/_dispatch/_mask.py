@@ -251,13 +251,23 @@ def mask_structured(value: JsonValue, schema: JsonValue, mask: Mask) -> JsonValu
     secret, and masking it would break the schema for nothing.
     """
     root = schema if isinstance(schema, dict) else {}
-    return _Walk(root, mask).walk(value, schema)
+    walk = _Walk(root, mask)
+    return walk.walk(value, walk.node(schema))
 
 
 class _Node:
     """One schema node, resolved once per walk: what masking asks of it."""
 
-    __slots__ = ("branches", "declared", "extra", "named", "properties")
+    __slots__ = (
+        "branches",
+        "children",
+        "declared",
+        "extra",
+        "named",
+        "prefixed",
+        "properties",
+        "tail",
+    )
 
     def __init__(self, branches: list[JsonObject]) -> None:
         self.branches = branches
@@ -278,14 +288,24 @@ class _Node:
                 self.named.update(k for k in required if isinstance(k, str))
         extras = (b.get("additionalProperties") for b in branches)
         self.extra: JsonValue = next((e for e in extras if isinstance(e, dict)), None)
+        prefixes = (b.get("prefixItems") for b in branches)
+        self.prefixed = max(
+            (len(p) for p in prefixes if isinstance(p, list)), default=0
+        )
+        """Items before this index may have a ``prefixItems`` schema of their own."""
+        self.children: dict[str, _Node] = {}
+        """The node under each key met so far."""
+        self.tail: _Node | None = None
+        """The node of every item from ``prefixed`` on, once met."""
 
 
 class _Walk:
     """One ``mask_structured`` run: schema nodes resolved once each, by identity.
 
     A list of records walks the same item schema for every record; resolving its
-    ``$ref`` and branches once is what keeps masking a long reply cheap. The nodes
-    live as long as the walk, whose ``root`` holds every schema node it meets.
+    ``$ref`` and branches once, and finding a key's or an item's node once, is what
+    keeps masking a long reply cheap. The nodes live as long as the walk, whose
+    ``root`` holds every schema node it meets.
     """
 
     __slots__ = ("mask", "nodes", "root")
@@ -301,24 +321,36 @@ class _Walk:
             found = self.nodes[id(schema)] = _Node(_branches(schema, self.root))
         return found
 
-    def walk(self, value: JsonValue, schema: JsonValue) -> JsonValue:
+    def walk(self, value: JsonValue, node: _Node) -> JsonValue:
         if isinstance(value, str):
-            return value if value in self.node(schema).declared else self.mask(value)
+            return value if value in node.declared else self.mask(value)
         if isinstance(value, dict):
-            return self.walk_object(value, self.node(schema))
+            return self.walk_object(value, node)
         if isinstance(value, list):
-            branches = self.node(schema).branches
-            return [self.walk(item, _item(branches, i)) for i, item in enumerate(value)]
+            return [self.walk(item, self.item(node, i)) for i, item in enumerate(value)]
         return value
 
     def walk_object(self, value: JsonObject, node: _Node) -> JsonObject:
         out: JsonObject = {}
+        children = node.children
         for key, item in value.items():
             shown = key if key in node.named else self.mask(key)
             if shown in out:
                 raise MaskingFailed("masking a secret would make two keys one")
-            out[shown] = self.walk(item, node.properties.get(key, node.extra))
+            child = children.get(key)
+            if child is None:
+                schema = node.properties.get(key, node.extra)
+                child = children[key] = self.node(schema)
+            out[shown] = self.walk(item, child)
         return out
+
+    def item(self, node: _Node, index: int) -> _Node:
+        """The node of the item at ``index`` of a list under ``node``."""
+        if index < node.prefixed:
+            return self.node(_item(node.branches, index))
+        if node.tail is None:
+            node.tail = self.node(_item(node.branches, index))
+        return node.tail
 
 
 def _resolve(schema: JsonValue, root: JsonObject) -> JsonValue:
