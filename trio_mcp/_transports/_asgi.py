@@ -164,9 +164,12 @@ class _Response:
         """Send a notification, starting the event stream if it is the first."""
         if self.scope.cancel_called:
             return
-        async with self.lock:
+        await self._hold()
+        try:
             await self._start_stream()
             await self._write(_sse(note))
+        finally:
+            self.lock.release()
 
     async def keep_alive(self) -> None:
         """Write a ``:`` comment after each ``keepalive_interval`` of quiet."""
@@ -179,26 +182,48 @@ class _Response:
                     await self._write(_KEEPALIVE)
                 self.last_write = trio.current_time()
 
-    async def finish(self, reply: Reply) -> None:
+    async def finish(self, reply: Reply, *, shield: bool = False) -> None:
         """Send the reply: the last event of a stream, or the whole JSON response.
 
-        The sending is shielded (taking the lock is not, so a client that left gets
-        nothing): Hypercorn ends the response inside this ``send`` (re-arming the
-        connection's idle timer, closing it for ``Connection: close`` or HTTP/1.0),
-        and the ``http.disconnect`` that the finished response itself produces must
-        not cancel that half-way. Hypercorn shields its socket writes anyway, so the
-        shield adds no wait that was not there.
+        Taking the lock is a checkpoint, so a client that left (the scope is
+        cancelled) gets nothing. Hypercorn ends the response inside the last
+        ``send`` (re-arming the connection's idle timer, closing it for
+        ``Connection: close`` or HTTP/1.0), and the ``http.disconnect`` that the
+        finished response itself produces must not cancel that half-way: a request
+        watched by ``_disconnect`` is no longer watched by then, and one with its
+        own watcher task asks for ``shield`` (Hypercorn shields its socket writes
+        anyway, so the shield adds no wait that was not there).
         """
-        async with self.lock:
-            with trio.CancelScope(shield=True):
-                if self.streaming:
-                    await self._write(_sse_data(reply.body), more=False)
-                else:
-                    extra = list(reply.headers) or None
-                    if extra is None and reply.http_status == 503:
-                        # Busy (the thread budget is spent): say when to retry.
-                        extra = [retry_after_header(BUSY_RETRY_AFTER)]
-                    await _json(self.send, reply.http_status, reply.body, extra)
+        await self._hold()
+        try:
+            if shield:
+                with trio.CancelScope(shield=True):
+                    await self._send_reply(reply)
+            else:
+                await self._send_reply(reply)
+        finally:
+            self.lock.release()
+
+    async def _send_reply(self, reply: Reply) -> None:
+        if self.streaming:
+            await self._write(_sse_data(reply.body), more=False)
+            return
+        extra = list(reply.headers) or None
+        if extra is None and reply.http_status == 503:
+            # Busy (the thread budget is spent): say when to retry.
+            extra = [retry_after_header(BUSY_RETRY_AFTER)]
+        await _json(self.send, reply.http_status, reply.body, extra)
+
+    async def _hold(self) -> None:
+        """Take the lock: at once when it is free (no scheduler pass), else wait.
+
+        A checkpoint either way: a cancelled request raises here.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        try:
+            self.lock.acquire_nowait()
+        except trio.WouldBlock:
+            await self.lock.acquire()
 
     async def _start_stream(self) -> None:
         if not self.streaming:
@@ -547,9 +572,8 @@ class McpAsgiApp:
             with scope:
                 if request.method == LISTEN_METHOD:
                     nursery.start_soon(response.keep_alive)
-                await response.finish(
-                    await self._handle(request, caller, response, placed)
-                )
+                reply = await self._handle(request, caller, response, placed)
+                await response.finish(reply, shield=True)
             nursery.cancel_scope.cancel()
 
     async def _handle(
