@@ -15,7 +15,6 @@ import math
 from typing import Annotated, Any, Literal, TypedDict
 
 import attrs
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -168,24 +167,3 @@ def test_a_tool_builds_its_arguments_class_on_the_first_call() -> None:
     assert json.dumps(find.plan.input_schema) == json.dumps(
         json_schema(cls, cache=False)
     )
-
-
-@pytest.mark.parametrize(
-    ("name", "refused"),
-    [("_x", False), ("__dict__", False), ("_", True), ("self", True)],
-)
-def test_names_attrs_treats_specially_build_the_class_at_declaration(
-    name: str, refused: bool
-) -> None:
-    """A leading underscore or ``self`` is attrs' business (``_x`` is passed as
-    ``x``, ``self`` is ``__init__``'s own): the class is built when the decorator
-    runs, so what attrs raises for such a name is still a declaration error."""
-    namespace: dict[str, Any] = {}
-    source = f"def f(q: int, {name}: int = 1) -> int:\n    'Do.'\n    return 1\n"
-    exec(source, namespace)
-    if refused:
-        with pytest.raises(SyntaxError):  # attrs' generated __init__ cannot compile
-            tool(namespace["f"])
-        return
-    declared = tool(namespace["f"])
-    assert _built(declared.plan) is not None

@@ -331,6 +331,9 @@ def plan_arguments(
     inputs, problems = input_parameters(
         fn, where=where, skip_self=skip_self, hints=hints, signature=signature
     )
+    problems.extend(
+        _reserved(one.name, where) for one in inputs if _is_reserved(one.name)
+    )
     if problems:
         raise InvalidDeclaration(problems)
     schema = arguments_schema(
@@ -338,20 +341,31 @@ def plan_arguments(
         for one in inputs
     )
     names = tuple(one.name for one in inputs)
-    plan = Plan(
+    return Plan(
         f"ArgumentsOf_{getattr(fn, '__name__', 'handler')}",
         tuple(inputs),
         {name: descriptions[name] for name in names if name in descriptions},
         schema,
         names,
     )
-    if any(name.startswith("_") or name == "self" for name in names):
-        # attrs gives these names meaning (a private field's argument drops its
-        # underscores, so '_x' and 'x' clash; '__dict__' is the instance's; 'self'
-        # is __init__'s own): building the class now keeps whatever it raises a
-        # declaration error rather than a first-call one.
-        _ = plan.arguments_class
-    return plan
+
+
+def _is_reserved(name: str) -> bool:
+    """Whether an input name cannot be a field of the arguments class."""
+    return name == "self" or (len(name) > 4 and name[:2] == name[-2:] == "__")
+
+
+def _reserved(name: str, where: str) -> str:
+    """The problem of an input whose name the arguments class cannot hold."""
+    if name == "self":
+        return (
+            f"{where}: parameter 'self' is not the first parameter; 'self' names "
+            "a method's instance, so rename this input"
+        )
+    return (
+        f"{where}: parameter '{name}' has a name Python reserves (leading and "
+        "trailing '__'); rename it"
+    )
 
 
 def _arguments_class(
@@ -369,6 +383,10 @@ def _arguments_class(
             default=one.default,
             metadata=metadata,
             kw_only=True,
+            # attrs strips a private name's underscores for __init__ ('_x' would
+            # be passed as 'x', clash with an input 'x', and '_' would be no
+            # name at all): each input is passed under its own name.
+            alias=one.name,
         )
     # Only a plain __init__ is generated: an instance lives inside one call, is
     # never compared, printed or handed on (the handler gets keyword arguments),
