@@ -139,3 +139,21 @@ async def test_a_secret_matching_a_constrained_value_still_answers(
     assert secret not in json.dumps(result["structuredContent"])
     assert result["structuredContent"] == json.loads(result["content"][0]["text"])
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+@pytest.mark.parametrize("secret", ['hun"ter2', "hun\\ter2", "hun\nter2", "hünter2"])
+async def test_a_secret_that_json_escapes_is_masked_as_any_other(secret: str) -> None:
+    """Masking skips the walk when no secret is in the reply's JSON text, which
+    holds only for secrets JSON writes as they are; these are found by the walk."""
+    result = await call("keyed", s=secret)
+
+    assert {"**********": 1, "other": 2} == result["structuredContent"]
+    assert secret not in json.dumps(result, ensure_ascii=False)
+
+
+async def test_a_reply_that_holds_no_secret_is_sent_as_the_handler_shaped_it() -> None:
+    result = await call("constrained", s="not-in-the-reply")
+
+    expected = {"code": "abc", "pat": "red", "when": "2020-01-01"}
+    assert expected == result["structuredContent"]
+    assert expected == json.loads(result["content"][0]["text"])

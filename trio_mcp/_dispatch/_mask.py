@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 
 from .._authority import MASK
-from .._json import JsonObject, JsonValue
+from .._json import JsonObject, JsonValue, dumps
 from .._protocol import _wire as wire
 
 __all__ = [
@@ -79,17 +79,35 @@ def text_mask(values: tuple[str, ...]) -> Mask:
     return _TextMask(values)
 
 
+#: What JSON escapes in a string (RFC 8259 §7, as ``json`` writes it, non-ASCII raw).
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+
+
 class _TextMask:
-    __slots__ = ("values",)
+    __slots__ = ("values", "verbatim")
 
     def __init__(self, values: tuple[str, ...]) -> None:
         self.values = values
+        self.verbatim = not any(_ESCAPED.search(value) for value in values)
+        """Each value appears in JSON text as it is (nothing in it is escaped)."""
 
     def __call__(self, text: str) -> str:
         for value in self.values:
             if value in text:
                 text = text.replace(value, MASK)
         return text
+
+    def misses(self, value: JsonValue) -> bool:
+        """Whether no secret occurs in any string or key of ``value``: none is in
+        its JSON text. Only answered when every secret is written verbatim there;
+        otherwise (or for a value that is not JSON) False, and the caller walks."""
+        if not self.verbatim:
+            return False
+        try:
+            text = dumps(value)
+        except (TypeError, ValueError):
+            return False
+        return not any(secret in text for secret in self.values)
 
 
 def mask_values(
@@ -250,6 +268,10 @@ def mask_structured(value: JsonValue, schema: JsonValue, mask: Mask) -> JsonValu
     it stands is kept: it is the catalog's public vocabulary, not the handler's
     secret, and masking it would break the schema for nothing.
     """
+    if isinstance(mask, _TextMask) and mask.misses(value):
+        # Nothing to change anywhere (masking a string without a secret keeps it):
+        # one C-speed encoding and a substring search instead of the walk.
+        return value
     root = schema if isinstance(schema, dict) else {}
     walk = _Walk(root, mask)
     return walk.walk(value, walk.node(schema))
