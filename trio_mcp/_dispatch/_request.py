@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Mapping
+from typing import ClassVar
 
 import attrs
 import trio
@@ -127,7 +128,6 @@ class Failure(Exception):
         http_status: int = 200,
         outcome: Outcome = "invalid",
         error_type: str | None = None,
-        tool_result: bool = False,
     ) -> None:
         super().__init__(message)
         self.code = code
@@ -136,8 +136,10 @@ class Failure(Exception):
         self.http_status = http_status
         self.outcome: Outcome = outcome
         self.error_type = error_type
-        self.tool_result = tool_result
-        """A tool answers with an ``isError`` result (``data`` as its detail)."""
+
+    tool_result: ClassVar[bool] = False
+    """A tool answers with an ``isError`` result (``data`` as its detail):
+    true of the failures made by ``_ToolFailure``."""
 
     def fault(self, request_id: str | int | None) -> Fault:
         """The JSON-RPC error for ``request_id``."""
@@ -159,7 +161,7 @@ class Failure(Exception):
     @classmethod
     def refused(cls, capability: str, error_type: str | None = None) -> Failure:
         """The caller lacks a capability the call needs (an isError result for tools)."""
-        return cls(
+        return _ToolFailure(
             REFUSED,
             f"refused: this call needs the capability '{capability}', which this "
             "caller lacks",
@@ -167,19 +169,17 @@ class Failure(Exception):
             http_status=403,
             outcome="refused",
             error_type=error_type,
-            tool_result=True,
         )
 
     @classmethod
     def timed_out(cls, timeout: float) -> Failure:
         """The call's deadline passed; it was cancelled (an isError result for tools)."""
-        return cls(
+        return _ToolFailure(
             wire.INTERNAL_ERROR,
             f"the call timed out after {timeout:g} seconds and was cancelled",
             {"kind": "timeout", "seconds": timeout},
             http_status=504,
             outcome="timeout",
-            tool_result=True,
         )
 
     @classmethod
@@ -202,13 +202,12 @@ class Failure(Exception):
             "kind": "invalid_arguments",
             "problems": [{"path": p, "message": m} for p, m in problems],
         }
-        return cls(
+        return _ToolFailure(
             wire.INVALID_PARAMS,
             "invalid arguments; fix every input listed and call again:\n"
             + "\n".join(lines),
             detail,
             error_type=error_type,
-            tool_result=True,
         )
 
     @classmethod
@@ -254,3 +253,10 @@ class Failure(Exception):
             outcome="internal",
             error_type=error_type,
         )
+
+
+class _ToolFailure(Failure):
+    """A failure a tool answers with an ``isError`` result, not a JSON-RPC error:
+    a refusal, a timeout, arguments that do not fit."""
+
+    tool_result = True
