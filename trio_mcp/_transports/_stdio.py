@@ -155,16 +155,6 @@ async def _serve(
     task_status: trio.TaskStatus[None],
 ) -> None:
     """Run the line reader and the message loop; surface a transport failure alone."""
-
-    async def write(batch: list[bytes]) -> None:
-        try:
-            await writer.send_all(b"\n".join(batch) + b"\n")
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
-            raise Transport(
-                "cannot write to stdout, the protocol stream: the client closed it "
-                "or went away; restart the server from the client"
-            ) from exc
-
     # Capacity 0: the reader hands over the lines of one read at a time, so when
     # the loop stops taking messages (backpressure) the reader stops reading and
     # the pipe fills, which blocks the client instead of growing our memory.
@@ -178,7 +168,7 @@ async def _serve(
             await serve_messages(
                 dispatcher,
                 receive_channel,
-                write,
+                _WriteLines(writer),
                 caller=stream_caller(allow),
                 limits=limits,
             )
@@ -186,6 +176,22 @@ async def _serve(
         # A new exception: re-raising a member of the group would re-wrap it.
         failure = first_exception(group)
         raise Transport(str(failure)) from failure.__cause__
+
+
+@attrs.frozen
+class _WriteLines:
+    """The loop's ``Write`` on stdout: a batch of messages as lines, in one send."""
+
+    writer: trio.abc.SendStream
+
+    async def __call__(self, batch: list[bytes]) -> None:
+        try:
+            await self.writer.send_all(b"\n".join(batch) + b"\n")
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            raise Transport(
+                "cannot write to stdout, the protocol stream: the client closed it "
+                "or went away; restart the server from the client"
+            ) from exc
 
 
 async def read_lines(
