@@ -236,9 +236,17 @@ async def test_a_readers_token_on_a_writers_tool_is_a_403_before_the_handler(
         "scope": "notes:read notes:write",
         "resource_metadata": METADATA_URL,
     } == challenge(response)
+    assert {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "error": {
+            "code": -31403,
+            "message": "the token's scopes do not grant what this call needs",
+        },
+    } == checked(response, "tools/call")
     assert {} == NOTES
-    assert [("write_note", "refused", "agent")] == [
-        (r.name, r.outcome, r.principal_id) for r in receipts
+    assert [("write_note", "refused", "insufficient_scope", "agent")] == [
+        (r.name, r.outcome, r.error_type, r.principal_id) for r in receipts
     ]
 
 

@@ -59,8 +59,21 @@ def ticket(project: str) -> str:
     return project
 
 
+@prompt
+def rotate(key: str) -> str:
+    """Rotate the vault key.
+
+    Args:
+        key: Which key.
+    """
+    Secret("vault")  # constructed in the call: the call's secrets know it
+    return f"rotate the vault key {key}"
+
+
 def make_server() -> Server:
-    return Server("shapes", "1", tools=[paint, palette, words], prompts=[ticket])
+    return Server(
+        "shapes", "1", tools=[paint, palette, words], prompts=[ticket, rotate]
+    )
 
 
 async def test_completion_values_are_masked_with_the_completers_secrets() -> None:
@@ -90,3 +103,24 @@ async def test_list_items_are_walked_beside_their_item_schema() -> None:
 
     assert ["red", "blue"] == declared.structured
     assert ["**********", "green"] == free.structured
+
+
+async def test_a_prompts_description_and_messages_are_masked() -> None:
+    async with McpTestClient(make_server()) as client:
+        result = await client.request(
+            "prompts/get", {"name": "rotate", "arguments": {"key": "k1"}}
+        )
+
+    assert {
+        "description": "Rotate the ********** key.",
+        "messages": [
+            {
+                "role": "user",
+                "content": {"type": "text", "text": "rotate the ********** key k1"},
+            }
+        ],
+        "resultType": "complete",
+        "_meta": {
+            "io.modelcontextprotocol/serverInfo": {"name": "shapes", "version": "1"}
+        },
+    } == result

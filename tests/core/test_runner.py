@@ -10,6 +10,7 @@ from datetime import timedelta
 import httpx
 import pytest
 import trio
+import trio.testing
 from support import META, VERSION, serving, wire
 
 from trio_mcp import (
@@ -337,3 +338,22 @@ async def _post(http: httpx.AsyncClient, url: str, name: str) -> httpx.Response:
     }
     with trio.fail_after(10):
         return await http.post(url + "/mcp", json=body, headers=headers)
+
+
+async def test_a_sink_that_never_returns_holds_a_reply_five_seconds_at_most(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """The sink gets five seconds (on Trio's clock, here a virtual one); then the
+    reply goes out without it."""
+
+    async def sink(receipt: Receipt) -> None:
+        await trio.sleep_forever()
+
+    server = Server("runner", "1", tools=[quick], receipts=sink)
+    async with McpTestClient(server) as client:
+        start = trio.current_time()
+        result = await client.call_tool("quick", {})
+        waited = trio.current_time() - start
+
+    assert "done" == result.structured
+    assert pytest.approx(5.0) == waited

@@ -10,6 +10,7 @@ import trio
 from support import META
 
 from trio_mcp import Limits, Receipt, Server, tool
+from trio_mcp.testing import check_message
 
 
 async def test_a_busy_answer_on_a_stream_leaves_a_receipt() -> None:
@@ -52,9 +53,17 @@ async def test_a_busy_answer_on_a_stream_leaves_a_receipt() -> None:
                 await entered.wait()
                 await send_in.send(call(2))
 
-    assert -32000 == replies[2]["error"]["code"]
-    assert {"retryable": True} == replies[2]["error"]["data"]
-    assert replies[2]["error"]["message"].startswith("server busy: 1 calls are running")
+    assert {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "error": {
+            "code": -32000,
+            "message": "server busy: 1 calls are running and 0 are waiting; retry"
+            " later or raise the server's Limits",
+            "data": {"retryable": True},
+        },
+    } == replies[2]
+    check_message(replies[2], "tools/call")
     assert "done" == replies[1]["result"]["structuredContent"]
     assert [("refused", "trio_mcp.Busy"), ("ok", None)] == [
         (r.outcome, r.error_type) for r in receipts
