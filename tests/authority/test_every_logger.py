@@ -11,9 +11,11 @@ from __future__ import annotations
 import gc
 import logging
 import threading
+import types
 import uuid
 from collections.abc import Iterator
 
+import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -266,3 +268,69 @@ def test_our_own_message_text_is_kept_and_only_its_arguments_masked() -> None:
         f"mapping {MASK} was declared",
     ] == [r.getMessage() for r in handler.records]
     assert token.reveal() == "declared"
+
+
+@attrs.frozen
+class Holder:
+    """An object whose repr shows what it holds."""
+
+    held: str
+
+
+def _own(name: str) -> tuple[logging.Logger, Keep]:
+    logger = logging.getLogger(name)
+    handler = Keep()
+    logger.addHandler(handler)
+    return logger, handler
+
+
+def test_a_logger_whose_name_only_starts_like_ours_is_masked_whole() -> None:
+    """``trio_mcp_plugin`` is not ours: its message is rendered and masked."""
+    value = _plaintext()
+    token = Secret(value)
+    logger, handler = _own(f"trio_mcp_plugin.{uuid.uuid4().hex}")
+    try:
+        logger.error("key=%s", value)
+    finally:
+        logger.removeHandler(handler)
+
+    assert [f"key={MASK}"] == [r.getMessage() for r in handler.records]
+    assert token.reveal() == value
+
+
+def test_our_root_logger_keeps_its_message_text_too() -> None:
+    logger, handler = _own("trio_mcp")
+    token = Secret("declared")
+    try:
+        logger.error("what was declared: %s", "declared!")
+        logger.error("what was declared: %s", Holder("x"))
+    finally:
+        logger.removeHandler(handler)
+
+    assert [
+        f"what was declared: {MASK}!",
+        "what was declared: Holder(held='x')",
+    ] == [r.getMessage() for r in handler.records]
+    assert token.reveal() == "declared"
+
+
+def test_an_argument_whose_repr_holds_a_secret_masks_the_rendered_line() -> None:
+    """Our own logger, an argument that is no string but shows a secret (as a tuple,
+    a dict, or another mapping of arguments): the whole line is rendered, masked."""
+    value = _plaintext()
+    token = Secret(value)
+    logger, handler = _own(f"trio_mcp.{uuid.uuid4().hex}")
+    try:
+        logger.error("got %s", Holder(value))
+        logger.error("got %(h)s", {"h": Holder(value)})
+        logger.error("got %(k)s", types.MappingProxyType({"k": value}))
+    finally:
+        logger.removeHandler(handler)
+
+    assert [
+        f"got Holder(held='{MASK}')",
+        f"got Holder(held='{MASK}')",
+        f"got {MASK}",
+    ] == [r.getMessage() for r in handler.records]
+    assert [] == [line for line in handler.lines if value in line]
+    assert token.reveal() == value

@@ -85,3 +85,53 @@ async def test_the_questions_are_masked_and_the_state_is_unreadable() -> None:
     )
     assert all(b'"step"' not in part for part in decoded_parts(first["requestState"]))
     assert "deployed (same token)" == second.structured
+
+
+@tool
+def explain(token: Secret[str]) -> str | NeedsInput:
+    """Ask the client's model to explain a token, with a system prompt.
+
+    Args:
+        token: The token.
+    """
+    t = token.reveal()
+    return NeedsInput(
+        {
+            "why": Sample(
+                [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": f"Why {t}?"},
+                            {"type": "text", "text": "Be brief."},
+                        ],
+                    }
+                ],
+                max_tokens=20,
+                system_prompt=f"You guard {t}.",
+            )
+        }
+    )
+
+
+async def test_a_sampling_questions_system_prompt_and_content_list_are_masked() -> None:
+    server = Server("explains", "1", tools=[explain])
+    async with McpTestClient(server, client_capabilities=CAPS) as client:
+        first = wire((await client.call_tool("explain", {"token": TOKEN})).raw)
+
+    assert {
+        "method": "sampling/createMessage",
+        "params": {
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "Why **********?"},
+                        {"type": "text", "text": "Be brief."},
+                    ],
+                }
+            ],
+            "maxTokens": 20,
+            "systemPrompt": "You guard **********.",
+        },
+    } == first["inputRequests"]["why"]

@@ -4,11 +4,20 @@ declares is public vocabulary and kept."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from support import wire
 
-from trio_mcp import Secret, Server, prompt, tool
+from trio_mcp import (
+    ResourceLink,
+    Secret,
+    Server,
+    ToolCall,
+    ToolReply,
+    ToolSpec,
+    prompt,
+    tool,
+)
 from trio_mcp.testing import McpTestClient
 
 Colour = Literal["red", "blue"]
@@ -124,3 +133,154 @@ async def test_a_prompts_description_and_messages_are_masked() -> None:
             "io.modelcontextprotocol/serverInfo": {"name": "shapes", "version": "1"}
         },
     } == result
+
+
+# -- a hand-written output schema: $ref, anyOf, const, required-only keys ----------------
+def _chain(hops: int) -> dict[str, Any]:
+    """``C1`` -> ``C2`` -> ... -> ``Shade``: ``hops`` references in a row."""
+    defs = {f"C{i}": {"$ref": f"#/$defs/C{i + 1}"} for i in range(1, hops)}
+    defs[f"C{hops}"] = {"$ref": "#/$defs/Shade"}
+    return defs
+
+
+HAND_OUTPUT: dict[str, Any] = {
+    "$defs": {
+        "Shade": {"type": "string", "enum": ["red", "blue"]},
+        "Alias": {"$ref": "#/$defs/Shade"},
+        "Item": {
+            "type": "object",
+            "properties": {
+                "shade": {"$ref": "#/$defs/Alias"},
+                "label": {"type": "string"},
+            },
+            "required": ["shade", "label"],
+        },
+        **_chain(8),
+    },
+    "type": "object",
+    "properties": {
+        "main": {"$ref": "#/$defs/Item"},
+        "reddish": {"type": "string"},
+        "either": {"anyOf": [{"const": "red"}, {"type": "integer"}]},
+        "pick": {"oneOf": [{"type": "integer"}, {"const": "red"}]},
+        "both": {"allOf": [{"$ref": "#/$defs/Shade"}]},
+        "after": {"anyOf": [{"const": "red"}, True]},
+        "free": {"type": "object", "additionalProperties": {"$ref": "#/$defs/Shade"}},
+        "line": {
+            "type": "array",
+            "prefixItems": [{"$ref": "#/$defs/Shade"}, {"type": "string"}],
+        },
+        "near": {"$ref": "#/$defs/C2"},
+        "far": {"$ref": "#/$defs/C1"},
+    },
+    "required": ["main", "red"],
+}
+
+
+class Painter:
+    """A hand-written tool whose output schema is written out, not derived."""
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(
+            "painter",
+            "Paint with a secret colour.",
+            {"type": "object", "properties": {}},
+            output_schema=HAND_OUTPUT,
+        )
+
+    async def dispatch(self, call: ToolCall) -> ToolReply:
+        red = Secret("red").reveal()  # the call's secret: its plaintext is "red"
+        return ToolReply.ok(
+            {
+                "main": {"shade": red, "label": f"a {red} car"},
+                "red": f"{red} paint",
+                "reddish": "pink",
+                "either": red,
+                "pick": red,
+                "both": red,
+                "after": red,
+                "free": {red: "blue", "mine": red},
+                "line": [red, f"{red} line"],
+                "near": red,
+                "far": red,
+            }
+        )
+
+
+async def test_a_hand_written_schema_is_followed_through_refs_and_branches() -> None:
+    """What the schema declares where it stands (an enum behind a ``$ref`` chain,
+    a ``const`` in ``anyOf``, a property or a required key) is kept; the rest of
+    the handler's strings and undeclared keys are masked. A chain of more than
+    eight references is not followed: its value is masked, the safe side."""
+    async with McpTestClient(Server("hand", "1", tools=[Painter()])) as client:
+        result = await client.call_tool("painter", {})
+
+    assert {
+        "main": {"shade": "red", "label": "a ********** car"},
+        "red": "********** paint",
+        "reddish": "pink",
+        "either": "red",
+        "pick": "red",
+        "both": "red",
+        "after": "red",
+        "free": {"**********": "blue", "mine": "red"},
+        "line": ["red", "********** line"],
+        "near": "red",
+        "far": "**********",
+    } == result.structured
+
+
+class Failing:
+    """A hand-written tool that fails with a detail of lists and nested objects."""
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec("failing", "Fail.", {"type": "object", "properties": {}})
+
+    async def dispatch(self, call: ToolCall) -> ToolReply:
+        red = Secret("red").reveal()
+        return ToolReply.error(
+            f"no {red} left",
+            {"kind": red, "tried": [f"{red} one", {"kind": red, "why": red}]},
+        )
+
+
+async def test_an_error_detail_is_masked_at_every_depth_but_its_kinds() -> None:
+    async with McpTestClient(Server("hand", "1", tools=[Failing()])) as client:
+        result = await client.call_tool("failing", {})
+
+    assert {
+        "content": [{"type": "text", "text": "no ********** left"}],
+        "isError": True,
+        "resultType": "complete",
+        "_meta": {
+            "dev.trio-mcp/error": {
+                "kind": "red",
+                "tried": ["********** one", {"kind": "red", "why": "**********"}],
+            },
+            "io.modelcontextprotocol/serverInfo": {"name": "hand", "version": "1"},
+        },
+    } == result.raw
+
+
+@tool
+def relative(token: Secret[str]) -> ResourceLink:
+    """Link to a path without a scheme, under a name that looks like one.
+
+    Args:
+        token: Part of the path, kept secret.
+    """
+    t = token.reveal()
+    return ResourceLink(uri=f"notes/{t}", name=f"{t}: a note")
+
+
+async def test_a_uri_without_a_scheme_is_masked_whole_and_a_name_is_no_uri() -> None:
+    async with McpTestClient(Server("rel", "1", tools=[relative])) as client:
+        result = await client.call_tool("relative", {"token": "red"})
+
+    assert [
+        {
+            "type": "resource_link",
+            "uri": "notes/**********",
+            "name": "**********: a note",
+        }
+    ] == result.content

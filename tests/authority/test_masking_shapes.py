@@ -114,6 +114,16 @@ async def test_keys_that_masking_would_merge_refuse_the_reply() -> None:
     assert ["internal"] == [r.outcome for r in receipts]
 
 
+async def test_the_log_says_why_merging_keys_refused_the_reply(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.ERROR, "trio_mcp"), pytest.raises(ProtocolError):
+        await call("colliding", s="hunter2")
+
+    (error,) = [r.exc_info[1] for r in caplog.records if r.exc_info is not None]
+    assert "masking a secret would make two keys one" == str(error)
+
+
 async def test_a_secret_in_a_uri_is_masked_and_the_uri_stays_valid() -> None:
     result = await call("linked", s="hunter2")
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import functools
 import logging
 from datetime import timedelta
+from typing import Annotated
 
+import attrs
 import httpx
 import pytest
 import trio
@@ -15,7 +17,10 @@ from support import META, VERSION, serving, wire
 
 from trio_mcp import (
     Call,
+    Elicit,
     Ending,
+    Field,
+    NeedsInput,
     Next,
     RateLimit,
     Receipt,
@@ -357,3 +362,106 @@ async def test_a_sink_that_never_returns_holds_a_reply_five_seconds_at_most(
 
     assert "done" == result.structured
     assert pytest.approx(5.0) == waited
+
+
+async def test_a_call_naming_nothing_served_is_told_what_to_do() -> None:
+    async with McpTestClient(make_server([])) as client:
+        exchanges = [
+            await client.exchange("tools/call", {"name": "nope", "arguments": {}}),
+            await client.exchange("prompts/get", {"name": "nope"}),
+            await client.exchange("resources/read", {}),
+            await client.exchange("tools/call", {"name": "quick", "arguments": [1]}),
+        ]
+
+    assert [
+        {
+            "code": -32602,
+            "message": "unknown tool 'nope'; call tools/list for the catalog",
+        },
+        {
+            "code": -32602,
+            "message": "unknown prompt 'nope'; call prompts/list for the catalog",
+        },
+        {"code": -32602, "message": "resources/read needs params.uri (a string)"},
+        {"code": -32602, "message": "params.arguments must be an object"},
+    ] == [wire(e.reply)["error"] for e in exchanges]
+
+
+@tool
+def routed(
+    region: Annotated[str, Field(json_schema={"x-mcp-header": "Region"})],
+) -> str:
+    """Say where a call went; over HTTP its region is a header too.
+
+    Args:
+        region: The region.
+    """
+    return region
+
+
+async def test_a_tool_with_header_parameters_runs_where_there_are_no_headers() -> None:
+    """stdio and in-process callers send no HTTP headers: nothing to compare."""
+    async with McpTestClient(Server("runner", "1", tools=[routed])) as client:
+        result = await client.call_tool("routed", {"region": "eu"})
+
+    assert "eu" == result.structured
+
+
+@attrs.frozen
+class Sure:
+    ok: bool
+
+
+@tool(name="ask")
+def ask_tool() -> str | NeedsInput:
+    """Ask before acting."""
+    return NeedsInput({"sure": Elicit("Sure?", schema=Sure)}, state={"from": "tool"})
+
+
+@prompt(name="ask")
+def ask_prompt() -> str | NeedsInput:
+    """Ask before writing."""
+    state = ToolContext.current().state
+    if isinstance(state, dict):
+        return f"state from the {state['from']}"
+    return NeedsInput({"sure": Elicit("Sure?", schema=Sure)}, state={"from": "prompt"})
+
+
+async def test_a_tool_calls_request_state_does_not_open_a_prompt_of_its_name() -> None:
+    """A round's state is bound to its method: replayed on ``prompts/get`` for a
+    prompt of the same name, with the same arguments, it is refused."""
+    server = Server("runner", "1", tools=[ask_tool], prompts=[ask_prompt])
+    answer = {"sure": {"action": "accept", "content": {"ok": True}}}
+    async with McpTestClient(server, {"elicitation": {}}) as client:
+        asked = await client.exchange("tools/call", {"name": "ask", "arguments": {}})
+        state = wire(asked.reply)["result"]["requestState"]
+        replayed = await client.exchange(
+            "prompts/get",
+            {"name": "ask", "requestState": state, "inputResponses": answer},
+        )
+
+    error = wire(replayed.reply)["error"]
+    assert (-32602, "invalid requestState: ") == (
+        error["code"],
+        error["message"][: len("invalid requestState: ")],
+    )
+
+
+@tool
+def keyring(names: list[str], keys: list[Secret[str]]) -> list[str]:
+    """Pair each name with the last character of its key.
+
+    Args:
+        names: Whose keys.
+        keys: The keys, kept secret.
+    """
+    return [f"{n}:{k.reveal()[-1]}" for n, k in zip(names, keys, strict=True)]
+
+
+async def test_secrets_in_a_list_reach_the_handler_as_secrets() -> None:
+    async with McpTestClient(Server("runner", "1", tools=[keyring])) as client:
+        result = await client.call_tool(
+            "keyring", {"names": ["a", "b"], "keys": ["sk-1", "sk-2"]}
+        )
+
+    assert ["a:1", "b:2"] == result.structured
