@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
+from ._records import record_repr
+
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
@@ -66,6 +68,8 @@ _NAME_ATTRIBUTE: Final = {
 @attrs.define(slots=True)
 class Measure:
     """One request being measured: when it started and how its call ended."""
+
+    __repr__ = record_repr
 
     started: float
     method: str

@@ -17,6 +17,7 @@ from typing import Final
 
 import attrs
 
+from ._records import record_repr
 from ._units import seconds
 
 __all__ = ["Bucket", "RateLimit", "take"]
@@ -74,6 +75,8 @@ class RateLimit:
             client. Without it those headers are ignored, since any client can
             send them.
     """
+
+    __repr__ = record_repr
 
     calls: int = attrs.field(validator=_calls)
     per: float = attrs.field(converter=_per)

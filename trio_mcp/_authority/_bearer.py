@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 import attrs
 
+from .._records import record_repr
+
 if TYPE_CHECKING:
     from ._protected import ProtectedResource
 
@@ -23,6 +25,8 @@ __all__ = ["Admission", "BearerGate", "Challenge", "StepUp"]
 @attrs.frozen
 class Admission:
     """A request whose token passed every check."""
+
+    __repr__ = record_repr
 
     principal: object
     """What handlers see as ``ToolContext.current().principal``."""
@@ -38,6 +42,8 @@ class Challenge:
 
     ``description`` is safe to show: it never holds the token or a claim value.
     """
+
+    __repr__ = record_repr
 
     status: Literal[401, 403]
     error: Literal["invalid_token", "insufficient_scope"] | None

@@ -12,6 +12,8 @@ from typing import TypeAlias
 
 import attrs
 
+from .._records import record_repr
+
 __all__ = ["Capability", "Grants", "closure", "resolve_grants"]
 
 
@@ -29,6 +31,8 @@ class Capability:
         description: What holding it lets a caller do, for people reading the catalog.
         requires: Capabilities that must be granted as well whenever this one is used.
     """
+
+    __repr__ = record_repr
 
     name: str
     description: str = attrs.field(kw_only=True)

@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from .._records import record_repr
+
 if TYPE_CHECKING:
     from .._json import JsonObject
 
@@ -92,6 +94,8 @@ class ProtectedResource:
             absolute http(s) URL.
         TypeError: if a list argument is given as one string.
     """
+
+    __repr__ = record_repr
 
     authorization_servers: tuple[str, ...] = attrs.field(
         converter=_strings, validator=_check_servers

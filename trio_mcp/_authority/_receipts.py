@@ -22,6 +22,7 @@ from typing import Literal, TypeAlias
 import attrs
 
 from .._instance import instance_id
+from .._records import record_repr
 
 __all__ = ["Outcome", "Receipt", "ReceiptSink", "receipt_logger"]
 
@@ -35,6 +36,8 @@ receipt_logger = logging.getLogger("trio_mcp.receipts")
 @attrs.frozen(kw_only=True)
 class Receipt:
     """What one ``tools/call``, ``prompts/get`` or ``resources/read`` did."""
+
+    __repr__ = record_repr
 
     kind: Literal["tool", "prompt", "resource", "completion"]
     declaration: str

@@ -27,6 +27,8 @@ from typing import Final, Literal
 import attrs
 import trio
 
+from .._records import record_repr
+
 __all__ = [
     "DEFAULT_BUFFER_SIZE",
     "Broadcast",
@@ -46,6 +48,8 @@ ListKind = Literal["tools", "prompts", "resources"]
 @attrs.frozen
 class Change:
     """Something listeners may need to read again: a list, or one resource."""
+
+    __repr__ = record_repr
 
     method: str
     """The notification's method, e.g. ``notifications/resources/updated``."""
@@ -74,6 +78,8 @@ class Change:
 class SubscriptionStatistics:
     """A snapshot of one subscription's queues."""
 
+    __repr__ = record_repr
+
     buffered: int
     """Changes waiting in the memory channel's buffer."""
     pending: int
@@ -85,6 +91,8 @@ class SubscriptionStatistics:
 @attrs.frozen
 class BroadcastStatistics:
     """A snapshot of a broadcast: its subscribers and the most any of them holds."""
+
+    __repr__ = record_repr
 
     subscribers: int
     published: int

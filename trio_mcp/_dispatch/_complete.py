@@ -32,6 +32,7 @@ from .._declare import Completer, PromptSpec, ResourceSpec, UriTemplate
 from .._declare._base import worker_threads
 from .._errors import InvalidReply
 from .._json import JsonObject, JsonValue
+from .._records import record_repr
 from ._call import AnyReply, Call, Ending, ReceiptKind
 from ._mask import Mask, mask_completion
 from ._request import Failure, Incoming
@@ -90,6 +91,8 @@ def completion_problems(spec: PromptSpec | ResourceSpec, where: str) -> list[str
 class _Completed:
     """A completer's values, collected: the reply value of a completion."""
 
+    __repr__ = record_repr
+
     values: list[str]
     total: int | None
     has_more: bool
@@ -99,6 +102,8 @@ class _Completed:
 @attrs.frozen
 class Completion:
     """The target of one ``completion/complete``: a completer of ``entry``."""
+
+    __repr__ = record_repr
 
     kind: ClassVar[ReceiptKind] = "completion"
     entry: Entry

@@ -15,6 +15,7 @@ import uuid
 import attrs
 
 from .._json import JsonObject, JsonValue, encode_message
+from .._records import record_repr
 
 __all__ = ["PAGE_SIZE", "InvalidCursor", "Pages"]
 
@@ -54,6 +55,8 @@ _SLOT_JSON = encode_message(_SLOT)
 @attrs.define
 class Pages:
     """One list of the catalog, its pages encoded on first use and kept."""
+
+    __repr__ = record_repr
 
     kind: str
     key: str

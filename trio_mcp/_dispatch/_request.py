@@ -29,6 +29,7 @@ from .._declare import qualified
 from .._json import JsonObject, JsonValue, loads
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Request
+from .._records import record_repr
 
 __all__ = ["REFUSED", "Caller", "Failure", "Incoming", "Reply"]
 
@@ -44,6 +45,8 @@ log = logging.getLogger("trio_mcp")
 @attrs.frozen
 class Reply:
     """A JSON-RPC response, encoded once, and the HTTP status Streamable HTTP uses."""
+
+    __repr__ = record_repr
 
     body: bytes
     """One compact JSON text, UTF-8 (lone surrogates escaped), without a newline."""
@@ -62,6 +65,8 @@ class Reply:
 @attrs.frozen
 class Caller:
     """Who is calling, and how: the principal, the host's grants, HTTP headers."""
+
+    __repr__ = record_repr
 
     principal: object | None = None
     allow: Grants = ()
@@ -90,6 +95,8 @@ class Caller:
 @attrs.define(slots=True)
 class Incoming:
     """One request on its way through the dispatcher."""
+
+    __repr__ = record_repr
 
     request: Request
     caller: Caller

@@ -24,6 +24,7 @@ from .._declare import NeedsInput, read_response
 from .._errors import DecodeError, Problem
 from .._json import JsonObject, JsonValue
 from .._protocol._state import Binding, InvalidState, StateSealer, salient_digest
+from .._records import record_repr
 
 __all__ = ["BadRound", "Round", "ask", "open_round", "round_binding"]
 
@@ -41,6 +42,8 @@ class BadRound(Exception):
 @attrs.frozen
 class Round:
     """What a retry carries into the handler."""
+
+    __repr__ = record_repr
 
     state: JsonValue = None
     responses: Mapping[str, object] = attrs.field(factory=dict)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 import attrs
 
 from .._json import JsonObject, JsonValue
+from .._records import record_repr
 from . import _wire as wire
 from ._jsonrpc import Fault
 
@@ -106,6 +107,8 @@ _VISIBLE = re.compile(r"^[\x20-\x7e]*$")
 @attrs.frozen
 class ParamHeader:
     """A tool parameter mirrored into an ``Mcp-Param-{name}`` header."""
+
+    __repr__ = record_repr
 
     prop: str
     name: str

@@ -9,6 +9,7 @@ from __future__ import annotations
 import attrs
 
 from .._json import JsonObject, JsonValue, could_exceed, depth_exceeds, loads
+from .._records import record_repr
 from . import _wire as wire
 
 __all__ = ["Fault", "Notification", "Request", "parse_message"]
@@ -21,6 +22,8 @@ class Fault:
     ``request_id`` is ``None`` when the id could not be read; ``http_status`` is what
     Streamable HTTP answers with.
     """
+
+    __repr__ = record_repr
 
     code: int
     message: str
@@ -37,6 +40,8 @@ class Fault:
 class Request:
     """A request: it has an id and expects exactly one response."""
 
+    __repr__ = record_repr
+
     id: str | int
     method: str
     params: JsonValue
@@ -45,6 +50,8 @@ class Request:
 @attrs.frozen
 class Notification:
     """A message without an id; nothing is ever sent back for it."""
+
+    __repr__ = record_repr
 
     method: str
     params: JsonValue

@@ -39,6 +39,7 @@ import attrs
 
 from .._errors import McpError
 from .._json import JsonObject, JsonValue, dumps
+from .._records import record_repr
 
 __all__ = [
     "DEFAULT_STATE_TTL",
@@ -99,6 +100,8 @@ def require_shared_key(
 @attrs.frozen
 class Binding:
     """What a sealed state is bound to: who asked, by which method, with which params."""
+
+    __repr__ = record_repr
 
     method: str
     digest: str
@@ -218,6 +221,8 @@ class StateSealer:
     ``keys[0]`` seals; every key opens (rotation). ``clock`` returns Unix time in
     seconds; tests inject one to check expiry.
     """
+
+    __repr__ = record_repr
 
     keys: tuple[bytes, ...] = attrs.field(converter=tuple[bytes, ...])
     ttl: float = DEFAULT_STATE_TTL

@@ -46,6 +46,7 @@ from .._json import JsonObject, encode_message
 from .._limits import Limits
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
+from .._records import record_repr
 
 __all__ = [
     "CALL_METHODS",
@@ -101,6 +102,8 @@ def first_exception(group: BaseExceptionGroup[_E]) -> _E:
 class Oversized:
     """A message the framing layer skipped because it exceeded ``max_message_bytes``."""
 
+    __repr__ = record_repr
+
     size_limit: int
 
 
@@ -140,6 +143,8 @@ def busy_fault(request: Request, what: str) -> Fault:
 @attrs.define
 class _Load:
     """What the loop has admitted: call tasks (running or waiting) and listens."""
+
+    __repr__ = record_repr
 
     limits: Limits
     calls: int = 0
