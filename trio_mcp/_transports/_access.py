@@ -17,6 +17,7 @@ No trio here; the app does the sending.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final
@@ -62,8 +63,13 @@ def normalize_origins(origins: Iterable[str] | None) -> frozenset[str]:
     return frozenset(o.strip().lower().rstrip("/") for o in (origins or ()))
 
 
+@functools.lru_cache(maxsize=64)
 def is_loopback(host: str) -> bool:
-    """Return whether ``host`` names only this machine (``localhost``, 127/8, ``::1``)."""
+    """Return whether ``host`` names only this machine (``localhost``, 127/8, ``::1``).
+
+    Cached: every HTTP request asks it about the address it arrived on, and parsing
+    an IP address costs more than the rest of that check.
+    """
     name = host.strip().strip("[]").lower()
     if name == "localhost":
         return True

@@ -433,8 +433,12 @@ class McpAsgiApp:
             await self._dispatch(message, caller, receive, send)
             return
         # Busy or rate limited, the runner's limit step answers (503, 429).
-        async with self.gate.admission(message, caller, scope) as (caller, placed):
+        caller, placed = await self.gate.admit(message, caller, scope)
+        try:
             await self._dispatch(message, caller, receive, send, placed=placed)
+        finally:
+            if placed:
+                self.gate.leave()
 
     async def _admit(
         self, scope: Scope, headers: dict[str, str]
@@ -506,11 +510,13 @@ class McpAsgiApp:
     ) -> Request | _Answer | None:
         """The request in the body, the answer refusing it, or None if the client left."""
         try:
-            with trio.fail_after(self.limits.body_timeout):
+            # move_on_after is a plain CancelScope; fail_after wraps one in a
+            # generator-based context manager, which this per-request path avoids.
+            with trio.move_on_after(self.limits.body_timeout) as deadline:
                 body = await self._read_body(headers, receive)
         except _Disconnected:
             return None
-        except trio.TooSlowError:  # a trickled body: 408, and the connection closes
+        if deadline.cancelled_caught:  # a trickled body: 408, the connection closes
             fault = slow_body_fault(self.limits.body_timeout)
             encoded = encode_message(fault.to_message())
             return partial(_json, status=fault.http_status, body=encoded, extra=_CLOSE)
@@ -583,8 +589,11 @@ class McpAsgiApp:
         handle = self.dispatcher.handle
         if not placed:
             return await handle(request, caller, response.emit, scope=response.scope)
-        async with self.gate.slot():
+        await self.gate.acquire_slot()
+        try:
             return await handle(request, caller, response.emit, scope=response.scope)
+        finally:
+            self.gate.release_slot()
 
     # -- checks --------------------------------------------------------------------
     def _host_allowed(self, value: str | None) -> bool:
@@ -681,12 +690,18 @@ async def _scrape(send: Send) -> None:
 
 
 def _headers(scope: Scope) -> dict[str, str]:
-    """Return the request headers with lower-cased names; repeats are comma-joined."""
+    """Return the request headers with lower-cased names; repeats are comma-joined.
+
+    ASGI gives byte strings (``bytes`` or ``bytearray``; both decode without a copy).
+    """
     out: dict[str, str] = {}
     for raw_name, raw_value in scope.get("headers", ()):
-        name = bytes(raw_name).decode("latin-1").lower()
-        value = bytes(raw_value).decode("latin-1")
-        out[name] = f"{out[name]},{value}" if name in out else value
+        name = raw_name.decode("latin-1").lower()
+        value = raw_value.decode("latin-1")
+        if name in out:
+            out[name] = f"{out[name]},{value}"
+        else:
+            out[name] = value
     return out
 
 

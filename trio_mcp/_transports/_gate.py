@@ -10,8 +10,8 @@ Invariants:
 - Only calls (``tools/call``, ``prompts/get``, ``resources/read``,
   ``completion/complete``) pass the gate; discovery, lists, the tasks methods and
   listen streams never wait and are never refused here.
-- A call takes its place (``admission``) before anything else, and keeps it until
-  its task leaves the gate, however it leaves: a client that disconnects while
+- A call takes its place (``admit``) before anything else, and keeps it until
+  it ends (``leave``), however it ends: a client that disconnects while
   waiting cancels its wait and so gives its place up at once.
 - A call with no place goes to the dispatcher marked (``Caller.busy``) without a
   slot, and the runner's ``limit`` step answers it 503 with ``Retry-After``: like
@@ -28,8 +28,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -94,16 +93,16 @@ class Gate:
             self._limiter = trio.CapacityLimiter(self.limits.max_concurrent)
         return self._limiter
 
-    @asynccontextmanager
-    async def admission(
+    async def admit(
         self, request: Request, caller: Caller, scope: Mapping[str, Any]
-    ) -> AsyncIterator[tuple[Caller, bool]]:
-        """Take a place for the call ``request`` for the block; yield its caller and
-        whether it holds a place (then run it in ``slot()``).
+    ) -> tuple[Caller, bool]:
+        """Take a place for the call ``request``: its caller, and whether it holds a
+        place (then run it in a slot, and call ``leave()`` when it ends).
 
         Without a place, the caller is marked ``busy``; over its rate limit, the
         place is given back and the caller is marked ``retry_after``. Either way
         the runner's ``limit`` step answers the call, and no slot is needed.
+        (Plain calls, not an async context manager: this runs for every call.)
         """
         limits = self.limits
         if self.admitted >= limits.max_concurrent + limits.max_waiting:
@@ -112,30 +111,38 @@ class Gate:
                 f"{limits.max_concurrent} calls are running and "
                 f"{limits.max_waiting} are waiting"
             )
-            yield attrs.evolve(caller, busy=reason), False
-            return
+            return attrs.evolve(caller, busy=reason), False
         self.admitted += 1
-        held = True
         try:
             wait = await self.over_limit(request, caller, scope)
-            if wait is not None:
-                self.admitted -= 1
-                held = False
-                yield attrs.evolve(caller, retry_after=wait), False
-            else:
-                yield caller, True
-        finally:
-            if held:
-                self.admitted -= 1
+        except BaseException:
+            self.admitted -= 1
+            raise
+        if wait is not None:
+            self.admitted -= 1
+            return attrs.evolve(caller, retry_after=wait), False
+        return caller, True
 
-    @asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
-        """Hold a call slot for the block, waiting for one (cancellable) if needed.
+    def leave(self) -> None:
+        """A call that ``admit`` placed has ended, however: its place is free."""
+        self.admitted -= 1
 
-        Only within ``admission``, for a call that holds a place.
+    async def acquire_slot(self) -> None:
+        """Take a call slot, waiting for one (cancellable, FIFO) if none is free.
+
+        A free slot is taken without a scheduler pass (``acquire_nowait`` refuses
+        while others wait, so the order holds); a cancelled call raises here either
+        way. Only for a call ``admit`` placed; ``release_slot()`` when it ends.
         """
-        async with self.limiter:
-            yield
+        await trio.lowlevel.checkpoint_if_cancelled()
+        try:
+            self.limiter.acquire_nowait()
+        except trio.WouldBlock:
+            await self.limiter.acquire()
+
+    def release_slot(self) -> None:
+        """Give back the slot ``acquire_slot`` took."""
+        self.limiter.release()
 
     async def over_limit(
         self, request: Request, caller: Caller, scope: Mapping[str, Any]

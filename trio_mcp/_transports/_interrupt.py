@@ -18,8 +18,9 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
+from types import TracebackType
+from typing import Final
 
 __all__ = ["interrupt_in", "interrupts_unwrapped"]
 
@@ -36,13 +37,31 @@ def interrupt_in(error: BaseException) -> KeyboardInterrupt | None:
     return None
 
 
-@contextmanager
-def interrupts_unwrapped() -> Iterator[None]:
+class _Unwrapping:
+    """The context manager ``interrupts_unwrapped`` returns: stateless, so one is shared.
+
+    A class rather than ``@contextmanager``: it wraps every HTTP request, and a
+    generator per request cost more than the check itself.
+    """
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if isinstance(error, BaseExceptionGroup):
+            found = interrupt_in(error)
+            if found is not None:
+                raise found from None
+
+
+_UNWRAPPING: Final = _Unwrapping()
+
+
+def interrupts_unwrapped() -> AbstractContextManager[None]:
     """Re-raise a ``KeyboardInterrupt`` that arrives inside an exception group alone."""
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        found = interrupt_in(group)
-        if found is None:
-            raise
-        raise found from None
+    return _UNWRAPPING

@@ -14,6 +14,7 @@ at all is served; JSON variants with a ``+json`` suffix are JSON.
 
 from __future__ import annotations
 
+import functools
 from typing import Final
 
 __all__ = ["Unacceptable", "media_refusal"]
@@ -65,7 +66,17 @@ def _accepts_an_answer(accept: str) -> bool:
 
 def media_refusal(headers: dict[str, str]) -> Unacceptable | None:
     """Why a POST's media types are refused (415, 406), or None."""
-    content_type = headers.get("content-type")
+    refusal = _refusal(headers.get("content-type"), headers.get("accept"))
+    if refusal is None:
+        return None
+    status, text, extra = refusal
+    return status, text, list(extra)  # the cached list stays as it is
+
+
+@functools.lru_cache(maxsize=64)
+def _refusal(content_type: str | None, accept: str | None) -> Unacceptable | None:
+    """``media_refusal`` by the two header values, cached: a client sends the same
+    ones on every request, and parsing them was most of this check's cost."""
     if content_type is None or not _is_json(content_type):
         given = "no Content-Type" if content_type is None else repr(content_type)
         return (
@@ -74,7 +85,6 @@ def media_refusal(headers: dict[str, str]) -> Unacceptable | None:
             f"as Content-Type: application/json, not {given}",
             [(b"accept", b"application/json")],
         )
-    accept = headers.get("accept")
     if accept is not None and accept.strip() and not _accepts_an_answer(accept):
         return (
             406,
