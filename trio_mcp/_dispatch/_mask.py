@@ -272,13 +272,38 @@ def mask_structured(value: JsonValue, schema: JsonValue, mask: Mask) -> JsonValu
         # Nothing to change anywhere (masking a string without a secret keeps it):
         # one C-speed encoding and a substring search instead of the walk.
         return value
-    root = schema if isinstance(schema, dict) else {}
-    walk = _Walk(root, mask)
-    return walk.walk(value, walk.node(schema))
+    plan = _plan(schema)
+    return _walk(value, plan.node(schema), plan, mask)
+
+
+def _walk(value: JsonValue, node: _Node, plan: _Plan, mask: Mask) -> JsonValue:
+    if isinstance(value, str):
+        return value if value in node.declared else mask(value)
+    if isinstance(value, dict):
+        out: JsonObject = {}
+        for key, item in value.items():
+            shown = key if key in node.named else mask(key)
+            if shown in out:
+                raise MaskingFailed("masking a secret would make two keys one")
+            out[shown] = _walk(item, plan.child(node, key), plan, mask)
+        return out
+    if isinstance(value, list):
+        return [
+            _walk(item, plan.item(node, i), plan, mask) for i, item in enumerate(value)
+        ]
+    return value
 
 
 class _Node:
-    """One schema node, resolved once per walk: what masking asks of it."""
+    """What the walk asks of one place in a schema, its branches resolved once.
+
+    ``declared``: the strings an ``enum`` or ``const`` of any branch names (kept);
+    ``named``: the keys a branch declares (``properties`` or ``required``: public,
+    never masked); ``properties``: each property's schema from the first branch
+    that has it, else ``extra`` (the first ``additionalProperties`` schema). The
+    nodes under it are found once and kept (``_Plan.child`` and ``item``), for the
+    schema's own keys and indexes only: a handler's keys are never kept.
+    """
 
     __slots__ = (
         "branches",
@@ -293,86 +318,92 @@ class _Node:
 
     def __init__(self, branches: list[JsonObject]) -> None:
         self.branches = branches
-        self.declared = _declared_strings(branches)
-        """The strings an ``enum`` or ``const`` of the node declares."""
-        self.named: set[str] = set()
-        """The keys a ``properties`` or ``required`` of the node names."""
-        self.properties: dict[str, JsonValue] = {}
-        """Each named property's schema, from the first branch that has it."""
-        for branch in branches:
-            properties = branch.get("properties")
-            if isinstance(properties, dict):
-                for key, sub in properties.items():
-                    self.named.add(key)
-                    self.properties.setdefault(key, sub)
-            required = branch.get("required")
-            if isinstance(required, list):
-                self.named.update(k for k in required if isinstance(k, str))
-        extras = (b.get("additionalProperties") for b in branches)
-        self.extra: JsonValue = next((e for e in extras if isinstance(e, dict)), None)
-        prefixes = (b.get("prefixItems") for b in branches)
-        self.prefixed = max(
-            (len(p) for p in prefixes if isinstance(p, list)), default=0
-        )
+        declared: set[str] = set()
+        named: set[str] = set()
+        self.properties: JsonObject = {}
+        self.extra: JsonValue = None
+        self.prefixed = 0
         """Items before this index may have a ``prefixItems`` schema of their own."""
-        self.children: dict[str, _Node] = {}
-        """The node under each key met so far."""
+        for branch in branches:
+            enum, const = branch.get("enum"), branch.get("const")
+            if isinstance(enum, list):
+                declared.update(v for v in enum if isinstance(v, str))
+            if isinstance(const, str):
+                declared.add(const)
+            properties, required = branch.get("properties"), branch.get("required")
+            if isinstance(properties, dict):
+                named.update(properties)
+                for key, sub in properties.items():
+                    self.properties.setdefault(key, sub)
+            if isinstance(required, list):
+                named.update(v for v in required if isinstance(v, str))
+            extra, prefix = (
+                branch.get("additionalProperties"),
+                branch.get("prefixItems"),
+            )
+            if isinstance(extra, dict) and self.extra is None:
+                self.extra = extra
+            if isinstance(prefix, list):
+                self.prefixed = max(self.prefixed, len(prefix))
+        self.declared, self.named = frozenset(declared), frozenset(named)
+        self.children: dict[str | int, _Node] = {}
+        """The node under each of the schema's keys (and prefix indexes) met so far."""
         self.tail: _Node | None = None
         """The node of every item from ``prefixed`` on, once met."""
 
 
-class _Walk:
-    """One ``mask_structured`` run: schema nodes resolved once each, by identity.
+class _Plan:
+    """One output schema's nodes, each made on first use and kept for every reply
+    (by the identity of its subschema, which the root holds: a declaration's schema
+    never changes)."""
 
-    A list of records walks the same item schema for every record; resolving its
-    ``$ref`` and branches once, and finding a key's or an item's node once, is what
-    keeps masking a long reply cheap. The nodes live as long as the walk, whose
-    ``root`` holds every schema node it meets.
-    """
+    __slots__ = ("nodes", "root")
 
-    __slots__ = ("mask", "nodes", "root")
-
-    def __init__(self, root: JsonObject, mask: Mask) -> None:
-        self.root = root
-        self.mask = mask
-        self.nodes: dict[int, _Node] = {}
+    def __init__(self, schema: JsonValue) -> None:
+        self.root: JsonObject = schema if isinstance(schema, dict) else {}
+        self.nodes: dict[int, tuple[JsonValue, _Node]] = {}
 
     def node(self, schema: JsonValue) -> _Node:
-        found = self.nodes.get(id(schema))
-        if found is None:
-            found = self.nodes[id(schema)] = _Node(_branches(schema, self.root))
+        """The node of ``schema``, a subschema of the root (or None: no schema)."""
+        kept = self.nodes.get(id(schema))
+        if kept is None or kept[0] is not schema:
+            node = _Node(_branches(schema, self.root))
+            kept = self.nodes[id(schema)] = (schema, node)
+        return kept[1]
+
+    def child(self, node: _Node, key: str) -> _Node:
+        """The node under ``key`` of an object at ``node``."""
+        found = node.children.get(key)
+        if found is not None:
+            return found
+        if key not in node.properties:
+            return self.node(node.extra)
+        found = node.children[key] = self.node(node.properties[key])
         return found
 
-    def walk(self, value: JsonValue, node: _Node) -> JsonValue:
-        if isinstance(value, str):
-            return value if value in node.declared else self.mask(value)
-        if isinstance(value, dict):
-            return self.walk_object(value, node)
-        if isinstance(value, list):
-            return [self.walk(item, self.item(node, i)) for i, item in enumerate(value)]
-        return value
-
-    def walk_object(self, value: JsonObject, node: _Node) -> JsonObject:
-        out: JsonObject = {}
-        children = node.children
-        for key, item in value.items():
-            shown = key if key in node.named else self.mask(key)
-            if shown in out:
-                raise MaskingFailed("masking a secret would make two keys one")
-            child = children.get(key)
-            if child is None:
-                schema = node.properties.get(key, node.extra)
-                child = children[key] = self.node(schema)
-            out[shown] = self.walk(item, child)
-        return out
-
     def item(self, node: _Node, index: int) -> _Node:
-        """The node of the item at ``index`` of a list under ``node``."""
+        """The node of the item at ``index`` of a list at ``node``."""
         if index < node.prefixed:
-            return self.node(_item(node.branches, index))
+            found = node.children.get(index)
+            if found is None:
+                found = node.children[index] = self.node(_item(node.branches, index))
+            return found
         if node.tail is None:
             node.tail = self.node(_item(node.branches, index))
         return node.tail
+
+
+#: Each output schema's plan, by identity (kept with it, so the id is not reused).
+_PLANS: dict[int, tuple[JsonValue, _Plan]] = {}
+
+
+def _plan(schema: JsonValue) -> _Plan:
+    kept = _PLANS.get(id(schema))
+    if kept is None or kept[0] is not schema:
+        if len(_PLANS) > 1024:
+            _PLANS.clear()
+        kept = _PLANS[id(schema)] = (schema, _Plan(schema))
+    return kept[1]
 
 
 def _resolve(schema: JsonValue, root: JsonObject) -> JsonValue:
@@ -413,16 +444,3 @@ def _item(branches: list[JsonObject], index: int) -> JsonValue:
         if isinstance(items, dict):
             return items
     return None
-
-
-def _declared_strings(branches: list[JsonObject]) -> frozenset[str]:
-    """The strings the branches' ``enum`` members and ``const`` values declare."""
-    found: set[str] = set()
-    for branch in branches:
-        enum = branch.get("enum")
-        if isinstance(enum, list):
-            found.update(v for v in enum if isinstance(v, str))
-        const = branch.get("const")
-        if isinstance(const, str):
-            found.add(const)
-    return frozenset(found)
