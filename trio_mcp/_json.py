@@ -16,6 +16,7 @@ __all__ = [
     "depth_exceeds",
     "dumps",
     "encode_message",
+    "escaped",
     "loads",
 ]
 
@@ -88,6 +89,22 @@ def encode_message(value: JsonValue) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return _ascii_encoder.encode(value).encode("ascii")
+
+
+def escaped(text: str, *, ascii: bool = False) -> bytes | None:
+    """How ``encode_message`` writes ``text`` inside a JSON string, without quotes.
+
+    UTF-8, or (``ascii``) the escapes of its fallback for lone surrogates. None
+    where UTF-8 cannot write ``text`` (a lone surrogate): no UTF-8 message holds it.
+    The encoder escapes one character at a time, so a string holding ``text`` is
+    written holding these bytes.
+    """
+    if ascii:
+        return _ascii_encoder.encode(text)[1:-1].encode("ascii")
+    try:
+        return _encode(text)[1:-1].encode("utf-8")
+    except UnicodeEncodeError:
+        return None
 
 
 def _reject_constant(name: str) -> float:

@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable
 
 from .._authority import MASK
-from .._json import JsonObject, JsonValue, dumps
+from .._json import JsonObject, JsonValue, escaped
 from .._protocol import _wire as wire
 
 __all__ = [
@@ -45,6 +45,7 @@ __all__ = [
     "mask_prompt",
     "mask_structured",
     "mask_values",
+    "may_hold",
     "text_mask",
 ]
 
@@ -79,17 +80,11 @@ def text_mask(values: tuple[str, ...]) -> Mask:
     return _TextMask(values)
 
 
-#: What JSON escapes in a string (RFC 8259 §7, as ``json`` writes it, non-ASCII raw).
-_ESCAPED = re.compile(r'["\\\x00-\x1f]')
-
-
 class _TextMask:
-    __slots__ = ("values", "verbatim")
+    __slots__ = ("values",)
 
     def __init__(self, values: tuple[str, ...]) -> None:
         self.values = values
-        self.verbatim = not any(_ESCAPED.search(value) for value in values)
-        """Each value appears in JSON text as it is (nothing in it is escaped)."""
 
     def __call__(self, text: str) -> str:
         for value in self.values:
@@ -97,17 +92,27 @@ class _TextMask:
                 text = text.replace(value, MASK)
         return text
 
-    def misses(self, value: JsonValue) -> bool:
-        """Whether no secret occurs in any string or key of ``value``: none is in
-        its JSON text. Only answered when every secret is written verbatim there;
-        otherwise (or for a value that is not JSON) False, and the caller walks."""
-        if not self.verbatim:
-            return False
-        try:
-            text = dumps(value)
-        except (TypeError, ValueError):
-            return False
-        return not any(secret in text for secret in self.values)
+
+def may_hold(body: bytes, values: tuple[str, ...]) -> bool:
+    """Whether a string or key of ``body`` (a reply as ``encode_message`` wrote it)
+    may hold one of ``values``; False only when none does.
+
+    A search, not a rewrite: JSON escapes a string one character at a time, so a
+    string holding a secret is written holding the secret's escaped form. When no
+    secret's escaped form is in the body, masking would change nothing and its walk
+    is skipped; when one is (in a key, a protocol field, anywhere), the reply is
+    masked by structure as ever. A body of ASCII alone may be the fallback's
+    (``\\uXXXX`` escapes, DEL too) or UTF-8's: both forms are looked for.
+    """
+    ascii = body.isascii()
+    for value in values:
+        form = escaped(value)
+        if form is not None and form in body:
+            return True
+        form = escaped(value, ascii=True) if ascii else None
+        if form is not None and form in body:
+            return True
+    return False
 
 
 def mask_values(
@@ -268,10 +273,6 @@ def mask_structured(value: JsonValue, schema: JsonValue, mask: Mask) -> JsonValu
     it stands is kept: it is the catalog's public vocabulary, not the handler's
     secret, and masking it would break the schema for nothing.
     """
-    if isinstance(mask, _TextMask) and mask.misses(value):
-        # Nothing to change anywhere (masking a string without a secret keeps it):
-        # one C-speed encoding and a substring search instead of the walk.
-        return value
     plan = _plan(schema)
     return _walk(value, plan.node(schema), plan, mask)
 

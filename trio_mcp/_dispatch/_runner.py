@@ -70,7 +70,7 @@ from .._protocol import _wire as wire
 from .._protocol._state import Binding, StateSealer
 from .._records import record_repr
 from ._call import AnyReply, Call, Ending, Middleware, Next, Rounds, Target
-from ._mask import Mask, mask_error, mask_input_required, text_mask
+from ._mask import Mask, mask_error, mask_input_required, may_hold, text_mask
 from ._request import Failure, Incoming
 from ._rounds import BadRound, ask, open_round, round_binding
 
@@ -315,9 +315,10 @@ class Runner:
             result = ending.result
             if result is None:
                 return _masked_error(ending, values)
-            if values:
-                result = _masked(call, result, text_mask(values))
             body = encode_message(finish_result(result, self.server_info))
+            if values and may_hold(body, values):
+                result = _masked(call, result, text_mask(values))
+                body = encode_message(finish_result(result, self.server_info))
         except Exception as exc:
             return crash(call, exc)
         # The constructor, not attrs.evolve: this runs on every call (3 us, not 8).
