@@ -99,10 +99,12 @@ def escaped(text: str, *, ascii: bool = False) -> bytes | None:
     The encoder escapes one character at a time, so a string holding ``text`` is
     written holding these bytes.
     """
+    # The functions the two encoders write every string with (``_one_shot`` and
+    # ``JSONEncoder.iterencode`` pass them to the C encoder): the same text.
     if ascii:
-        return _ascii_encoder.encode(text)[1:-1].encode("ascii")
+        return json.encoder.encode_basestring_ascii(text)[1:-1].encode("ascii")
     try:
-        return _encode(text)[1:-1].encode("utf-8")
+        return json.encoder.encode_basestring(text)[1:-1].encode("utf-8")
     except UnicodeEncodeError:
         return None
 

@@ -131,6 +131,7 @@ def test_a_secret_in_any_string_or_key_is_always_found(
         # A lone surrogate anywhere makes the whole reply ASCII escapes.
         ({"k": "ünï\ud800", "j": "del\x7f é"}, "\x7f é"),
         ({"k": "x\udfffy"}, "\udfffy"),
+        ({"k": "x\udfffy", "j": "del\x7fx"}, "l\x7fx"),
         ({"the secret key": 1}, "secret"),
     ],
 )

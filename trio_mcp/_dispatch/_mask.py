@@ -109,9 +109,11 @@ def may_hold(body: bytes, values: tuple[str, ...]) -> bool:
         form = escaped(value)
         if form is not None and form in body:
             return True
-        form = escaped(value, ascii=True) if ascii else None
-        if form is not None and form in body:
-            return True
+        if ascii and not (value.isascii() and value.isprintable()):
+            # Printable ASCII is written alike by both; anything else may not be.
+            form = escaped(value, ascii=True)
+            if form is not None and form in body:
+                return True
     return False
 
 
