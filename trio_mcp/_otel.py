@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 import re
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,10 @@ _span: contextvars.ContextVar[Span | None] = contextvars.ContextVar(
 #: None until the first request looks; then ``opentelemetry.trace``, or False when
 #: opentelemetry-api is not installed.
 _trace_api: Any = None
+#: Whether the environment names a tracer provider (``OTEL_PYTHON_TRACER_PROVIDER``),
+#: read once with the import above.
+_provider_in_env = False
+_UNKNOWN = object()
 
 
 def parse_traceparent(meta: Mapping[str, object] | None) -> str | None:
@@ -63,15 +68,30 @@ def parse_traceparent(meta: Mapping[str, object] | None) -> str | None:
 
 def _trace() -> Any:
     """``opentelemetry.trace``, imported on first use (it is optional), or None."""
-    global _trace_api
+    global _trace_api, _provider_in_env
     if _trace_api is None:
         try:
             from opentelemetry import trace
         except ImportError:
             _trace_api = False
         else:
+            _provider_in_env = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
             _trace_api = trace
     return _trace_api or None
+
+
+def _no_provider(trace: Any) -> bool:
+    """Whether no tracer provider is set, so every span would be a no-op.
+
+    ``trace.get_tracer_provider()`` looks ``OTEL_PYTHON_TRACER_PROVIDER`` up in
+    ``os.environ`` on every call until a provider is set (a KeyError raised and
+    caught each time). Its module global answers first when it is there as
+    opentelemetry-api defines it; the environment was read once. Otherwise the
+    public call decides.
+    """
+    if getattr(trace, "_TRACER_PROVIDER", _UNKNOWN) is None and not _provider_in_env:
+        return True
+    return isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
 
 
 _NO_SPAN: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
@@ -88,9 +108,7 @@ def request_span(
     null context: nothing is built on the request's path.
     """
     trace = _trace()
-    if trace is None or isinstance(
-        trace.get_tracer_provider(), trace.ProxyTracerProvider
-    ):
+    if trace is None or _no_provider(trace):
         return _NO_SPAN
     return _server_span(method, meta, request_id)
 
