@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import attrs
 
-from ._records import record_repr
+from ._records import record_eq, record_hash, record_repr
 from ._units import (
     DEFAULT_MAX_CONCURRENT,
     DEFAULT_MAX_DEPTH,
@@ -96,6 +96,8 @@ class Limits:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     max_message_bytes: int = attrs.field(
         default=DEFAULT_MAX_MESSAGE_BYTES, validator=_at_least_one

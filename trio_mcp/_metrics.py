@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
-from ._records import record_repr
+from ._records import record_eq, record_repr
 
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
@@ -70,6 +70,7 @@ class Measure:
     """One request being measured: when it started and how its call ended."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
 
     started: float
     method: str

@@ -17,7 +17,7 @@ from typing import Final
 
 import attrs
 
-from ._records import record_repr
+from ._records import record_eq, record_hash, record_repr
 from ._units import seconds
 
 __all__ = ["Bucket", "RateLimit", "take"]
@@ -77,6 +77,8 @@ class RateLimit:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     calls: int = attrs.field(validator=_calls)
     per: float = attrs.field(converter=_per)

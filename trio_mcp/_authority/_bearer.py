@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 import attrs
 
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
     from ._protected import ProtectedResource
@@ -27,6 +27,8 @@ class Admission:
     """A request whose token passed every check."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     principal: object
     """What handlers see as ``ToolContext.current().principal``."""
@@ -44,6 +46,8 @@ class Challenge:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     status: Literal[401, 403]
     error: Literal["invalid_token", "insufficient_scope"] | None

@@ -12,7 +12,7 @@ from typing import TypeAlias
 
 import attrs
 
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 
 __all__ = ["Capability", "Grants", "closure", "resolve_grants"]
 
@@ -33,6 +33,8 @@ class Capability:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str
     description: str = attrs.field(kw_only=True)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
     from .._json import JsonObject
@@ -96,6 +96,8 @@ class ProtectedResource:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     authorization_servers: tuple[str, ...] = attrs.field(
         converter=_strings, validator=_check_servers

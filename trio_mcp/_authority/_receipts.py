@@ -22,7 +22,7 @@ from typing import Literal, TypeAlias
 import attrs
 
 from .._instance import instance_id
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 
 __all__ = ["Outcome", "Receipt", "ReceiptSink", "receipt_logger"]
 
@@ -38,6 +38,8 @@ class Receipt:
     """What one ``tools/call``, ``prompts/get`` or ``resources/read`` did."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     kind: Literal["tool", "prompt", "resource", "completion"]
     declaration: str

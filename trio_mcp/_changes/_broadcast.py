@@ -27,7 +27,7 @@ from typing import Final, Literal
 import attrs
 import trio
 
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 
 __all__ = [
     "DEFAULT_BUFFER_SIZE",
@@ -50,6 +50,8 @@ class Change:
     """Something listeners may need to read again: a list, or one resource."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     method: str
     """The notification's method, e.g. ``notifications/resources/updated``."""
@@ -79,6 +81,8 @@ class SubscriptionStatistics:
     """A snapshot of one subscription's queues."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     buffered: int
     """Changes waiting in the memory channel's buffer."""
@@ -93,6 +97,8 @@ class BroadcastStatistics:
     """A snapshot of a broadcast: its subscribers and the most any of them holds."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     subscribers: int
     published: int

@@ -25,7 +25,7 @@ import trio
 
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
-from .._records import record_repr
+from .._records import record_eq, record_repr
 from ._broadcast import Broadcast, Change, ListKind, Subscription
 
 __all__ = [
@@ -71,6 +71,7 @@ class Wanted:
     the changes it receives."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
 
     honoured: JsonObject = attrs.Factory(dict)
     changes: list[Change] = attrs.Factory(list)

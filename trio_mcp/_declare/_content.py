@@ -12,7 +12,7 @@ from typing import Literal, TypeAlias
 import attrs
 
 from .._json import JsonObject
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 
 __all__ = [
     "AudioContent",
@@ -44,6 +44,8 @@ class TextContent:
     """A text block."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     text: str = attrs.field(validator=is_str)
 
@@ -57,6 +59,8 @@ class ImageContent:
     """An image block; ``data`` is the raw image bytes."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     data: bytes = attrs.field(validator=_bytes)
     mime_type: str = attrs.field(validator=is_str)
@@ -71,6 +75,8 @@ class AudioContent:
     """An audio block; ``data`` is the raw audio bytes."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     data: bytes = attrs.field(validator=_bytes)
     mime_type: str = attrs.field(validator=is_str)
@@ -85,6 +91,8 @@ class ResourceLink:
     """A link to a resource the client may read."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     uri: str = attrs.field(validator=is_str)
     name: str = attrs.field(validator=is_str)
@@ -106,6 +114,8 @@ class TextResourceContents:
     """The text of a resource."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     uri: str = attrs.field(validator=is_str)
     text: str = attrs.field(validator=is_str)
@@ -124,6 +134,8 @@ class BlobResourceContents:
     """The bytes of a resource."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     uri: str = attrs.field(validator=is_str)
     blob: bytes = attrs.field(validator=_bytes)
@@ -145,6 +157,8 @@ class EmbeddedResource:
     """A resource's contents embedded in a result."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     resource: ResourceContents = attrs.field(
         validator=attrs.validators.instance_of(
@@ -174,6 +188,8 @@ class PromptMessage:
     """One message of a prompt: a role and one content block."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     role: Literal["user", "assistant"] = attrs.field(
         validator=attrs.validators.in_(("user", "assistant"))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
     import docstring_parser
@@ -31,6 +31,8 @@ class Described:
     """The description of a callable and of each documented parameter."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     summary: str | None
     params: dict[str, str]

@@ -19,7 +19,7 @@ import attrs
 from .._decode import decode
 from .._errors import DecodeError, Problem
 from .._json import JsonObject, JsonValue
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 from .._schema import UnsupportedType, json_schema
 from ._content import PromptMessage
 
@@ -167,6 +167,8 @@ class Elicit:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     message: str
     schema: type
@@ -203,6 +205,8 @@ class ElicitUrl:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     message: str
     url: str
@@ -249,6 +253,8 @@ class Sample:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     messages: tuple[JsonObject, ...] = attrs.field(converter=_messages)
     max_tokens: int
@@ -312,6 +318,8 @@ class ListRoots:
     """Ask the client for its roots (``roots/list``); the response is a list of ``Root``."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     client_capability: ClassVar[JsonObject] = {"roots": {}}
 
@@ -338,6 +346,8 @@ class ElicitResult:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     action: Literal["accept", "decline", "cancel"]
     content: object | None = None
@@ -354,6 +364,8 @@ class SampleResult:
     """The client's model's answer to a ``Sample`` request."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     role: Literal["user", "assistant"]
     content: JsonValue
@@ -378,6 +390,8 @@ class Root:
     """A root the client offers (usually a ``file://`` URI)."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     uri: str
     name: str | None = None

@@ -13,7 +13,7 @@ from typing import final
 import attrs
 
 from .._json import JsonValue, dumps
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 from ._inputs import INPUT_REQUESTS, InputRequest
 
 __all__ = ["Answer", "NeedsInput"]
@@ -56,6 +56,8 @@ class NeedsInput:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     requests: Mapping[str, InputRequest] = attrs.field(
         factory=dict, converter=_requests

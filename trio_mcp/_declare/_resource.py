@@ -18,7 +18,7 @@ import attrs
 from .._authority import Capability
 from .._errors import InvalidDeclaration, InvalidReply
 from .._json import dumps
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 from .._schema import UnsupportedType, json_schema
 from .._units import Seconds
 from ._base import Declaration, declared_seconds
@@ -58,6 +58,8 @@ class UriTemplate:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     template: str
     variables: tuple[str, ...]

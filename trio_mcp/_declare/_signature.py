@@ -20,7 +20,7 @@ import attrs
 
 from .._errors import InvalidDeclaration
 from .._json import JsonObject
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 from .._schema import Field, UnsupportedType, arguments_schema, check_supported
 
 __all__ = [
@@ -207,6 +207,7 @@ class Plan:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
 
     name: str
     """The class's name, ``ArgumentsOf_<function>``."""
@@ -272,6 +273,8 @@ class Input:
     """One input parameter of a handler: its name, annotation and default."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str
     annotation: object

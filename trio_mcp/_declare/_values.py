@@ -21,7 +21,7 @@ import attrs
 
 from .._authority import Capability
 from .._json import JsonObject, JsonValue
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 from .._units import Seconds, seconds
 from ._content import (
     CONTENT_TYPES,
@@ -118,6 +118,8 @@ class Icon:
     """An icon a client may show for the server or an entry (the revision's ``Icon``)."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     src: str = attrs.field(validator=is_str)
     mime_type: str | None = attrs.field(default=None, validator=is_optional_str)
@@ -157,6 +159,8 @@ class ToolHints:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     read_only: bool | None = attrs.field(default=None, validator=_opt_bool)
     destructive: bool | None = attrs.field(default=None, validator=_opt_bool)
@@ -186,6 +190,8 @@ class ToolSpec:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str = attrs.field(validator=is_str)
     description: str | None = attrs.field(validator=is_optional_str)
@@ -236,6 +242,8 @@ class ToolCall:
     """One ``tools/call`` as an adopter receives it: the arguments as the client sent them."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str
     arguments: JsonObject = attrs.field(factory=dict)
@@ -275,6 +283,8 @@ class ToolReply:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     structured: JsonValue | _Absent = ABSENT
     content: tuple[Content, ...] = ()
@@ -346,6 +356,8 @@ class ResourceSpec:
     """A resource's catalog entry: a static URI, or an RFC 6570 template with ``{var}``."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     uri: str = attrs.field(validator=is_str)
     name: str = attrs.field(validator=is_str)
@@ -385,6 +397,8 @@ class ResourceRead:
     """One ``resources/read``: the URI and, for a template, its matched variables."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     uri: str
     variables: Mapping[str, str] = attrs.field(factory=dict)
@@ -406,6 +420,8 @@ class ResourceReply:
     """What a resource read answers: its contents, or a request for input."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     contents: tuple[ResourceContents, ...] = attrs.field(
         default=(), converter=_contents
@@ -437,6 +453,8 @@ class PromptArgument:
     """One argument of a prompt (prompt arguments are strings)."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str = attrs.field(validator=is_str)
     description: str | None = attrs.field(default=None, validator=is_optional_str)
@@ -462,6 +480,8 @@ class PromptSpec:
     """A prompt's catalog entry."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str = attrs.field(validator=is_str)
     description: str | None = attrs.field(validator=is_optional_str)
@@ -498,6 +518,8 @@ class PromptGet:
     non-string ones are refused before ``dispatch``)."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str
     arguments: Mapping[str, str] = attrs.field(factory=dict)
@@ -516,6 +538,8 @@ class PromptReply:
     """What a prompt answers: its messages (and a description), or a request for input."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     messages: tuple[PromptMessage, ...] = attrs.field(default=(), converter=_messages)
     description: str | None = None

@@ -29,7 +29,7 @@ from .._declare import qualified
 from .._json import JsonObject, JsonValue, loads
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Request
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 
 __all__ = ["REFUSED", "Caller", "Failure", "Incoming", "Reply"]
 
@@ -47,6 +47,8 @@ class Reply:
     """A JSON-RPC response, encoded once, and the HTTP status Streamable HTTP uses."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     body: bytes
     """One compact JSON text, UTF-8 (lone surrogates escaped), without a newline."""
@@ -67,6 +69,8 @@ class Caller:
     """Who is calling, and how: the principal, the host's grants, HTTP headers."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     principal: object | None = None
     allow: Grants = ()
@@ -97,6 +101,7 @@ class Incoming:
     """One request on its way through the dispatcher."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
 
     request: Request
     caller: Caller

@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 
 from .._json import JsonObject, JsonValue, could_exceed, depth_exceeds, loads
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 from . import _wire as wire
 
 __all__ = ["Fault", "Notification", "Request", "parse_message"]
@@ -24,6 +24,8 @@ class Fault:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     code: int
     message: str
@@ -41,6 +43,8 @@ class Request:
     """A request: it has an id and expects exactly one response."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     id: str | int
     method: str
@@ -52,6 +56,8 @@ class Notification:
     """A message without an id; nothing is ever sent back for it."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     method: str
     params: JsonValue

@@ -39,7 +39,7 @@ import attrs
 
 from .._errors import McpError
 from .._json import JsonObject, JsonValue, dumps
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 
 __all__ = [
     "DEFAULT_STATE_TTL",
@@ -102,6 +102,8 @@ class Binding:
     """What a sealed state is bound to: who asked, by which method, with which params."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     method: str
     digest: str
@@ -223,6 +225,8 @@ class StateSealer:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     keys: tuple[bytes, ...] = attrs.field(converter=tuple[bytes, ...])
     ttl: float = DEFAULT_STATE_TTL

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 import attrs
 
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
     from .._json import JsonObject, JsonValue
@@ -64,6 +64,8 @@ class Field:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     description: str | None = None
     """Text for the property's ``description``."""

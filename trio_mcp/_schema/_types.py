@@ -32,7 +32,7 @@ from typing import (
 
 import attrs
 
-from .._records import record_repr
+from .._records import record_eq, record_repr
 
 if TYPE_CHECKING:
     from .._json import JsonObject, JsonValue
@@ -156,6 +156,7 @@ class _Walker:
     """One walk over a type; ``stack`` holds the attrs classes being expanded."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
 
     stack: list[type] = attrs.Factory(list)
     defs: JsonObject = attrs.Factory(dict)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 import attrs
 
 from .._json import JsonObject
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 from .._units import MiB
 from ._frontmatter import BadFrontmatter, parse_frontmatter, split_frontmatter
 
@@ -91,6 +91,8 @@ class SkillFile:
     """One served file: where it is, its URI, and what the manifest says of it."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     path: str
     """Its path within the skill folder, ``/``-separated."""
@@ -110,6 +112,8 @@ class LoadedSkill:
     """A checked skill folder: its entry's parts and its tree."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str
     uri: str

@@ -48,7 +48,7 @@ from .._dispatch._runner import Runner, new_call
 from .._errors import InvalidReply, MissingClientCapability
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
-from .._records import record_repr
+from .._records import record_eq, record_repr
 from .._store import MemoryStore, RedisStore, Store, StoreUnavailable
 from ._record import TERMINAL, BadResponses, TaskRecord, new_task_id
 
@@ -512,6 +512,7 @@ class _TaskCall:
     """
 
     __repr__ = record_repr
+    __eq__ = record_eq
 
     runner: TaskRunner
     calls: Runner

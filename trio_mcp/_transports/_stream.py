@@ -46,7 +46,7 @@ from .._json import JsonObject, encode_message
 from .._limits import Limits
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
-from .._records import record_repr
+from .._records import record_eq, record_hash, record_repr
 
 __all__ = [
     "CALL_METHODS",
@@ -103,6 +103,8 @@ class Oversized:
     """A message the framing layer skipped because it exceeded ``max_message_bytes``."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     size_limit: int
 
@@ -145,6 +147,7 @@ class _Load:
     """What the loop has admitted: call tasks (running or waiting) and listens."""
 
     __repr__ = record_repr
+    __eq__ = record_eq
 
     limits: Limits
     calls: int = 0
