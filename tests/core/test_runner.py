@@ -25,6 +25,7 @@ from trio_mcp import (
     RateLimit,
     Receipt,
     ResourceNotFound,
+    Sample,
     Secret,
     Server,
     ToolContext,
@@ -465,3 +466,42 @@ async def test_secrets_in_a_list_reach_the_handler_as_secrets() -> None:
         )
 
     assert ["a:1", "b:2"] == result.structured
+
+
+@tool
+def needs_sampling() -> str:
+    """Check that the client can sample before asking it."""
+    ToolContext.current().require_client(Sample)
+    return "can sample"
+
+
+async def test_a_missing_client_capability_is_named_in_the_reply_and_receipt() -> None:
+    receipts: list[Receipt] = []
+    server = Server("runner", "1", tools=[needs_sampling], receipts=receipts.append)
+    async with McpTestClient(server) as client:
+        exchange = await client.exchange("tools/call", {"name": "needs_sampling"})
+
+    assert -32021 == wire(exchange.reply)["error"]["code"]
+    assert [("refused", "trio_mcp.MissingClientCapability")] == [
+        (r.outcome, r.error_type) for r in receipts
+    ]
+
+
+@tool
+def pair(inner: Secret[str], outer: Secret[str]) -> str:
+    """Say both secrets.
+
+    Args:
+        inner: A secret that is part of the other.
+        outer: A secret that holds the first.
+    """
+    return f"{inner.reveal()} in {outer.reveal()}"
+
+
+async def test_the_longer_of_two_nested_secrets_is_masked_first() -> None:
+    """``zz`` sorts after ``azzb`` but is shorter: masked first it would leave
+    ``a**********b`` and tell the client where the short secret sits in the long."""
+    async with McpTestClient(Server("runner", "1", tools=[pair])) as client:
+        result = await client.call_tool("pair", {"inner": "zz", "outer": "azzb"})
+
+    assert "********** in **********" == result.structured
