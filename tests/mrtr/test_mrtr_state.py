@@ -510,3 +510,50 @@ def test_the_process_environment_is_read_when_none_is_given(
 
     with pytest.raises(StateKeyRequired, match=r"^3 worker processes"):
         require_shared_key(None, processes=3)
+
+
+async def test_a_state_without_input_responses_is_still_checked() -> None:
+    """A ``requestState`` sent alone is opened like any other: tampering is refused,
+    and an intact one runs the handler, which asks again."""
+    server = make_server()
+    state = await first_state(server)
+    async with McpTestClient(server, client_capabilities=ALL_CAPS) as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool("greet", request_state=state + "-TAMPERED")
+        again = await client.call_tool("greet", request_state=state)
+
+    assert (-32602, DOES_NOT_VERIFY, None) == (
+        caught.value.code,
+        caught.value.message,
+        caught.value.data,
+    )
+    assert "input_required" == wire(again.raw)["resultType"]
+
+
+@pytest.mark.parametrize(
+    ("response", "path", "problem"),
+    [
+        (
+            {"action": "accept", "content": {"name": 5}},
+            "inputResponses.user_name.content.name",
+            "expected a string",
+        ),
+        (7, "inputResponses.user_name", "an input response must be an object"),
+    ],
+)
+async def test_a_bad_input_response_is_refused_with_every_problem_as_data(
+    response: object, path: str, problem: str
+) -> None:
+    server = make_server()
+    state = await first_state(server)
+    async with McpTestClient(server, client_capabilities=ALL_CAPS) as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool(
+                "greet", input_responses={"user_name": response}, request_state=state
+            )
+
+    assert (
+        -32602,
+        f"invalid inputResponses:\n- {path}: {problem}",
+        {"problems": [{"path": path, "message": problem}]},
+    ) == (caught.value.code, caught.value.message, caught.value.data)
