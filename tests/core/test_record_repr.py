@@ -8,33 +8,17 @@ included), and the two texts must agree once the class names are aligned.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.records import classes_using
 
-import trio_mcp  # noqa: F401 - loads every module whose classes are checked
 from trio_mcp._records import record_repr
 
-
-def _classes() -> list[type]:
-    """Every class ``import trio_mcp`` builds that uses ``record_repr``."""
-    found: dict[str, type] = {}
-    for name, module in list(sys.modules.items()):
-        if name.startswith("trio_mcp"):
-            for value in vars(module).values():
-                if (
-                    isinstance(value, type)
-                    and value.__dict__.get("__repr__") is record_repr
-                ):
-                    found[f"{value.__module__}.{value.__qualname__}"] = value
-    return [found[name] for name in sorted(found)]
-
-
-CLASSES = _classes()
+CLASSES = classes_using("__repr__", record_repr)
 
 
 def test_the_value_classes_use_it() -> None:
