@@ -21,7 +21,7 @@ from joserfc import jws, jwt
 from joserfc.jwk import RSAKey
 from oauth_provider import AUDIENCE, Provider
 from support import META
-from support.asgi import asgi_exchange
+from support.asgi import asgi_exchange, http_scope
 
 from trio_mcp import Server, tool
 from trio_mcp.auth import BearerAuth
@@ -89,17 +89,8 @@ authorization = st.one_of(
 
 
 async def asgi_post(app: Any, value: bytes) -> tuple[int, dict[bytes, bytes], bytes]:
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "root_path": "",
-        "query_string": b"",
-        "headers": [
+    scope = http_scope(
+        [
             (b"host", b"127.0.0.1:8000"),
             (b"content-type", b"application/json"),
             (b"accept", b"application/json, text/event-stream"),
@@ -107,10 +98,8 @@ async def asgi_post(app: Any, value: bytes) -> tuple[int, dict[bytes, bytes], by
             (b"mcp-method", b"tools/call"),
             (b"mcp-name", b"ping"),
             (b"authorization", value),
-        ],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
+        ]
+    )
     sent = await asgi_exchange(app, scope, BODY)
     start = sent[0]
     body = b"".join(m.get("body", b"") for m in sent[1:])

@@ -7,6 +7,24 @@ from typing import Any
 import trio
 
 
+def http_scope(headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
+    """The ASGI scope of a ``POST /mcp`` from 127.0.0.1 with ``headers``, as Hypercorn gives it."""
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "root_path": "",
+        "query_string": b"",
+        "headers": headers,
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
+
+
 async def asgi_exchange(
     app: Any, scope: dict[str, Any], body: bytes
 ) -> list[dict[str, Any]]:

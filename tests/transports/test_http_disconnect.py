@@ -19,6 +19,7 @@ import pytest
 import trio
 import trio.testing
 from support import META
+from support.asgi import http_scope
 from test_http import headers_for
 
 from trio_mcp import Receipt, Server, tool
@@ -31,20 +32,7 @@ def _scope(name: str) -> dict[str, Any]:
         "content-type": "application/json",
         **headers_for("tools/call", name),
     }
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "root_path": "",
-        "query_string": b"",
-        "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
+    return http_scope([(k.encode(), v.encode()) for k, v in headers.items()])
 
 
 def _body(name: str) -> bytes:

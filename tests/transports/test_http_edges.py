@@ -18,6 +18,7 @@ import httpx
 import pytest
 import trio
 from support import META, serving
+from support.asgi import http_scope
 from test_http import checked, headers_for, post
 
 from trio_mcp import Server, tool
@@ -149,20 +150,7 @@ class Asgi:
     """One HTTP request through an ASGI app: what it sent back, in order."""
 
     def __init__(self, headers: dict[str, str], chunks: list[bytes], *, end: bool):
-        self.scope = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": "POST",
-            "scheme": "http",
-            "path": "/mcp",
-            "raw_path": b"/mcp",
-            "root_path": "",
-            "query_string": b"",
-            "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
-            "client": ("127.0.0.1", 50000),
-            "server": ("127.0.0.1", 8000),
-        }
+        self.scope = http_scope([(k.encode(), v.encode()) for k, v in headers.items()])
         self._incoming: list[dict[str, Any]] = [
             {"type": "http.request", "body": chunk, "more_body": True}
             for chunk in chunks
