@@ -26,7 +26,6 @@ LAYERS = {
     "_protocol": 1,
     "_authority": 1,
     "_limits": 1,
-    "_records": 1,
     "_http_options": 1,
     "_rate_limit": 1,
     "_schema": 2,

@@ -26,7 +26,6 @@ from ._authority._redact import call_values, mask_json_values, mask_text
 from ._errors import MissingClientCapability, Refusal
 from ._json import JsonObject, JsonValue
 from ._protocol import _wire as wire
-from ._records import record_repr
 
 if TYPE_CHECKING:
     from ._authority import Capability
@@ -154,8 +153,6 @@ async def _no_emit(message: JsonObject) -> None:
 @attrs.define(eq=False, kw_only=True)
 class ToolContext:
     """What a handler may know about the call it serves (``ToolContext.current()``)."""
-
-    __repr__ = record_repr
 
     request_id: str | int | None = None
     principal: object | None = None

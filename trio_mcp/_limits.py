@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import attrs
 
-from ._records import record_eq, record_hash, record_repr
 from ._units import (
     DEFAULT_MAX_CONCURRENT,
     DEFAULT_MAX_DEPTH,
@@ -94,10 +93,6 @@ class Limits:
         body_timeout: Seconds an HTTP request body may take to arrive; a slower
             one is answered with 408 and its connection closed.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     max_message_bytes: int = attrs.field(
         default=DEFAULT_MAX_MESSAGE_BYTES, validator=_at_least_one

@@ -31,8 +31,6 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 import attrs
 
-from ._records import record_eq, record_repr
-
 if TYPE_CHECKING:
     from prometheus_client import CollectorRegistry
 
@@ -68,9 +66,6 @@ _NAME_ATTRIBUTE: Final = {
 @attrs.define(slots=True)
 class Measure:
     """One request being measured: when it started and how its call ended."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
 
     started: float
     method: str

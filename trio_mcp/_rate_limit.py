@@ -17,7 +17,6 @@ from typing import Final
 
 import attrs
 
-from ._records import record_eq, record_hash, record_repr
 from ._units import seconds
 
 __all__ = ["Bucket", "RateLimit", "take"]
@@ -75,10 +74,6 @@ class RateLimit:
             client. Without it those headers are ignored, since any client can
             send them.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     calls: int = attrs.field(validator=_calls)
     per: float = attrs.field(converter=_per)

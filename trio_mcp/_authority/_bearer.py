@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
 
 import attrs
 
-from .._records import record_eq, record_hash, record_repr
-
 if TYPE_CHECKING:
     from ._protected import ProtectedResource
 
@@ -25,10 +23,6 @@ __all__ = ["Admission", "BearerGate", "Challenge", "StepUp"]
 @attrs.frozen
 class Admission:
     """A request whose token passed every check."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     principal: object
     """What handlers see as ``ToolContext.current().principal``."""
@@ -44,10 +38,6 @@ class Challenge:
 
     ``description`` is safe to show: it never holds the token or a claim value.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     status: Literal[401, 403]
     error: Literal["invalid_token", "insufficient_scope"] | None

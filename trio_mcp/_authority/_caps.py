@@ -12,8 +12,6 @@ from typing import TypeAlias
 
 import attrs
 
-from .._records import record_eq, record_hash, record_repr
-
 __all__ = ["Capability", "Grants", "closure", "resolve_grants"]
 
 
@@ -31,10 +29,6 @@ class Capability:
         description: What holding it lets a caller do, for people reading the catalog.
         requires: Capabilities that must be granted as well whenever this one is used.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     name: str
     description: str = attrs.field(kw_only=True)

@@ -15,8 +15,6 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from .._records import record_eq, record_hash, record_repr
-
 if TYPE_CHECKING:
     from .._json import JsonObject
 
@@ -94,10 +92,6 @@ class ProtectedResource:
             absolute http(s) URL.
         TypeError: if a list argument is given as one string.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     authorization_servers: tuple[str, ...] = attrs.field(
         converter=_strings, validator=_check_servers

@@ -22,7 +22,6 @@ from typing import Literal, TypeAlias
 import attrs
 
 from .._instance import instance_id
-from .._records import record_eq, record_hash, record_repr
 
 __all__ = ["Outcome", "Receipt", "ReceiptSink", "receipt_logger"]
 
@@ -36,10 +35,6 @@ receipt_logger = logging.getLogger("trio_mcp.receipts")
 @attrs.frozen(kw_only=True)
 class Receipt:
     """What one ``tools/call``, ``prompts/get`` or ``resources/read`` did."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     kind: Literal["tool", "prompt", "resource", "completion"]
     declaration: str

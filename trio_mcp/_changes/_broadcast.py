@@ -27,8 +27,6 @@ from typing import Final, Literal
 import attrs
 import trio
 
-from .._records import record_eq, record_hash, record_repr
-
 __all__ = [
     "DEFAULT_BUFFER_SIZE",
     "Broadcast",
@@ -48,10 +46,6 @@ ListKind = Literal["tools", "prompts", "resources"]
 @attrs.frozen
 class Change:
     """Something listeners may need to read again: a list, or one resource."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     method: str
     """The notification's method, e.g. ``notifications/resources/updated``."""
@@ -80,10 +74,6 @@ class Change:
 class SubscriptionStatistics:
     """A snapshot of one subscription's queues."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     buffered: int
     """Changes waiting in the memory channel's buffer."""
     pending: int
@@ -95,10 +85,6 @@ class SubscriptionStatistics:
 @attrs.frozen
 class BroadcastStatistics:
     """A snapshot of a broadcast: its subscribers and the most any of them holds."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     subscribers: int
     published: int

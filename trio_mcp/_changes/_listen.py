@@ -25,7 +25,6 @@ import trio
 
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
-from .._records import record_eq, record_repr
 from ._broadcast import Broadcast, Change, ListKind, Subscription
 
 __all__ = [
@@ -69,9 +68,6 @@ class Listener(Protocol):
 class Wanted:
     """What one listen asked for and is honoured: the acknowledgement's filter and
     the changes it receives."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
 
     honoured: JsonObject = attrs.Factory(dict)
     changes: list[Change] = attrs.Factory(list)

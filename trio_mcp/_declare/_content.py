@@ -12,7 +12,6 @@ from typing import Literal, TypeAlias
 import attrs
 
 from .._json import JsonObject
-from .._records import record_eq, record_hash, record_repr
 
 __all__ = [
     "AudioContent",
@@ -43,10 +42,6 @@ _bytes = attrs.validators.instance_of(bytes)
 class TextContent:
     """A text block."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     text: str = attrs.field(validator=is_str)
 
     def to_wire(self) -> JsonObject:
@@ -57,10 +52,6 @@ class TextContent:
 @attrs.frozen
 class ImageContent:
     """An image block; ``data`` is the raw image bytes."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     data: bytes = attrs.field(validator=_bytes)
     mime_type: str = attrs.field(validator=is_str)
@@ -74,10 +65,6 @@ class ImageContent:
 class AudioContent:
     """An audio block; ``data`` is the raw audio bytes."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     data: bytes = attrs.field(validator=_bytes)
     mime_type: str = attrs.field(validator=is_str)
 
@@ -89,10 +76,6 @@ class AudioContent:
 @attrs.frozen
 class ResourceLink:
     """A link to a resource the client may read."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     uri: str = attrs.field(validator=is_str)
     name: str = attrs.field(validator=is_str)
@@ -113,10 +96,6 @@ class ResourceLink:
 class TextResourceContents:
     """The text of a resource."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     uri: str = attrs.field(validator=is_str)
     text: str = attrs.field(validator=is_str)
     mime_type: str | None = attrs.field(default=None, validator=is_optional_str)
@@ -132,10 +111,6 @@ class TextResourceContents:
 @attrs.frozen
 class BlobResourceContents:
     """The bytes of a resource."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     uri: str = attrs.field(validator=is_str)
     blob: bytes = attrs.field(validator=_bytes)
@@ -155,10 +130,6 @@ ResourceContents: TypeAlias = TextResourceContents | BlobResourceContents
 @attrs.frozen
 class EmbeddedResource:
     """A resource's contents embedded in a result."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     resource: ResourceContents = attrs.field(
         validator=attrs.validators.instance_of(
@@ -186,10 +157,6 @@ CONTENT_TYPES = (
 @attrs.frozen
 class PromptMessage:
     """One message of a prompt: a role and one content block."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     role: Literal["user", "assistant"] = attrs.field(
         validator=attrs.validators.in_(("user", "assistant"))

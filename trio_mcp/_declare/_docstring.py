@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .._records import record_eq, record_hash, record_repr
-
 if TYPE_CHECKING:
     import docstring_parser
 
@@ -29,10 +27,6 @@ _OTHER_STYLES = re.compile(r"^\s*[:@]|^\s*-{3,}\s*$", re.MULTILINE)
 @attrs.frozen
 class Described:
     """The description of a callable and of each documented parameter."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     summary: str | None
     params: dict[str, str]

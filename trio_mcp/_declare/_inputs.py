@@ -19,7 +19,6 @@ import attrs
 from .._decode import decode
 from .._errors import DecodeError, Problem
 from .._json import JsonObject, JsonValue
-from .._records import record_eq, record_hash, record_repr
 from .._schema import UnsupportedType, json_schema
 from ._content import PromptMessage
 
@@ -166,10 +165,6 @@ class Elicit:
         TypeError: at construction, if the class has a field a form cannot express.
     """
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     message: str
     schema: type
     requested_schema: JsonObject = attrs.field(init=False, eq=False, repr=False)
@@ -203,10 +198,6 @@ class ElicitUrl:
     An ``accept`` means the user consented to open it, not that the interaction
     finished; learn the outcome on the retry from your own records.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     message: str
     url: str
@@ -251,10 +242,6 @@ class Sample:
     ``messages`` is a str (one user message), a ``PromptMessage``, a wire dict, or a
     list of them. The response is a ``SampleResult``.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     messages: tuple[JsonObject, ...] = attrs.field(converter=_messages)
     max_tokens: int
@@ -317,10 +304,6 @@ class Sample:
 class ListRoots:
     """Ask the client for its roots (``roots/list``); the response is a list of ``Root``."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     client_capability: ClassVar[JsonObject] = {"roots": {}}
 
     def to_wire(self) -> JsonObject:
@@ -345,10 +328,6 @@ class ElicitResult:
     (form mode); otherwise None.
     """
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     action: Literal["accept", "decline", "cancel"]
     content: object | None = None
 
@@ -362,10 +341,6 @@ class ElicitResult:
 @attrs.frozen
 class SampleResult:
     """The client's model's answer to a ``Sample`` request."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     role: Literal["user", "assistant"]
     content: JsonValue
@@ -388,10 +363,6 @@ class SampleResult:
 @attrs.frozen
 class Root:
     """A root the client offers (usually a ``file://`` URI)."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     uri: str
     name: str | None = None

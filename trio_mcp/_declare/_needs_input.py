@@ -13,7 +13,6 @@ from typing import final
 import attrs
 
 from .._json import JsonValue, dumps
-from .._records import record_eq, record_hash, record_repr
 from ._inputs import INPUT_REQUESTS, InputRequest
 
 __all__ = ["Answer", "NeedsInput"]
@@ -54,10 +53,6 @@ class NeedsInput:
     Raises:
         TypeError: if a request is not an input request or the state is not JSON.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     requests: Mapping[str, InputRequest] = attrs.field(
         factory=dict, converter=_requests

@@ -23,7 +23,6 @@ from .._authority._secrets import Secret
 from .._decode import decode, encode
 from .._errors import DecodeError, InvalidDeclaration, InvalidReply
 from .._json import JsonObject, JsonValue
-from .._records import record_eq, record_hash, record_repr
 from .._schema import (
     UnsupportedType,
     is_record,
@@ -258,10 +257,6 @@ def content_blocks(value: object, *, where: str) -> tuple[Content, ...]:
 @attrs.frozen
 class ReplyShape:
     """How a tool's return value becomes a ``ToolReply``."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     mode: Literal["structured", "content", "none"]
     output_schema: JsonObject | None

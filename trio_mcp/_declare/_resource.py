@@ -18,7 +18,6 @@ import attrs
 from .._authority import Capability
 from .._errors import InvalidDeclaration, InvalidReply
 from .._json import dumps
-from .._records import record_eq, record_hash, record_repr
 from .._schema import UnsupportedType, json_schema
 from .._units import Seconds
 from ._base import Declaration, declared_seconds
@@ -56,10 +55,6 @@ class UriTemplate:
     matches a value that may contain ``/`` (RFC 6570 section 3.2.3), up to a ``?`` or
     ``#``. Matched values are percent-decoded once.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     template: str
     variables: tuple[str, ...]

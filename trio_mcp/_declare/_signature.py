@@ -20,7 +20,6 @@ import attrs
 
 from .._errors import InvalidDeclaration
 from .._json import JsonObject
-from .._records import record_eq, record_hash, record_repr
 from .._schema import Field, UnsupportedType, arguments_schema, check_supported
 
 __all__ = [
@@ -206,9 +205,6 @@ class Plan:
     ``arguments_schema`` is exactly ``json_schema`` of that class.
     """
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-
     name: str
     """The class's name, ``ArgumentsOf_<function>``."""
     inputs: tuple[Input, ...]
@@ -271,10 +267,6 @@ def _annotation(
 @attrs.frozen
 class Input:
     """One input parameter of a handler: its name, annotation and default."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     name: str
     annotation: object

@@ -26,8 +26,6 @@ from typing import Final, TypeVar
 import attrs
 import trio
 
-from .._records import record_eq, record_repr
-
 __all__ = [
     "MAX_LINGERING_THREADS",
     "ThreadBudget",
@@ -58,9 +56,6 @@ class ThreadsExhausted(Exception):
 @attrs.define
 class ThreadBudget:
     """The threads of one ``trio.run``: how many linger, how many calls were refused."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
 
     max_lingering: int = MAX_LINGERING_THREADS
     limiter: trio.CapacityLimiter = attrs.field(

@@ -21,7 +21,6 @@ import attrs
 
 from .._authority import Capability
 from .._json import JsonObject, JsonValue
-from .._records import record_eq, record_hash, record_repr
 from .._units import Seconds, seconds
 from ._content import (
     CONTENT_TYPES,
@@ -117,10 +116,6 @@ def _caps(value: Iterable[Capability]) -> tuple[Capability, ...]:
 class Icon:
     """An icon a client may show for the server or an entry (the revision's ``Icon``)."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     src: str = attrs.field(validator=is_str)
     mime_type: str | None = attrs.field(default=None, validator=is_optional_str)
     sizes: tuple[str, ...] = attrs.field(
@@ -158,10 +153,6 @@ class ToolHints:
     (not read-only, destructive, not idempotent, open world) apply to the rest.
     """
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     read_only: bool | None = attrs.field(default=None, validator=_opt_bool)
     destructive: bool | None = attrs.field(default=None, validator=_opt_bool)
     idempotent: bool | None = attrs.field(default=None, validator=_opt_bool)
@@ -188,10 +179,6 @@ class ToolSpec:
     ``caps`` are required by every call (and bound ``ToolContext.require``);
     ``timeout`` (seconds) becomes each call's deadline.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     name: str = attrs.field(validator=is_str)
     description: str | None = attrs.field(validator=is_optional_str)
@@ -241,10 +228,6 @@ class ToolSpec:
 class ToolCall:
     """One ``tools/call`` as an adopter receives it: the arguments as the client sent them."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     name: str
     arguments: JsonObject = attrs.field(factory=dict)
     request_id: RequestId = None
@@ -281,10 +264,6 @@ class ToolReply:
     The server checks it against the tool's spec before anything is sent: structured
     content must satisfy the ``output_schema``, content must be content blocks.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     structured: JsonValue | _Absent = ABSENT
     content: tuple[Content, ...] = ()
@@ -355,10 +334,6 @@ class Tool(Protocol):
 class ResourceSpec:
     """A resource's catalog entry: a static URI, or an RFC 6570 template with ``{var}``."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     uri: str = attrs.field(validator=is_str)
     name: str = attrs.field(validator=is_str)
     description: str | None = attrs.field(default=None, validator=is_optional_str)
@@ -396,10 +371,6 @@ class ResourceSpec:
 class ResourceRead:
     """One ``resources/read``: the URI and, for a template, its matched variables."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     uri: str
     variables: Mapping[str, str] = attrs.field(factory=dict)
     request_id: RequestId = None
@@ -418,10 +389,6 @@ def _contents(value: Iterable[ResourceContents]) -> tuple[ResourceContents, ...]
 @attrs.frozen
 class ResourceReply:
     """What a resource read answers: its contents, or a request for input."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     contents: tuple[ResourceContents, ...] = attrs.field(
         default=(), converter=_contents
@@ -452,10 +419,6 @@ class Resource(Protocol):
 class PromptArgument:
     """One argument of a prompt (prompt arguments are strings)."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     name: str = attrs.field(validator=is_str)
     description: str | None = attrs.field(default=None, validator=is_optional_str)
     required: bool = attrs.field(
@@ -478,10 +441,6 @@ def _arguments(value: Iterable[PromptArgument]) -> tuple[PromptArgument, ...]:
 @attrs.frozen
 class PromptSpec:
     """A prompt's catalog entry."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     name: str = attrs.field(validator=is_str)
     description: str | None = attrs.field(validator=is_optional_str)
@@ -517,10 +476,6 @@ class PromptGet:
     """One ``prompts/get``: checked string arguments (unknown, missing and
     non-string ones are refused before ``dispatch``)."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     name: str
     arguments: Mapping[str, str] = attrs.field(factory=dict)
     request_id: RequestId = None
@@ -536,10 +491,6 @@ def _messages(value: Sequence[PromptMessage]) -> tuple[PromptMessage, ...]:
 @attrs.frozen
 class PromptReply:
     """What a prompt answers: its messages (and a description), or a request for input."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     messages: tuple[PromptMessage, ...] = attrs.field(default=(), converter=_messages)
     description: str | None = None

@@ -33,7 +33,6 @@ from .._declare import (
     ToolSpec,
 )
 from .._json import JsonObject, JsonValue, encode_message
-from .._records import record_repr
 from ._request import REFUSED, Failure, Incoming
 
 __all__ = [
@@ -118,8 +117,6 @@ class Call:
     and the other arguments already filled in (all strings).
     """
 
-    __repr__ = record_repr
-
     method: CallMethod
     """``tools/call``, ``prompts/get``, ``resources/read`` or ``completion/complete``."""
     name: str
@@ -172,8 +169,6 @@ class Ending:
     ``message``, ``data``). ``http_status`` and ``headers`` are what Streamable HTTP
     answers with. ``outcome`` and ``error_type`` go to the receipt.
     """
-
-    __repr__ = record_repr
 
     outcome: Outcome
     result: JsonObject | None = None

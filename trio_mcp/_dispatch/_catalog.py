@@ -32,7 +32,6 @@ from .._declare._signature import holds_write_only
 from .._errors import DuplicateName, InvalidDeclaration, InvalidReply
 from .._json import JsonObject, JsonValue
 from .._protocol._headers import ParamHeader, param_headers
-from .._records import record_repr
 from ._complete import completion_problems
 from ._pages import Pages
 from ._targets import PromptTarget, ResourceTarget, ToolTarget
@@ -56,8 +55,6 @@ OutputCheck = Callable[[JsonValue], None]
 class Entry:
     """One served object and its spec (asked once): what the server calls it by."""
 
-    __repr__ = record_repr
-
     declaration: str
     """``module:qualname`` of the function, or of the adopter's class."""
     spec: ToolSpec | ResourceSpec | PromptSpec
@@ -78,8 +75,6 @@ class Entry:
 class ToolEntry(Entry, ToolTarget):
     """A served tool."""
 
-    __repr__ = record_repr
-
     adopter: Tool
     spec: ToolSpec
     check_output: OutputCheck | None = None
@@ -98,8 +93,6 @@ class ToolEntry(Entry, ToolTarget):
 class ResourceEntry(Entry, ResourceTarget):
     """A served resource or resource template."""
 
-    __repr__ = record_repr
-
     adopter: Resource
     spec: ResourceSpec
     template: UriTemplate
@@ -109,8 +102,6 @@ class ResourceEntry(Entry, ResourceTarget):
 @attrs.frozen(kw_only=True, eq=False)
 class PromptEntry(Entry, PromptTarget):
     """A served prompt."""
-
-    __repr__ = record_repr
 
     adopter: Prompt
     spec: PromptSpec

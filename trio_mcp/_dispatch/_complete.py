@@ -32,7 +32,6 @@ from .._declare import Completer, PromptSpec, ResourceSpec, UriTemplate
 from .._declare._base import worker_threads
 from .._errors import InvalidReply
 from .._json import JsonObject, JsonValue
-from .._records import record_eq, record_hash, record_repr
 from ._call import AnyReply, Call, Ending, ReceiptKind
 from ._mask import Mask, mask_completion
 from ._request import Failure, Incoming
@@ -91,10 +90,6 @@ def completion_problems(spec: PromptSpec | ResourceSpec, where: str) -> list[str
 class _Completed:
     """A completer's values, collected: the reply value of a completion."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     values: list[str]
     total: int | None
     has_more: bool
@@ -104,10 +99,6 @@ class _Completed:
 @attrs.frozen
 class Completion:
     """The target of one ``completion/complete``: a completer of ``entry``."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     kind: ClassVar[ReceiptKind] = "completion"
     entry: Entry

@@ -15,7 +15,6 @@ import uuid
 import attrs
 
 from .._json import JsonObject, JsonValue, encode_message
-from .._records import record_eq, record_repr
 
 __all__ = ["PAGE_SIZE", "InvalidCursor", "Pages"]
 
@@ -55,9 +54,6 @@ _SLOT_JSON = encode_message(_SLOT)
 @attrs.define
 class Pages:
     """One list of the catalog, its pages encoded on first use and kept."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
 
     kind: str
     key: str

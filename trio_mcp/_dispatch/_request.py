@@ -29,7 +29,6 @@ from .._declare import qualified
 from .._json import JsonObject, JsonValue, loads
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Request
-from .._records import record_eq, record_hash, record_repr
 
 __all__ = ["REFUSED", "Caller", "Failure", "Incoming", "Reply"]
 
@@ -45,10 +44,6 @@ log = logging.getLogger("trio_mcp")
 @attrs.frozen
 class Reply:
     """A JSON-RPC response, encoded once, and the HTTP status Streamable HTTP uses."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     body: bytes
     """One compact JSON text, UTF-8 (lone surrogates escaped), without a newline."""
@@ -67,10 +62,6 @@ class Reply:
 @attrs.frozen
 class Caller:
     """Who is calling, and how: the principal, the host's grants, HTTP headers."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     principal: object | None = None
     allow: Grants = ()
@@ -99,9 +90,6 @@ class Caller:
 @attrs.define(slots=True)
 class Incoming:
     """One request on its way through the dispatcher."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
 
     request: Request
     caller: Caller

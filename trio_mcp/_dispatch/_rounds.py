@@ -24,7 +24,6 @@ from .._declare import NeedsInput, read_response
 from .._errors import DecodeError, Problem
 from .._json import JsonObject, JsonValue
 from .._protocol._state import Binding, InvalidState, StateSealer, salient_digest
-from .._records import record_eq, record_hash, record_repr
 
 __all__ = ["BadRound", "Round", "ask", "open_round", "round_binding"]
 
@@ -42,10 +41,6 @@ class BadRound(Exception):
 @attrs.frozen
 class Round:
     """What a retry carries into the handler."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     state: JsonValue = None
     responses: Mapping[str, object] = attrs.field(factory=dict)

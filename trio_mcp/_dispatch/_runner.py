@@ -68,7 +68,6 @@ from .._errors import DecodeError
 from .._json import JsonObject, encode_message
 from .._protocol import _wire as wire
 from .._protocol._state import Binding, StateSealer
-from .._records import record_eq, record_hash, record_repr
 from ._call import AnyReply, Call, Ending, Middleware, Next, Rounds, Target
 from ._mask import Mask, mask_error, mask_input_required, may_hold, text_mask
 from ._request import Failure, Incoming
@@ -176,10 +175,6 @@ def finish_result(result: JsonObject, server_info: JsonObject) -> JsonObject:
 @attrs.frozen
 class _Link:
     """One step and the rest of the chain after it: what ``next`` is."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     step: Middleware
     rest: Next

@@ -15,7 +15,6 @@ from collections.abc import Mapping
 import attrs
 
 from .._json import JsonObject, JsonValue
-from .._records import record_eq, record_hash, record_repr
 from . import _wire as wire
 from ._jsonrpc import Fault
 
@@ -107,10 +106,6 @@ _VISIBLE = re.compile(r"^[\x20-\x7e]*$")
 @attrs.frozen
 class ParamHeader:
     """A tool parameter mirrored into an ``Mcp-Param-{name}`` header."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     prop: str
     name: str

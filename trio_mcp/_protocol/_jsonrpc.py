@@ -9,7 +9,6 @@ from __future__ import annotations
 import attrs
 
 from .._json import JsonObject, JsonValue, could_exceed, depth_exceeds, loads
-from .._records import record_eq, record_hash, record_repr
 from . import _wire as wire
 
 __all__ = ["Fault", "Notification", "Request", "parse_message"]
@@ -22,10 +21,6 @@ class Fault:
     ``request_id`` is ``None`` when the id could not be read; ``http_status`` is what
     Streamable HTTP answers with.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     code: int
     message: str
@@ -42,10 +37,6 @@ class Fault:
 class Request:
     """A request: it has an id and expects exactly one response."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     id: str | int
     method: str
     params: JsonValue
@@ -54,10 +45,6 @@ class Request:
 @attrs.frozen
 class Notification:
     """A message without an id; nothing is ever sent back for it."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     method: str
     params: JsonValue

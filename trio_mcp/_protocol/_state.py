@@ -39,7 +39,6 @@ import attrs
 
 from .._errors import McpError
 from .._json import JsonObject, JsonValue, dumps
-from .._records import record_eq, record_hash, record_repr
 
 __all__ = [
     "DEFAULT_STATE_TTL",
@@ -100,10 +99,6 @@ def require_shared_key(
 @attrs.frozen
 class Binding:
     """What a sealed state is bound to: who asked, by which method, with which params."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     method: str
     digest: str
@@ -223,10 +218,6 @@ class StateSealer:
     ``keys[0]`` seals; every key opens (rotation). ``clock`` returns Unix time in
     seconds; tests inject one to check expiry.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     keys: tuple[bytes, ...] = attrs.field(converter=tuple[bytes, ...])
     ttl: float = DEFAULT_STATE_TTL

@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 import attrs
 
-from .._records import record_eq, record_hash, record_repr
-
 if TYPE_CHECKING:
     from .._json import JsonObject, JsonValue
 
@@ -62,10 +60,6 @@ class Field:
     ``attrs.field(metadata={"trio_mcp": Field(...)})``. Every constraint is shown
     in the JSON Schema and enforced when decoding.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     description: str | None = None
     """Text for the property's ``description``."""
@@ -407,8 +401,6 @@ class Misplaced:
     ``_inspect`` wraps the field's type in ``Annotated[tp, Misplaced(item)]`` so
     the schema walk refuses it by name, where it refuses any other extra.
     """
-
-    __repr__ = record_repr
 
     item: object
 

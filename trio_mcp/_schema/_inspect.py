@@ -16,7 +16,6 @@ from typing import Annotated, Literal, NewType, Union, get_args, get_origin
 import attrs
 
 from .._authority._secrets import Secret
-from .._records import record_eq, record_hash, record_repr
 from ._constraints import Field, Kind, field_of, misplaced, split_validators
 
 __all__ = [
@@ -116,10 +115,6 @@ def name_of(tp: object) -> str:
 class FieldInfo:
     """What the schema and the decoder need to know about one attrs field."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     name: str
     """The key in JSON: the attribute name."""
     type: object
@@ -154,10 +149,6 @@ def field_info(attribute: attrs.Attribute[object]) -> FieldInfo:
 @attrs.frozen
 class RecordField:
     """One key of a dataclass or TypedDict, read the way an attrs field is."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     name: str
     type: object

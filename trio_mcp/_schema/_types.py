@@ -32,8 +32,6 @@ from typing import (
 
 import attrs
 
-from .._records import record_eq, record_repr
-
 if TYPE_CHECKING:
     from .._json import JsonObject, JsonValue
 from .._errors import McpError
@@ -154,9 +152,6 @@ def _enum_schema(values: list[JsonValue]) -> JsonObject:
 @attrs.define
 class _Walker:
     """One walk over a type; ``stack`` holds the attrs classes being expanded."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
 
     stack: list[type] = attrs.Factory(list)
     defs: JsonObject = attrs.Factory(dict)

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING
 import attrs
 
 from .._json import JsonObject
-from .._records import record_eq, record_hash, record_repr
 from .._units import MiB
 from ._frontmatter import BadFrontmatter, parse_frontmatter, split_frontmatter
 
@@ -90,10 +89,6 @@ def _mime_types() -> mimetypes.MimeTypes:
 class SkillFile:
     """One served file: where it is, its URI, and what the manifest says of it."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     path: str
     """Its path within the skill folder, ``/``-separated."""
     uri: str
@@ -110,10 +105,6 @@ class SkillFile:
 @attrs.frozen
 class LoadedSkill:
     """A checked skill folder: its entry's parts and its tree."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     name: str
     uri: str

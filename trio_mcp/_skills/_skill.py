@@ -32,7 +32,6 @@ from .._declare._base import worker_threads
 from .._dispatch._request import Failure
 from .._errors import InvalidDeclaration
 from .._protocol import _wire as wire
-from .._records import record_eq, record_hash, record_repr
 from ._load import SKILL_MD, LoadedSkill, SkillFile, digest_of, read_at_most
 
 __all__ = ["FILE_TTL_SECONDS", "Skill", "SkillResource"]
@@ -54,10 +53,6 @@ class Skill:
 
     .. versionadded:: 0.3
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     path: Path
     """The folder, as an absolute path."""
@@ -92,8 +87,6 @@ class Skill:
 @attrs.frozen(eq=False)
 class SkillResource:
     """One file of a served skill, as a ``Resource`` adopter."""
-
-    __repr__ = record_repr
 
     skill: LoadedSkill
     file: SkillFile

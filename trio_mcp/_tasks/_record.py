@@ -22,7 +22,6 @@ import trio
 from .._declare import InputRequest, read_response
 from .._errors import DecodeError, Problem
 from .._json import JsonObject, JsonValue
-from .._records import record_repr
 
 __all__ = ["BadResponses", "Status", "TaskRecord", "iso8601"]
 
@@ -58,8 +57,6 @@ def new_task_id() -> str:
 @attrs.define(eq=False)
 class TaskRecord:
     """A task's state, as ``tasks/get`` shows it, and the scope that can cancel it."""
-
-    __repr__ = record_repr
 
     task_id: str
     owner: str | None

@@ -48,7 +48,6 @@ from .._dispatch._runner import Runner, new_call
 from .._errors import InvalidReply, MissingClientCapability
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
-from .._records import record_eq, record_repr
 from .._store import MemoryStore, RedisStore, Store, StoreUnavailable
 from ._record import TERMINAL, BadResponses, TaskRecord, new_task_id
 
@@ -510,9 +509,6 @@ class _TaskCall:
     ``Rounds``: it starts the task before the handler runs (``task_start="call"``),
     and once the task runs, answers a ``NeedsInput`` through ``tasks/update``.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
 
     runner: TaskRunner
     calls: Runner

@@ -46,7 +46,6 @@ from .._json import JsonObject, encode_message
 from .._limits import Limits
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
-from .._records import record_eq, record_hash, record_repr
 
 __all__ = [
     "CALL_METHODS",
@@ -102,10 +101,6 @@ def first_exception(group: BaseExceptionGroup[_E]) -> _E:
 class Oversized:
     """A message the framing layer skipped because it exceeded ``max_message_bytes``."""
 
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
-
     size_limit: int
 
 
@@ -145,9 +140,6 @@ def busy_fault(request: Request, what: str) -> Fault:
 @attrs.define
 class _Load:
     """What the loop has admitted: call tasks (running or waiting) and listens."""
-
-    __repr__ = record_repr
-    __eq__ = record_eq
 
     limits: Limits
     calls: int = 0
