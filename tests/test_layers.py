@@ -23,6 +23,7 @@ LAYERS = {
     "_version": 0,
     "_json": 0,
     "_instance": 0,
+    "_loopback": 0,
     "_protocol": 1,
     "_authority": 1,
     "_limits": 1,

@@ -544,7 +544,8 @@ class Server:
             ValueError: ``StateKeyRequired``, if ``workers > 1`` and no state key
                 is configured (``state_key=`` or ``TRIO_MCP_STATE_KEY``).
         """
-        from ._transports._hypercorn import check_binding, is_loopback, serve_hypercorn
+        from ._loopback import is_loopback
+        from ._transports._hypercorn import check_binding, serve_hypercorn
 
         require_auth = options.get("require_auth", False) or bool(options.get("auth"))
         check_binding(host, require_auth=require_auth)

@@ -88,8 +88,7 @@ async def test_a_call_beyond_running_and_waiting_gets_503_at_once() -> None:
     check_message(message, "tools/call")
     assert {
         "code": -32000,
-        "message": "server busy: 2 calls are running and 2 are waiting; retry later"
-        " or raise the server's Limits",
+        "message": "server busy: 2 calls are running and 2 are waiting; retry later",
         "data": {"retryable": True},
     } == message["error"]
     assert [200, 200] == [discover.status_code, listed.status_code]

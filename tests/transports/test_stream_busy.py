@@ -59,7 +59,7 @@ async def test_a_busy_answer_on_a_stream_leaves_a_receipt() -> None:
         "error": {
             "code": -32000,
             "message": "server busy: 1 calls are running and 0 are waiting; retry"
-            " later or raise the server's Limits",
+            " later",
             "data": {"retryable": True},
         },
     } == replies[2]

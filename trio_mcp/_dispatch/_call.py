@@ -33,7 +33,8 @@ from .._declare import (
     ToolSpec,
 )
 from .._json import JsonObject, JsonValue, encode_message
-from ._request import REFUSED, Failure, Incoming
+from .._protocol._wire import REFUSED
+from ._request import Failure, Incoming
 
 __all__ = [
     "AnyReply",

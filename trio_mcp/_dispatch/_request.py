@@ -30,12 +30,7 @@ from .._json import JsonObject, JsonValue, loads
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Request
 
-__all__ = ["REFUSED", "Caller", "Failure", "Incoming", "Reply"]
-
-#: Application code (outside JSON-RPC's reserved range) for a refused call.
-REFUSED = -31403
-#: Server-defined (-32000 to -32099): the call cannot start now (docs/errors.md).
-SERVER_BUSY = -32000
+__all__ = ["Caller", "Failure", "Incoming", "Reply"]
 
 
 log = logging.getLogger("trio_mcp")
@@ -162,7 +157,7 @@ class Failure(Exception):
     def refused(cls, capability: str, error_type: str | None = None) -> Failure:
         """The caller lacks a capability the call needs (an isError result for tools)."""
         return _ToolFailure(
-            REFUSED,
+            wire.REFUSED,
             f"refused: this call needs the capability '{capability}', which this "
             "caller lacks",
             {"kind": "refused", "capability": capability},
@@ -186,8 +181,8 @@ class Failure(Exception):
     def busy(cls, reason: str, error_type: str) -> Failure:
         """-32000 (HTTP 503): the server cannot start this call now; retry later."""
         return cls(
-            SERVER_BUSY,
-            f"server busy: {reason}; retry later",
+            wire.SERVER_BUSY,
+            wire.busy_message(reason),
             {"retryable": True, "kind": "busy"},
             http_status=503,
             outcome="refused",

@@ -85,9 +85,6 @@ __all__ = [
     "rate_limited",
 ]
 
-#: The JSON-RPC code of answers given instead of running a call (busy, rate limited).
-SERVER_BUSY = -32000
-
 log = logging.getLogger("trio_mcp")
 
 #: How a call ended when nothing else was recorded: its task was cancelled.
@@ -433,7 +430,7 @@ def rate_limited(wait: float) -> Ending:
         data={"retryable": True, "retryAfterSeconds": after},
         http_status=429,
         headers=(("retry-after", str(after)),),
-        code=SERVER_BUSY,
+        code=wire.SERVER_BUSY,
     )
     return attrs.evolve(ending, error_type=RATE_LIMITED_TYPE)
 
@@ -448,11 +445,11 @@ BUSY_RETRY_AFTER = 1
 def busy(reason: str) -> Ending:
     """-32000 with HTTP 503 and ``Retry-After``: no call slot or waiting place is free."""
     ending = Ending.refused(
-        f"server busy: {reason}; retry later or raise the server's Limits",
+        wire.busy_message(reason),
         data={"retryable": True},
         http_status=503,
         headers=(("retry-after", str(BUSY_RETRY_AFTER)),),
-        code=SERVER_BUSY,
+        code=wire.SERVER_BUSY,
     )
     return attrs.evolve(ending, error_type=BUSY_TYPE)
 

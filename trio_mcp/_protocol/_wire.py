@@ -35,6 +35,15 @@ INTERNAL_ERROR: Final = -32603
 HEADER_MISMATCH: Final = -32020
 MISSING_CLIENT_CAPABILITY: Final = -32021
 UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+#: Server-defined (-32000 to -32099, of which the revision leaves -32000 to -32019 to
+#: implementations): the call cannot start now, because no call slot, waiting place,
+#: thread or rate-limit token is free (HTTP 503 or 429); the client may retry.
+SERVER_BUSY: Final = -32000
+#: Application codes (outside JSON-RPC's reserved range), named after the HTTP
+#: status they go with: no principal where one is required (401), and a call the
+#: caller may not make (403: a missing capability, a token whose scopes fall short).
+UNAUTHENTICATED: Final = -31401
+REFUSED: Final = -31403
 
 #: Methods of earlier revisions that a modern-only server answers with -32601.
 #: ``tasks/get`` and ``tasks/cancel`` live on in the tasks extension (SEP-2663),
@@ -94,3 +103,8 @@ def error_message(
 def notification_message(method: str, params: JsonObject) -> JsonObject:
     """Return a JSON-RPC notification."""
     return {"jsonrpc": JSONRPC, "method": method, "params": params}
+
+
+def busy_message(reason: str) -> str:
+    """The message of every ``SERVER_BUSY`` answer, whatever is full (``reason``)."""
+    return f"server busy: {reason}; retry later"

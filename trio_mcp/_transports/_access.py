@@ -4,7 +4,7 @@ Three HTTP concerns of ``McpAsgiApp`` that are about access rather than messages
 
 - **Binding.** The app cannot see how its host bound the socket, but each request's
   ASGI ``scope["server"]`` is the local address it arrived on; a non-loopback one
-  without ``require_auth=True`` is refused (``arrived_on_loopback``).
+  without ``require_auth=True`` is refused (``trio_mcp._loopback``).
 - **CORS** (opt-in, ``Cors``): a preflight from an allowed origin is answered with the
   MCP request headers allowed, and every response to that origin carries
   ``Access-Control-Allow-Origin`` and exposes the response headers clients read.
@@ -17,8 +17,6 @@ No trio here; the app does the sending.
 
 from __future__ import annotations
 
-import functools
-import ipaddress
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -29,8 +27,6 @@ __all__ = [
     "CORS_EXPOSED_HEADERS",
     "CORS_REQUEST_HEADERS",
     "Cors",
-    "arrived_on_loopback",
-    "is_loopback",
     "is_metadata_request",
     "metadata_url",
     "normalize_origins",
@@ -61,37 +57,6 @@ CORS_MAX_AGE: Final = b"600"
 def normalize_origins(origins: Iterable[str] | None) -> frozenset[str]:
     """Origins lower-cased, without a trailing slash, for comparison."""
     return frozenset(o.strip().lower().rstrip("/") for o in (origins or ()))
-
-
-@functools.lru_cache(maxsize=64)
-def is_loopback(host: str) -> bool:
-    """Return whether ``host`` names only this machine (``localhost``, 127/8, ``::1``).
-
-    Cached: every HTTP request asks it about the address it arrived on, and parsing
-    an IP address costs more than the rest of that check.
-    """
-    name = host.strip().strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        return address.ipv4_mapped.is_loopback
-    return address.is_loopback
-
-
-def arrived_on_loopback(scope: Scope) -> bool:
-    """Whether the request's local address (ASGI ``server``) is loopback.
-
-    A server that reports none (Hypercorn on a Unix socket, some test harnesses)
-    is not known to be local, so it counts as not loopback.
-    """
-    server = scope.get("server")
-    if not server:
-        return False
-    return is_loopback(str(server[0]))
 
 
 class Cors:

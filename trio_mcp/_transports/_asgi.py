@@ -55,12 +55,11 @@ from .._dispatch import Caller, Dispatcher, Reply
 from .._errors import Transport
 from .._http_options import HttpOptions, PrincipalResolver, http_limits
 from .._json import JsonObject, encode_message
+from .._loopback import LOOPBACK_HOSTS, arrived_on_loopback
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
 from ._access import (
     Cors,
-    arrived_on_loopback,
-    is_loopback,
     is_metadata_request,
     metadata_url,
     normalize_origins,
@@ -75,7 +74,7 @@ from ._interrupt import interrupts_unwrapped
 from ._media import media_refusal
 from ._stream import CALL_METHODS, oversized_fault
 
-__all__ = ["LOOPBACK_HOSTS", "McpAsgiApp", "PrincipalResolver", "is_loopback"]
+__all__ = ["McpAsgiApp", "PrincipalResolver"]
 
 log = logging.getLogger("trio_mcp.http")
 
@@ -89,13 +88,6 @@ Send = Callable[[Message], Awaitable[None]]
 _Answer = Callable[[Send], Awaitable[None]]
 
 
-#: Host names a loopback server accepts (with any port): DNS-rebinding protection.
-LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
-
-#: Application error code (outside JSON-RPC's reserved range) for a missing principal.
-UNAUTHENTICATED: Final = -31401
-#: Application error code for a token whose scopes do not reach (HTTP 403).
-FORBIDDEN: Final = -31403
 HEALTH_PATH: Final = "/healthz"
 _KEEPALIVE: Final = b":\n\n"
 
@@ -474,7 +466,7 @@ class McpAsgiApp:
             _fault,
             status=challenge.status,
             text=challenge.description,
-            code=UNAUTHENTICATED if challenge.status == 401 else FORBIDDEN,
+            code=wire.UNAUTHENTICATED if challenge.status == 401 else wire.REFUSED,
             extra=[(b"www-authenticate", challenge.header(where))],
         )
 
@@ -501,7 +493,7 @@ class McpAsgiApp:
             _fault,
             status=401,
             text="authentication required",
-            code=UNAUTHENTICATED,
+            code=wire.UNAUTHENTICATED,
             extra=[(b"www-authenticate", challenge)],
         )
 

@@ -26,14 +26,14 @@ if TYPE_CHECKING:
     from hypercorn.config import Config
 
 from .._errors import InsecureBinding, Transport
-from ._asgi import McpAsgiApp, is_loopback
+from .._loopback import is_loopback
+from ._asgi import McpAsgiApp
 from ._interrupt import interrupts_unwrapped
 
 __all__ = [
     "bind_socket",
     "check_binding",
     "hypercorn_config",
-    "is_loopback",
     "serve_hypercorn",
 ]
 

@@ -49,7 +49,6 @@ from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
 
 __all__ = [
     "CALL_METHODS",
-    "SERVER_BUSY",
     "Oversized",
     "first_exception",
     "one_by_one",
@@ -117,9 +116,6 @@ def oversized_fault(limit: int) -> Fault:
     )
 
 
-#: What the loop answers a call for which no slot and no waiting place is free.
-SERVER_BUSY = -32000
-
 #: Calls: they run user code, so they take a ``max_concurrent`` slot.
 CALL_METHODS = frozenset(
     {"tools/call", "prompts/get", "resources/read", "completion/complete"}
@@ -129,8 +125,8 @@ CALL_METHODS = frozenset(
 def busy_fault(request: Request, what: str) -> Fault:
     """The immediate answer to a request beyond the limits (-32000, HTTP 503)."""
     return Fault(
-        SERVER_BUSY,
-        f"server busy: {what}; retry later or raise the server's Limits",
+        wire.SERVER_BUSY,
+        wire.busy_message(what),
         {"retryable": True},
         request.id,
         503,

@@ -37,6 +37,7 @@ from .._authority import Grants
 from .._dispatch import Dispatcher
 from .._errors import Transport
 from .._limits import Limits
+from .._loopback import is_loopback_name
 from ._stream import (
     Oversized,
     first_exception,
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
 __all__ = ["SUBPROTOCOL", "WebSocketEndpoint", "serve_websocket"]
 
 SUBPROTOCOL = "mcp"
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 #: WebSocket close code "Message Too Big" (RFC 6455 §7.4.1).
 TOO_BIG = 1009
 #: Seconds a connection closed with 1009 waits for the client's Close frame.
@@ -267,7 +267,7 @@ def origin_allowed(origin: str, allowed: frozenset[str]) -> bool:
         host = urlsplit(origin).hostname
     except ValueError:
         return False
-    return host in LOOPBACK_HOSTS
+    return is_loopback_name(host)
 
 
 def _size(message: str | bytes, limit: int) -> int:
