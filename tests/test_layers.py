@@ -41,6 +41,7 @@ LAYERS = {
     "_skills": 5,  # the skills extension (SEP-2640), beside the dispatcher
     "_tasks": 6,  # the tasks extension runs calls through the dispatcher's runner
     "_transports": 7,
+    "_legacy": 7,  # the handshake-era edge in front of a transport's message loop
     "_server": 8,
     "testing": 9,
     "_cli": 9,

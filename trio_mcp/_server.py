@@ -29,6 +29,7 @@ from ._declare import Icon, Prompt, Resource, Tool, implementation_extras
 from ._dispatch import Catalog, Dispatcher, Middleware
 from ._errors import AlreadyRunning, InvalidArgument, McpError
 from ._http_options import HttpOptions
+from ._json import JsonValue
 from ._limits import Limits
 from ._protocol._state import StateSealer
 from ._skills import Skill, SkillSet
@@ -43,6 +44,7 @@ from ._transports._entry import (
 )
 from ._transports._interrupt import interrupts_unwrapped
 from ._transports._stream import (
+    Edge,
     Oversized,
     one_by_one,
     serve_messages,
@@ -150,6 +152,11 @@ class Server:
         middleware: Steps every ``tools/call``, ``prompts/get``, ``resources/read``
             and ``completion/complete`` passes through, outermost first: each an
             async callable ``step(call, next) -> Ending`` (docs/guides/middleware.md).
+        legacy: Also serve handshake-era clients (revisions 2025-11-25, 2025-06-18,
+            2025-03-26: ``initialize``, then a session) over stdio, beside
+            2026-07-28 ones (docs/guides/hosts.md). Off by default: ``initialize``
+            is then answered with the error naming the supported version. Also
+            settable as the ``legacy`` attribute before serving.
 
     Raises:
         ValueError: if a state key is shorter than 32 bytes.
@@ -179,6 +186,7 @@ class Server:
         store: Store | None = None,
         skills: Sequence[Skill] = (),
         middleware: Iterable[Middleware] = (),
+        legacy: bool = False,
     ) -> None:
         _check_strings(name, version, instructions)
         steps = _check_middleware(middleware)
@@ -208,6 +216,21 @@ class Server:
             implementation_extras(title, website_url, icons)
         )
         self._apps: weakref.WeakSet[McpAsgiApp] = weakref.WeakSet()
+        self.legacy = legacy
+        """Whether handshake-era clients are served too (``legacy=``)."""
+
+    def _edge(self) -> Edge | None:
+        """The legacy edge of a stream transport, when ``legacy`` is on."""
+        if not self.legacy:
+            return None
+        from ._legacy import legacy_edge
+
+        return cast("Edge", legacy_edge(self._output_schema))
+
+    def _output_schema(self, name: str) -> JsonValue:
+        """The output schema tool ``name`` is served with now (None: none)."""
+        entry = self._dispatcher.catalog.tools.get(name)
+        return None if entry is None else entry.spec.output_schema
 
     def catalog(self) -> list[ToolSpec | ResourceSpec | PromptSpec]:
         """Return every entry's spec: tools, resources, then prompts, each in list order."""
@@ -355,6 +378,7 @@ class Server:
             limits=(limits or Limits()).with_overrides(
                 max_depth=max_depth, max_concurrent=max_concurrent
             ),
+            edge=self._edge(),
         )
 
     @_runs_tasks
@@ -409,6 +433,7 @@ class Server:
                 grace_period=grace_period,
             ),
             allow=allow,
+            edge=self._edge(),
             task_status=task_status,
         )
 

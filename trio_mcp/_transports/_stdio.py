@@ -45,6 +45,7 @@ from .._dispatch import Dispatcher
 from .._errors import Transport
 from .._limits import Limits
 from ._stream import (
+    Edge,
     Oversized,
     Received,
     first_exception,
@@ -79,6 +80,7 @@ async def serve_stdio(
     *,
     limits: Limits,
     allow: Grants = (),
+    edge: Edge | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve newline-delimited JSON-RPC on the process's stdin and stdout.
@@ -110,6 +112,7 @@ async def serve_stdio(
                     writer,
                     limits=limits,
                     allow=allow,
+                    edge=edge,
                     task_status=task_status,
                 )
         await _handler_threads_returned(THREADS_EXIT_WAIT)
@@ -152,6 +155,7 @@ async def _serve(
     *,
     limits: Limits,
     allow: Grants,
+    edge: Edge | None,
     task_status: trio.TaskStatus[None],
 ) -> None:
     """Run the line reader and the message loop; surface a transport failure alone."""
@@ -171,6 +175,7 @@ async def _serve(
                 _WriteLines(writer),
                 caller=stream_caller(allow),
                 limits=limits,
+                edge=edge,
             )
     except* Transport as group:
         # A new exception: re-raising a member of the group would re-wrap it.

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from contextlib import AbstractAsyncContextManager
+from typing import Any, TypeVar
 
 import attrs
 import trio
@@ -49,6 +50,7 @@ from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
 
 __all__ = [
     "CALL_METHODS",
+    "Edge",
     "Oversized",
     "first_exception",
     "one_by_one",
@@ -61,6 +63,14 @@ Send = Callable[[bytes], Awaitable[None]]
 
 Write = Callable[[list[bytes]], Awaitable[None]]
 """Writes whole encoded messages in order, as one write where the framing allows."""
+
+
+Edge = Callable[
+    [trio.abc.ReceiveChannel[Any], Write, Limits],
+    AbstractAsyncContextManager[tuple[trio.abc.ReceiveChannel[Any], Write]],
+]
+"""Sits in front of the loop, message by message (the legacy edge, ``_legacy``):
+given the transport's input and writer, it yields the loop's."""
 
 
 def stream_caller(allow: Grants, principal: object | None = None) -> Caller:
@@ -172,13 +182,21 @@ async def serve_messages(
     *,
     caller: Caller,
     limits: Limits = DEFAULT_LIMITS,
+    edge: Edge | None = None,
 ) -> None:
     """Serve messages from ``incoming`` until it ends, writing replies with ``write``.
 
     An item of ``incoming`` is one message or, from a reader that splits a read
     into lines, every message of one read. When ``incoming`` ends, requests still
     running get ``limits.grace_period`` seconds to finish and are then cancelled.
+    ``edge`` (a dual-era server's) translates between the client and the loop.
     """
+    if edge is not None:
+        async with edge(incoming, write, limits) as (incoming, write):
+            await serve_messages(
+                dispatcher, incoming, write, caller=caller, limits=limits
+            )
+        return
     loop = _Loop(dispatcher, caller, limits)
     # One writer task owns ``write``: a request's cancel scope can stop it from
     # handing a message over, never interrupt the write of one already handed over.

@@ -1,0 +1,147 @@
+"""What a handshake-era client settled with ``initialize``, as one value.
+
+The stateless core never sees this: the edge reads it to turn each legacy request
+into a modern one (``_translate``) and each modern reply back into the revision's
+shapes. One ``Session`` lives per stdio process (and, on Streamable HTTP, per
+``Mcp-Session-Id``); everything in it is plain JSON, so a store can hold it.
+
+Revisions served (MCP versioning: "legacy" is 2025-11-25 and earlier): 2025-11-25,
+2025-06-18 and 2025-03-26. A client asking for another gets 2025-11-25, the
+revision's negotiation rule (lifecycle, "Version Negotiation": the server answers
+with another version it supports, and the client decides whether to go on).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import attrs
+
+from .._json import JsonObject, JsonValue
+from .._protocol import _wire as wire
+
+__all__ = [
+    "LATEST",
+    "MAX_SUBSCRIPTIONS",
+    "REVISIONS",
+    "BadInitialize",
+    "Session",
+    "negotiate",
+]
+
+#: The handshake-era revisions served, newest first.
+REVISIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26")
+LATEST: Final = REVISIONS[0]
+#: Every revision a dual-era server serves, as ``server/discover`` lists them.
+ALL_REVISIONS: Final = (wire.PROTOCOL_VERSION, *REVISIONS)
+
+#: Most resource URIs one session may subscribe to: beyond it ``resources/subscribe``
+#: is refused (-32602), so a client cannot grow the server's memory without bound.
+MAX_SUBSCRIPTIONS: Final = 1024
+
+
+class BadInitialize(Exception):
+    """``initialize`` params that are not an ``InitializeRequest``'s (-32602)."""
+
+
+@attrs.frozen
+class Session:
+    """One handshake-era client: its revision, what it declared, what it set since.
+
+    ``capabilities`` and ``client_info`` are as the client sent them in
+    ``initialize``; ``log_level`` is what ``logging/setLevel`` set (None: no
+    ``notifications/message`` at all, the revision's default being the server's
+    choice); ``subscriptions`` the URIs of ``resources/subscribe``.
+    """
+
+    revision: str
+    capabilities: JsonObject
+    client_info: JsonObject
+    log_level: str | None = None
+    subscriptions: frozenset[str] = frozenset()
+
+    def has(self, feature: str) -> bool:
+        """Whether this session's revision has ``feature`` (see ``FEATURES``)."""
+        return self.revision in FEATURES[feature]
+
+    def modern_capabilities(self) -> JsonObject:
+        """The client's capabilities as a 2026-07-28 request declares them.
+
+        A revision without elicitation (2025-03-26) or without URL elicitation
+        (before 2025-11-25) cannot receive those requests, whatever it declared.
+        """
+        caps = dict(self.capabilities)
+        elicitation = caps.get("elicitation")
+        if not self.has("elicitation"):
+            caps.pop("elicitation", None)
+        elif not self.has("url_elicitation") and isinstance(elicitation, dict):
+            caps["elicitation"] = {k: v for k, v in elicitation.items() if k != "url"}
+        caps.pop("tasks", None)  # 2025-11-25's in-core tasks are not served
+        return caps
+
+    def modern_meta(self, legacy_meta: JsonValue) -> JsonObject:
+        """The ``_meta`` of the modern request for a legacy one.
+
+        The client's own keys (``progressToken``, its own prefixes) are kept; the
+        reserved ``io.modelcontextprotocol/`` keys are this session's, never the
+        client's, so a legacy request cannot claim another version or capability.
+        """
+        meta: JsonObject = {}
+        if isinstance(legacy_meta, dict):
+            meta = {
+                k: v
+                for k, v in legacy_meta.items()
+                if not k.startswith(_RESERVED_PREFIX)
+            }
+        meta[wire.META_PROTOCOL_VERSION] = wire.PROTOCOL_VERSION
+        meta[wire.META_CLIENT_CAPABILITIES] = self.modern_capabilities()
+        meta[wire.META_CLIENT_INFO] = self.client_info
+        if self.log_level is not None:
+            meta[wire.META_LOG_LEVEL] = self.log_level
+        return meta
+
+
+_RESERVED_PREFIX: Final = "io.modelcontextprotocol/"
+
+#: Which revisions have what the translation depends on.
+FEATURES: Final = {
+    # structuredContent and outputSchema (2025-06-18, "Structured content")
+    "structured": frozenset({"2025-11-25", "2025-06-18"}),
+    # elicitation/create (2025-06-18) and its URL mode (2025-11-25)
+    "elicitation": frozenset({"2025-11-25", "2025-06-18"}),
+    "url_elicitation": frozenset({"2025-11-25"}),
+    # the resource_link content block (2025-06-18)
+    "resource_link": frozenset({"2025-11-25", "2025-06-18"}),
+    # titled and multi-select enums in forms, defaults (2025-11-25, SEP-1330/1034)
+    "rich_forms": frozenset({"2025-11-25"}),
+}
+
+
+def negotiate(params: JsonValue) -> Session:
+    """Return the session an ``initialize`` with ``params`` opens.
+
+    Raises:
+        BadInitialize: if ``params`` lacks a string ``protocolVersion``, an object
+            ``capabilities`` or a ``clientInfo`` with string ``name`` and ``version``.
+    """
+    if not isinstance(params, dict):
+        raise BadInitialize(
+            "initialize needs params (an InitializeRequestParams object)"
+        )
+    requested = params.get("protocolVersion")
+    capabilities = params.get("capabilities")
+    info = params.get("clientInfo")
+    if not isinstance(requested, str):
+        raise BadInitialize("initialize needs params.protocolVersion, a string")
+    if not isinstance(capabilities, dict):
+        raise BadInitialize("initialize needs params.capabilities, an object")
+    if not (
+        isinstance(info, dict)
+        and isinstance(info.get("name"), str)
+        and isinstance(info.get("version"), str)
+    ):
+        raise BadInitialize(
+            "initialize needs params.clientInfo with string 'name' and 'version'"
+        )
+    revision = requested if requested in REVISIONS else LATEST
+    return Session(revision, capabilities, info)
