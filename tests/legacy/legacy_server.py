@@ -33,7 +33,11 @@ from trio_mcp import (
     tool,
 )
 
-ALL_CAPS: dict[str, Any] = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
+ALL_CAPS: dict[str, Any] = {
+    "elicitation": {"form": {}, "url": {}},
+    "sampling": {},
+    "roots": {},
+}
 NOTES = {"alpha": "first note", "beta": "second note"}
 
 
