@@ -17,7 +17,7 @@ import contextvars
 import math
 import threading
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import attrs
 import trio
@@ -34,6 +34,7 @@ __all__ = [
     "CancelToken",
     "ClientNeed",
     "Emit",
+    "Exchange",
     "MissingClientCapability",
     "Refusal",
     "ToolContext",
@@ -84,6 +85,81 @@ def client_supports(
     return True
 
 
+async def _no_emit(message: JsonObject) -> None:
+    """Emit nothing: outside a call, and for a call detached from its request."""
+
+
+class TaskStart(Protocol):
+    """Makes the running call a task (the tasks extension): its ``CreateTaskResult``
+    answers the request, and the call goes on; returns the task's id."""
+
+    async def __call__(self) -> str: ...
+
+
+class Ask(Protocol):
+    """Answers a handler's ``NeedsInput`` without ending the call (a task's rounds):
+    the responses to run the handler again with."""
+
+    async def __call__(self, call: Any, needs: Any, /) -> Mapping[str, object]: ...
+
+
+class Exchange:
+    """One request's way back to its client, and what the request holds.
+
+    The transport makes one per request: ``emit`` sends a notification tied to the
+    request (progress, a log message), ``scope`` is the request's cancel scope (a
+    closed HTTP stream, ``notifications/cancelled``). The call that serves the
+    request reads both through its ``ToolContext``.
+
+    A call that becomes a task (the tasks extension) is *detached* from its request:
+    from then on its notifications go nowhere, its cancellation follows the task's
+    scope, and what the transport held for the request until it was answered (an
+    HTTP call slot, ``hold``) is given back at once. ``start_task`` is set by the
+    tasks extension for a call that may become a task; ``ToolContext.task_started``
+    calls it. Once detached, ``ask`` answers the handler's questions (the task
+    waits for ``tasks/update``); while the request is attached it is None, and the
+    request itself asks (an ``input_required`` result).
+    """
+
+    __slots__ = ("_emit", "_held", "ask", "scope", "start_task")
+
+    def __init__(
+        self, emit: Emit = _no_emit, scope: trio.CancelScope | None = None
+    ) -> None:
+        self._emit = emit
+        self.scope = scope
+        self._held: list[Callable[[], object]] | None = None
+        self.start_task: TaskStart | None = None
+        self.ask: Ask | None = None
+
+    async def emit(self, message: JsonObject) -> None:
+        """Send a notification tied to the request (nothing once detached)."""
+        await self._emit(message)
+
+    def hold(self, release: Callable[[], object]) -> None:
+        """Call ``release`` when the request is answered: at ``detach``, or at
+        ``release()``, whichever comes first (once)."""
+        if self._held is None:
+            self._held = [release]
+        else:
+            self._held.append(release)
+
+    def release(self) -> None:
+        """Give back what ``hold`` kept for the request (idempotent)."""
+        held, self._held = self._held, None
+        for release in held or ():
+            release()
+
+    def detach(self, scope: trio.CancelScope, ask: Ask) -> None:
+        """The call goes on without its request, under ``scope`` (a task's); ``ask``
+        answers its handler's questions from now on."""
+        self._emit = _no_emit
+        self.scope = scope
+        self.start_task = None
+        self.ask = ask
+        self.release()
+
+
 class CancelToken:
     """The call's cancellation, backed by Trio cancel scopes.
 
@@ -93,7 +169,7 @@ class CancelToken:
     handler may still answer within the grace period, but it is told to stop).
     """
 
-    __slots__ = ("_closed", "_scopes")
+    __slots__ = ("_closed", "_exchange", "_scopes")
 
     def __init__(
         self, *scopes: trio.CancelScope | None, closed: trio.Event | None = None
@@ -101,6 +177,20 @@ class CancelToken:
         # filter(None, ...) drops the Nones (a CancelScope is always true) in C.
         self._scopes: tuple[trio.CancelScope, ...] = tuple(filter(None, scopes))
         self._closed = closed
+        self._exchange: Exchange | None = None
+
+    @classmethod
+    def of(
+        cls,
+        exchange: Exchange,
+        deadline: trio.CancelScope | None,
+        closed: trio.Event | None,
+    ) -> CancelToken:
+        """The token of a call serving ``exchange``: it follows the exchange's scope
+        (a task's once the call is detached) and the call's ``deadline``."""
+        token = cls(deadline, closed=closed)
+        token._exchange = exchange
+        return token
 
     @property
     def cancelled(self) -> bool:
@@ -125,10 +215,18 @@ class CancelToken:
         closed = self._closed
         if closed is not None and closed.is_set():
             return True
+        exchange = self._exchange
+        if exchange is not None:
+            scope = exchange.scope
+            if scope is not None and scope.cancel_called:
+                return True
         return any(s.cancel_called for s in self._scopes)
 
     def cancel(self) -> None:
         """Cancel the call: every pending await inside it is dropped."""
+        exchange = self._exchange
+        if exchange is not None and exchange.scope is not None:
+            exchange.scope.cancel()
         for scope in self._scopes:
             scope.cancel()
 
@@ -144,10 +242,6 @@ def _check_number(value: object, name: str) -> None:
 def _check_optional_str(value: object, name: str) -> None:
     if value is not None and not isinstance(value, str):
         raise TypeError(f"{name} must be a str, got {type(value).__name__}")
-
-
-async def _no_emit(message: JsonObject) -> None:
-    """Emit nothing: used outside a call."""
 
 
 @attrs.define(eq=False, kw_only=True)
@@ -171,10 +265,10 @@ class ToolContext:
     log_level: str | None = None
     task_id: str | None = None
     """The task this call runs as (tasks extension), once it is one; else None."""
-    _emit: Emit = _no_emit
+    _exchange: Exchange = attrs.field(factory=Exchange)
+    """The request this call serves: where its notifications go."""
     _last_progress: float | None = None
     _in_flight: bool = True
-    _task_start: Callable[[], Awaitable[str]] | None = None
     _outside: bool = False
     """True for the empty context ``current()`` gives outside any call."""
 
@@ -218,7 +312,9 @@ class ToolContext:
             params["total"] = total
         if message is not None:
             params["message"] = mask_text(message, call_values())
-        await self._emit(wire.notification_message("notifications/progress", params))
+        await self._exchange.emit(
+            wire.notification_message("notifications/progress", params)
+        )
 
     async def log(
         self, level: str, data: JsonValue, *, logger: str | None = None
@@ -244,7 +340,9 @@ class ToolContext:
         params: JsonObject = {"level": level, "data": mask_json_values(data, values)}
         if logger is not None:
             params["logger"] = mask_text(logger, values)
-        await self._emit(wire.notification_message("notifications/message", params))
+        await self._exchange.emit(
+            wire.notification_message("notifications/message", params)
+        )
 
     def require(self, capability: Capability | str) -> None:
         """Check that this call may use ``capability``.
@@ -299,16 +397,12 @@ class ToolContext:
         or ask for input by multi round-trip. Elsewhere (a plain call, a client
         without the extension, a task already started) it only checkpoints.
         """
-        start, self._task_start = self._task_start, None
+        start = self._exchange.start_task
         if start is None:
             await trio.lowlevel.checkpoint()
             return
         self.task_id = await start()
         self._in_flight = False
-
-    def _bind_task_start(self, start: Callable[[], Awaitable[str]] | None) -> None:
-        """Let ``task_started()`` call ``start`` (the task runner's business)."""
-        self._task_start = start
 
     def finish(self) -> None:
         """Mark the call complete: nothing more may be sent for it."""

@@ -169,11 +169,10 @@ def test_the_client_is_never_read_from_an_untrusted_peers_headers(
 ) -> None:
     from trio_mcp._transports._forwarded import client_address
 
-    scope = {"client": (peer, 1234)}
     forwarded = {"x-forwarded-for": ", ".join(chain)}
-    found = client_address(scope, forwarded, TRUSTED)
+    found = client_address(peer, forwarded, TRUSTED)
     with_junk = client_address(
-        scope, {"forwarded": junk, "x-forwarded-for": junk}, TRUSTED
+        peer, {"forwarded": junk, "x-forwarded-for": junk}, TRUSTED
     )
 
     if not any(ip_in(peer, n) for n in TRUSTED.trusted_proxies):

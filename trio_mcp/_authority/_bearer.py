@@ -9,15 +9,15 @@ its token's scopes grant) or refuses it with a ``Challenge``, the RFC 6750 answe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Literal, Protocol, TypeAlias
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import attrs
 
 if TYPE_CHECKING:
     from ._protected import ProtectedResource
 
-__all__ = ["Admission", "BearerGate", "Challenge", "StepUp"]
+__all__ = ["Admission", "BearerGate", "Challenge"]
 
 
 @attrs.frozen
@@ -55,11 +55,6 @@ class Challenge:
             parts.append(f'scope="{_quoted(" ".join(self.scope))}"')
         parts.append(f'resource_metadata="{_quoted(metadata_url)}"')
         return ("Bearer " + ", ".join(parts)).encode("latin-1", "replace")
-
-
-#: Given the capabilities a call lacks, the 403 that asks for the scopes granting
-#: them: its message and its ``WWW-Authenticate`` header; None if no scope would.
-StepUp: TypeAlias = Callable[[frozenset[str]], "tuple[str, str] | None"]
 
 
 class BearerGate(Protocol):

@@ -17,12 +17,13 @@ subscriptions by exact URI: ``notify_updated("ticket://42")`` reaches listeners 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 import attrs
 import trio
 
+from .._context import Exchange
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
 from ._broadcast import Broadcast, Change, ListKind, Subscription
@@ -50,18 +51,21 @@ class BadFilter(Exception):
     """``params.notifications`` is not a SubscriptionFilter; the message says why."""
 
 
+class Closing(Protocol):
+    """Who listens, as the stream sees it: the transport's graceful shutdown."""
+
+    @property
+    def closing(self) -> trio.Event | None: ...
+
+
 class Listener(Protocol):
-    """The listen request as the stream sees it: its id, where notifications go,
-    and the transport's graceful shutdown."""
+    """The listen request as the stream sees it: its id and its caller."""
 
     @property
     def id(self) -> str | int: ...
 
     @property
-    def emit(self) -> Callable[[JsonObject], Awaitable[None]]: ...
-
-    @property
-    def closing(self) -> trio.Event | None: ...
+    def caller(self) -> Closing: ...
 
 
 @attrs.define
@@ -132,30 +136,33 @@ def _advertised(capabilities: JsonObject, kind: str, flag: str) -> bool:
 
 
 async def stream(
-    inc: Listener,
+    request: Listener,
+    exchange: Exchange,
     wanted: Wanted,
     broadcast: Broadcast,
     task_view: Callable[[str], JsonObject | None] | None = None,
 ) -> JsonObject:
     """Acknowledge, then emit each wanted change; return the result once the
-    transport is closing (``inc.caller.closing``).
+    transport is closing (``request.caller.closing``).
 
     Subscribes before acknowledging, so no change after the acknowledgement is lost.
     A task's change is sent as ``task_view`` renders the task when it is sent (the
     task as ``tasks/get`` would show it then); a task that is gone is skipped.
     """
-    tag = _tag(inc.id)
-    closing = inc.closing
+    tag = _tag(request.id)
+    closing = request.caller.closing
     with broadcast.subscribe(wanted.changes) as subscription:
         acknowledged: JsonObject = {"_meta": tag, "notifications": wanted.honoured}
-        await inc.emit(wire.notification_message(ACKNOWLEDGED, acknowledged))
+        await exchange.emit(wire.notification_message(ACKNOWLEDGED, acknowledged))
         async with trio.open_nursery() as nursery:
             if closing is not None:
                 nursery.start_soon(_end_when, closing, subscription)
             async for change in subscription:
                 params = _change_params(change, tag, task_view)
                 if params is not None:
-                    await inc.emit(wire.notification_message(change.method, params))
+                    await exchange.emit(
+                        wire.notification_message(change.method, params)
+                    )
             nursery.cancel_scope.cancel()
     return {"_meta": tag}
 

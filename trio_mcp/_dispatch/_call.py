@@ -22,9 +22,8 @@ import attrs
 import trio
 
 from .._authority import Outcome
-from .._context import ToolContext
+from .._context import Exchange, ToolContext
 from .._declare import (
-    NeedsInput,
     PromptReply,
     PromptSpec,
     ResourceReply,
@@ -34,7 +33,7 @@ from .._declare import (
 )
 from .._json import JsonObject, JsonValue, encode_message
 from .._protocol._wire import REFUSED
-from ._request import Failure, Incoming
+from ._request import Caller, Checked, Failure
 
 __all__ = [
     "AnyReply",
@@ -44,7 +43,6 @@ __all__ = [
     "Middleware",
     "Next",
     "ReceiptKind",
-    "Rounds",
     "Target",
 ]
 
@@ -94,22 +92,9 @@ class Target(Protocol):
         """The result with the strings its handler wrote masked."""
 
 
-class Rounds(Protocol):
-    """Answers a handler's ``NeedsInput`` without ending the call (a task's rounds)."""
-
-    async def begin(self, call: Call) -> None:
-        """Called once, after the grants, before the handler first runs."""
-
-    async def answer(
-        self, call: Call, needs: NeedsInput
-    ) -> Mapping[str, object] | None:
-        """The responses to run the handler again with, or None to reply with
-        ``input_required``."""
-
-
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, kw_only=True)
 class Call:
-    """One call on its way to its handler, as every middleware step sees it.
+    """One call on its way to its handler, as every step of the chain sees it.
 
     ``arguments`` are the request's arguments as received, except that a value the
     input schema marks ``writeOnly`` (a ``Secret[str]`` parameter) is a ``Secret``:
@@ -132,9 +117,9 @@ class Call:
     spec: ToolSpec | PromptSpec | ResourceSpec
     """The spec of the declaration called."""
     _target: Target = attrs.field(alias="target", repr=False)
-    _incoming: Incoming = attrs.field(alias="incoming", repr=False)
+    _request: Checked = attrs.field(alias="request", repr=False)
+    _exchange: Exchange = attrs.field(alias="exchange", repr=False)
     _deadline: trio.CancelScope | None = attrs.field(alias="deadline", repr=False)
-    _rounds: Rounds | None = attrs.field(alias="rounds", default=None, repr=False)
 
     @property
     def required(self) -> frozenset[str]:
@@ -145,6 +130,11 @@ class Call:
     def granted(self) -> frozenset[str]:
         """The capabilities the host granted this caller."""
         return self.context.granted
+
+    @property
+    def caller(self) -> Caller:
+        """Who is calling, and how (the transport's view)."""
+        return self._request.caller
 
 
 def _headers(value: object) -> tuple[tuple[str, str], ...]:
@@ -161,7 +151,7 @@ def _headers(value: object) -> tuple[tuple[str, str], ...]:
     return pairs  # type: ignore[return-value]
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, kw_only=True)
 class Ending:
     """How one call ended: its result, or the JSON-RPC error it ended with.
 
@@ -180,8 +170,9 @@ class Ending:
     """The qualified class of the exception that ended the call, if any."""
     error_ref: str | None = None
     """The log reference shown for an internal error."""
-    body: bytes | None = attrs.field(default=None, repr=False)
-    """``result`` encoded once (the runner's last step sets it); None until then."""
+    _body: bytes | None = attrs.field(default=None, alias="body", repr=False)
+    """``result`` as the client receives it, set by the runner's ``encode`` step
+    from what the chain returned (masked); None until then."""
 
     @classmethod
     def refused(
@@ -201,16 +192,19 @@ class Ending:
         error: JsonObject = {"code": code, "message": message}
         if data is not None:
             error["data"] = data
-        return cls("refused", error=error, http_status=http_status, headers=headers)
+        return cls(
+            outcome="refused", error=error, http_status=http_status, headers=headers
+        )
 
     def encoded(self) -> bytes:
-        """The result as one compact JSON text (``body`` when it was encoded already).
+        """The result as one compact JSON text, as the ``encode`` step made it
+        (encoded now for an ending that did not pass it: a refusal before it).
 
         Raises:
             ValueError: for NaN or infinity; TypeError for a value that is not JSON.
         """
-        if self.body is not None:
-            return self.body
+        if self._body is not None:
+            return self._body
         assert self.result is not None
         return encode_message(self.result)
 

@@ -1,47 +1,52 @@
-"""The call methods: each finds its target, builds one ``Call`` and runs it.
+"""The call methods: each finds its target, builds one ``Call`` and runs its chain.
 
 ``tools/call``, ``prompts/get`` and ``resources/read`` read only what names the
 target (a request that names nothing served is a -32602 protocol error and leaves no
 receipt); everything else (grants, arguments, the handler, the reply) happens in
-``Runner.run``, which returns an ``Ending``. A tool that may run as a task goes to
-the task host, which runs the same call through the same runner.
+the chain of the edge the request came through, which returns an ``Ending``. A
+tool that may run as a task runs the edge's task chain, whose first step is the
+tasks extension's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from .._context import Exchange
 from .._json import JsonObject, JsonValue
 from .._protocol._headers import check_param_headers
-from ._call import Call, Ending
-from ._request import Failure, Incoming
-from ._runner import Runner, new_call
+from ._call import Ending, Middleware
+from ._request import Checked, Failure
+from ._runner import new_call
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from ._catalog import Catalog
 
-__all__ = ["Calls", "TaskHost"]
+__all__ = ["Calls", "Method", "TaskHost", "required_str"]
 
 E = TypeVar("E")
 
 #: A method: a result to finish and encode, or an ending of a call.
-Handler = "Callable[[Incoming], Awaitable[JsonObject | Ending]]"
+Method = Callable[[Checked, Exchange], Awaitable["JsonObject | Ending"]]
 
 
 class TaskHost(Protocol):
     """The tasks extension, as the dispatcher sees it (``_tasks.TaskRunner``)."""
 
-    async def call_tool(self, runner: Runner, call: Call) -> Ending:
-        """Run a call of a tool that may become a task; the request's ending."""
+    @property
+    def outer(self) -> Middleware:
+        """The step that runs a call as a task: before every other step."""
 
-    def methods(self) -> dict[str, Callable[[Incoming], Awaitable[JsonObject]]]:
+    @property
+    def inner(self) -> Middleware:
+        """The step that starts a ``task_start="call"`` task: before the handler."""
+
+    def methods(self) -> dict[str, Callable[[Checked], Awaitable[JsonObject]]]:
         """``tasks/get``, ``tasks/update``, ``tasks/cancel``."""
 
-    async def listen_filter(self, requested: JsonValue, inc: Incoming) -> list[str]:
+    async def listen_filter(self, requested: JsonValue, request: Checked) -> list[str]:
         """The task ids of a listen filter this caller may follow."""
 
     def view(self, task_id: str) -> JsonObject | None:
@@ -58,39 +63,42 @@ class Calls:
     """
 
     catalog: Catalog
-    runner: Runner
-    tasks: TaskHost
 
-    async def _tools_call(self, inc: Incoming) -> Ending:
-        name, entry = _named(inc, self.catalog.tools, "tool")
-        arguments = inc.params.get("arguments")
+    async def _tools_call(self, request: Checked, exchange: Exchange) -> Ending:
+        name, entry = _named(request, self.catalog.tools, "tool")
+        arguments = request.params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise Failure.invalid("params.arguments must be an object")
-        headers = inc.caller.headers
+        headers = request.caller.headers
         if headers is not None and entry.param_headers:
-            fault = check_param_headers(headers, entry.param_headers, arguments, inc.id)
+            fault = check_param_headers(
+                headers, entry.param_headers, arguments, request.id
+            )
             if fault is not None:
                 raise Failure.of(fault)
-        call = new_call(inc, entry, name, arguments or {})
+        call = new_call(request, exchange, entry, name, arguments or {})
+        edge = request.edge
         if entry.spec.task is not None:
-            return await self.tasks.call_tool(self.runner, call)
-        return await self.runner.run(call)
+            return await edge.task_chain(call)
+        return await edge.chain(call)
 
-    async def _prompts_get(self, inc: Incoming) -> Ending:
-        name, entry = _named(inc, self.catalog.prompts, "prompt")
-        raw = inc.params.get("arguments")
+    async def _prompts_get(self, request: Checked, exchange: Exchange) -> Ending:
+        name, entry = _named(request, self.catalog.prompts, "prompt")
+        raw = request.params.get("arguments")
         # Checked by the prompt's target, after the grants: a refused caller
         # learns nothing about the arguments, and a bad call leaves a receipt.
         arguments = raw if isinstance(raw, dict) else _Unchecked(raw)
-        return await self.runner.run(new_call(inc, entry, name, arguments))
+        call = new_call(request, exchange, entry, name, arguments)
+        return await request.edge.chain(call)
 
-    async def _resources_read(self, inc: Incoming) -> Ending:
-        uri = required_str(inc, "uri", "resources/read")
+    async def _resources_read(self, request: Checked, exchange: Exchange) -> Ending:
+        uri = required_str(request, "uri")
         found = self.catalog.find_resource(uri)
         if found is None:
             raise Failure.invalid(f"resource not found: {uri}", {"uri": uri})
         entry, variables = found
-        return await self.runner.run(new_call(inc, entry, uri, variables))
+        call = new_call(request, exchange, entry, uri, variables)
+        return await request.edge.chain(call)
 
 
 class _Unchecked(dict[str, JsonValue]):
@@ -101,9 +109,9 @@ class _Unchecked(dict[str, JsonValue]):
         self.raw = raw
 
 
-def _named(inc: Incoming, table: Mapping[str, E], kind: str) -> tuple[str, E]:
+def _named(request: Checked, table: Mapping[str, E], kind: str) -> tuple[str, E]:
     """The name a ``tools/call`` or ``prompts/get`` asks for, and its catalog entry."""
-    name = required_str(inc, "name", inc.request.method)
+    name = required_str(request, "name")
     entry = table.get(name)
     if entry is None:
         raise Failure.invalid(
@@ -112,13 +120,13 @@ def _named(inc: Incoming, table: Mapping[str, E], kind: str) -> tuple[str, E]:
     return name, entry
 
 
-def required_str(inc: Incoming, key: str, method: str) -> str:
+def required_str(request: Checked, key: str) -> str:
     """``params[key]``, which must be a string.
 
     Raises:
         Failure: -32602 naming the missing parameter.
     """
-    value = inc.params.get(key)
+    value = request.params.get(key)
     if not isinstance(value, str):
-        raise Failure.invalid(f"{method} needs params.{key} (a string)")
+        raise Failure.invalid(f"{request.method} needs params.{key} (a string)")
     return value

@@ -34,7 +34,7 @@ from .._errors import InvalidReply
 from .._json import JsonObject, JsonValue
 from ._call import AnyReply, Call, Ending, ReceiptKind
 from ._mask import Mask, mask_completion
-from ._request import Failure, Incoming
+from ._request import Checked, Failure
 from ._targets import error_ending, text_arguments
 
 if TYPE_CHECKING:
@@ -139,7 +139,9 @@ class Completion:
     def shaped(self, reply: AnyReply) -> Ending:
         """The ``CompleteResult``."""
         assert isinstance(reply, _Completed)
-        return Ending("ok", result=_result(reply.values, reply.total, reply.has_more))
+        return Ending(
+            outcome="ok", result=_result(reply.values, reply.total, reply.has_more)
+        )
 
     def failed(self, failure: Failure) -> Ending:
         """A completion that fails ends with the JSON-RPC error."""
@@ -151,7 +153,7 @@ class Completion:
 
 
 def completion_call(
-    catalog: Catalog, inc: Incoming
+    catalog: Catalog, request: Checked
 ) -> tuple[Completion, str, dict[str, str]]:
     """The target of a ``completion/complete``, its wire name and its arguments
     (the value typed so far under the argument's name, then the context).
@@ -159,8 +161,8 @@ def completion_call(
     Raises:
         Failure: -32602 for a ref, argument or context that names nothing served.
     """
-    name, value = _argument(inc.params)
-    entry, known = _find(catalog, inc.params.get("ref"))
+    name, value = _argument(request.params)
+    entry, known = _find(catalog, request.params.get("ref"))
     if name not in known:
         raise Failure.invalid(
             f"'{name}' is not an argument of this reference; it has: "
@@ -168,7 +170,7 @@ def completion_call(
         )
     spec = entry.spec
     assert isinstance(spec, PromptSpec | ResourceSpec)
-    arguments = {name: value, **_context(inc.params, name, known)}
+    arguments = {name: value, **_context(request.params, name, known)}
     return Completion(entry, name, spec.complete.get(name)), entry.name, arguments
 
 

@@ -7,44 +7,47 @@ runs. A check or method that cannot go on raises ``Failure``, which ``handle``
 answers with its JSON-RPC error.
 
 The call methods (``tools/call``, ``prompts/get``, ``resources/read``,
-``completion/complete``) build one ``Call`` and run it through the one runner
-(``_runner``), which returns an ``Ending`` for every way a call can end; ``handle``
-turns it into the reply in one place (``_reply``). Anything else that escapes a
-method is a bug of ours: -32603 with a logged reference.
+``completion/complete``) build one ``Call`` and run it through the chain of the
+``Edge`` the request came through (``_runner``), which returns an ``Ending`` for
+every way a call can end; ``handle`` turns it into the reply in one place
+(``_reply``). Anything else that escapes a method is a bug of ours: -32603 with a
+logged reference.
+
+A transport comes in through an ``Edge`` (``Dispatcher.edge``), made once with the
+steps it contributes to every call (HTTP: room, rate limit, step-up); its chains
+are built then, so a call assembles nothing.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
-
-import trio
 
 from .. import _metrics, _otel
 from .._authority import Receipt, ReceiptSink
 from .._changes import Broadcast, Change, ListKind
 from .._changes._listen import LISTEN_METHOD, BadFilter, honour, stream
-from .._context import Emit
+from .._context import Exchange
 from .._json import JsonObject, encode_message
 from .._protocol import _wire as wire
 from .._protocol._headers import check_routing_headers, check_version_header
 from .._protocol._jsonrpc import Fault, Request
 from .._protocol._state import StateSealer
 from .._store import MemoryStore, Store
-from ._call import Ending, Middleware
+from ._call import Ending, Middleware, Next
 from ._calls import Calls, TaskHost
 from ._catalog import Catalog
 from ._complete import completable, completion_call
 from ._pages import InvalidCursor
 from ._request import Caller as Caller
-from ._request import Failure, Incoming, Reply
+from ._request import Checked, Failure, Reply
 from ._runner import Runner, finish_result, log_receipt, new_call
 
 if TYPE_CHECKING:
     from .._skills import SkillSet
 
-__all__ = ["Caller", "Dispatcher", "Reply"]
+__all__ = ["Caller", "Dispatcher", "Edge", "Reply"]
 
 log = logging.getLogger("trio_mcp")
 
@@ -52,7 +55,9 @@ LIST_TTL_MS = 3_600_000
 
 
 #: A method: a result to finish and encode, a call's ending, or an encoded reply.
-Handler = Callable[[Incoming], Awaitable["JsonObject | Ending | Reply"]]
+Handler = Callable[[Checked, Exchange], Awaitable["JsonObject | Ending | Reply"]]
+#: A method that needs only the request (the tasks and skills extensions').
+Plain = Callable[[Checked], Awaitable["JsonObject | Reply"]]
 #: Makes the task host, given how it announces a task's change and the store.
 TaskHostFactory = Callable[[Callable[[Change], object], Store], TaskHost]
 
@@ -94,8 +99,10 @@ class Dispatcher(Calls):
             self.server_info,
             tuple(middleware),
         )
-        """Runs every call: grants, middleware, the handler, masking, the receipt."""
+        """The runner's own steps; ``Edge`` builds the chains with them."""
         self.instructions = instructions
+        self.plain = Edge(self)
+        """The edge of transports that add no steps of their own."""
         self.capabilities = self._capabilities()
         self.methods = self._methods()
 
@@ -119,9 +126,10 @@ class Dispatcher(Calls):
         if "completions" in self.capabilities:
             methods["completion/complete"] = self._complete
         if self.catalog.has_task_tools:
-            methods.update(self.tasks.methods())
+            methods.update(_plain(self.tasks.methods()))
         if self.skills:
-            methods.update(self.skills.methods(self._cache_scope, self.encode_result))
+            skills = self.skills.methods(self._cache_scope, self.encode_result)
+            methods.update(_plain(skills))
         return methods
 
     def _capabilities(self) -> JsonObject:
@@ -190,24 +198,28 @@ class Dispatcher(Calls):
         self.broadcast.publish(change)
 
     # -- the entry point ------------------------------------------------------------
+    def edge(self, steps: Sequence[Middleware] = ()) -> Edge:
+        """The way in of a transport that adds ``steps`` to every call, after
+        ``account`` and before ``grant`` (``_runner``)."""
+        return Edge(self, steps) if steps else self.plain
+
     async def handle(
         self,
         request: Request,
         caller: Caller,
-        emit: Emit,
+        exchange: Exchange | None = None,
         *,
-        scope: trio.CancelScope | None = None,
+        edge: Edge | None = None,
     ) -> Reply:
         """Answer one request; never raises (but ``trio.Cancelled``).
 
         Args:
             request: The parsed request.
             caller: The principal, grants and (HTTP) headers.
-            emit: Sends a notification tied to this request (progress, log).
-            scope: The transport's cancel scope for this request; the handler's
-                ``ctx.cancel`` reports it.
+            exchange: Where the request's notifications go and what cancels it;
+                None for a request whose notifications are dropped.
+            edge: The edge it came through (``edge()``); the plain one by default.
         """
-        inc = Incoming(request, caller, emit, scope)
         raw_meta = (
             request.params.get("_meta") if isinstance(request.params, dict) else None
         )
@@ -217,29 +229,33 @@ class Dispatcher(Calls):
             request.method, raw_meta if isinstance(raw_meta, dict) else None, request.id
         ):
             try:
-                reply, error_code = await self._answer(inc)
+                reply, error_code = await self._answer(
+                    request, caller, exchange or Exchange(), edge or self.plain
+                )
                 return reply
             finally:
                 if measure is not None:
                     _metrics.finish(measure, self._metric_name(request), error_code)
 
-    async def _answer(self, inc: Incoming) -> tuple[Reply, int | None]:
+    async def _answer(
+        self, request: Request, caller: Caller, exchange: Exchange, edge: Edge
+    ) -> tuple[Reply, int | None]:
         """The checks, then the method: the reply, and its JSON-RPC error code."""
         try:
-            method = self.check(inc)
-            result = await self.methods[method](inc)
+            checked = self.check(request, caller, edge)
+            result = await self.methods[checked.method](checked, exchange)
             if isinstance(result, Ending):
-                return self._reply(inc, result), _code(result)
+                return self._reply(checked.id, result), _code(result)
             if isinstance(result, Reply):
                 return result, None
-            return Reply(self.encode_result(inc.id, result)), None
+            return Reply(self.encode_result(checked.id, result)), None
         except Failure as failure:
             _otel.annotate({"rpc.jsonrpc.error_code": failure.code})
-            fault = failure.fault(inc.id)
+            fault = failure.fault(request.id)
             reply = Reply(encode_message(fault.to_message()), fault.http_status)
             return reply, failure.code
         except Exception as exc:
-            return _internal(inc.request, exc), wire.INTERNAL_ERROR
+            return _internal(request, exc), wire.INTERNAL_ERROR
 
     def _metric_name(self, request: Request) -> str | None:
         """The tool or prompt a request names, if the catalog has it (bounded labels)."""
@@ -252,25 +268,25 @@ class Dispatcher(Calls):
             table = self.catalog.prompts  # type: ignore[assignment]
         return name if table is not None and name in table else None
 
-    def _reply(self, inc: Incoming, ending: Ending) -> Reply:
+    def _reply(self, request_id: str | int, ending: Ending) -> Reply:
         """The reply to a call that ended with ``ending``: its result or its error.
 
         Raises:
             ValueError: for a result a step built that is not JSON (NaN, infinity);
                 TypeError for one that is not a JSON value at all.
         """
-        request_id = _encoded_id(inc.id)
+        encoded_id = _encoded_id(request_id)
         if ending.error is not None:
             _otel.annotate({"rpc.jsonrpc.error_code": _code(ending)})
             body = b'{"jsonrpc":"2.0","id":%s,"error":%s}' % (
-                request_id,
+                encoded_id,
                 encode_message(ending.error),
             )
         else:
-            if ending.body is None and ending.result is not None:
+            if ending._body is None and ending.result is not None:
                 finish_result(ending.result, self.server_info)
             body = b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (
-                request_id,
+                encoded_id,
                 ending.encoded(),
             )
         if not ending.headers:
@@ -297,20 +313,18 @@ class Dispatcher(Calls):
         finish_result(result, self.server_info)
         return encode_message(wire.result_message(request_id, result))
 
-    def check(self, inc: Incoming) -> str:
-        """Run the ordered checks of the revision ("Request checks"); return the method.
-
-        Fills in ``inc.params`` and ``inc.meta``.
+    def check(self, request: Request, caller: Caller, edge: Edge) -> Checked:
+        """Run the ordered checks of the revision ("Request checks").
 
         Raises:
             Failure: with the first failing check's error.
         """
-        request, headers = inc.request, inc.caller.headers
+        headers = caller.headers
         method = request.method
         if method in wire.REMOVED_METHODS:
             raise _removed(method)
-        inc.params = _params(request)
-        inc.meta = meta = _meta(inc.params)
+        params = _params(request)
+        meta = _meta(params)
         version = meta[wire.META_PROTOCOL_VERSION]
         assert isinstance(version, str)
         if headers is not None:
@@ -323,7 +337,7 @@ class Dispatcher(Calls):
                 http_status=400,
             )
         if headers is not None:
-            _fail_on(check_routing_headers(headers, method, inc.params, request.id))
+            _fail_on(check_routing_headers(headers, method, params, request.id))
         if method not in self.methods:
             raise Failure(
                 wire.METHOD_NOT_FOUND,
@@ -335,10 +349,10 @@ class Dispatcher(Calls):
             raise Failure.invalid(
                 f"'{wire.META_LOG_LEVEL}' must be one of {', '.join(wire.LOG_LEVELS)}"
             )
-        return method
+        return Checked(request, params, meta, caller, edge)
 
     # -- discovery and lists --------------------------------------------------------------
-    async def _discover(self, inc: Incoming) -> JsonObject:
+    async def _discover(self, request: Checked, exchange: Exchange) -> JsonObject:
         result: JsonObject = {
             "supportedVersions": list(wire.SUPPORTED_VERSIONS),
             "capabilities": self.capabilities,
@@ -346,7 +360,7 @@ class Dispatcher(Calls):
         if self.instructions is not None:
             result["instructions"] = self.instructions
         result["ttlMs"] = LIST_TTL_MS
-        result["cacheScope"] = self._cache_scope(inc.caller)
+        result["cacheScope"] = self._cache_scope(request.caller)
         return result
 
     def _cache_scope(self, caller: Caller) -> str:
@@ -366,33 +380,34 @@ class Dispatcher(Calls):
         (id, cursor, cache scope, server info) and splices them in.
         """
 
-        async def handler(inc: Incoming) -> Reply:
-            pages = self.catalog.pages_for(method, inc.caller.visible)
+        async def handler(request: Checked, exchange: Exchange) -> Reply:
+            pages = self.catalog.pages_for(method, request.caller.visible)
             try:
-                result, offset = pages.result(inc.params)
+                result, offset = pages.result(request.params)
             except InvalidCursor as exc:
                 raise Failure.invalid(f"invalid cursor: {exc}") from None
             result["ttlMs"] = LIST_TTL_MS
-            result["cacheScope"] = self._cache_scope(inc.caller)
-            return Reply(pages.splice(self.encode_result(inc.id, result), offset))
+            result["cacheScope"] = self._cache_scope(request.caller)
+            return Reply(pages.splice(self.encode_result(request.id, result), offset))
 
         return handler
 
-    async def _complete(self, inc: Incoming) -> Ending:
-        target, name, arguments = completion_call(self.catalog, inc)
-        return await self.runner.run(new_call(inc, target, name, arguments))
+    async def _complete(self, request: Checked, exchange: Exchange) -> Ending:
+        target, name, arguments = completion_call(self.catalog, request)
+        call = new_call(request, exchange, target, name, arguments)
+        return await request.edge.chain(call)
 
-    async def _listen(self, inc: Incoming) -> JsonObject:
-        requested = inc.params.get("notifications")
+    async def _listen(self, request: Checked, exchange: Exchange) -> JsonObject:
+        requested = request.params.get("notifications")
         try:
             wanted = honour(requested, self.capabilities, self.catalog.is_updatable)
         except BadFilter as exc:
             raise Failure.invalid(str(exc)) from None
         if self.catalog.has_task_tools:
-            task_ids = await self.tasks.listen_filter(requested, inc)
+            task_ids = await self.tasks.listen_filter(requested, request)
             if task_ids:
                 wanted.add("taskIds", list(task_ids), map(Change.task, task_ids))
-        return await stream(inc, wanted, self.broadcast, self.tasks.view)
+        return await stream(request, exchange, wanted, self.broadcast, self.tasks.view)
 
 
 def _removed(method: str) -> Failure:
@@ -463,3 +478,41 @@ def _internal(request: Request, exc: Exception) -> Reply:
     failure = Failure.unexpected(exc, "%s, outside any call,", request.method)
     fault = failure.fault(request.id)
     return Reply(encode_message(fault.to_message()), fault.http_status)
+
+
+class Edge:
+    """A transport's way into a dispatcher, with the steps it adds to every call.
+
+    Made once per transport (``Dispatcher.edge``): both of its chains are built
+    then (``Runner.chain``), so no call assembles anything. ``task_chain`` is the
+    chain of a tool that may run as a task: the tasks extension's steps around it.
+    """
+
+    def __init__(
+        self, dispatcher: Dispatcher, steps: Sequence[Middleware] = ()
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.steps = tuple(steps)
+        runner, tasks = dispatcher.runner, dispatcher.tasks
+        self.chain: Next = runner.chain(self.steps)
+        self.task_chain: Next = runner.chain(
+            self.steps, outer=(tasks.outer,), inner=(tasks.inner,)
+        )
+
+    async def handle(
+        self, request: Request, caller: Caller, exchange: Exchange | None = None
+    ) -> Reply:
+        """``Dispatcher.handle`` through this edge."""
+        return await self.dispatcher.handle(request, caller, exchange, edge=self)
+
+
+def _plain(methods: Mapping[str, Plain]) -> dict[str, Handler]:
+    """Methods that need only the request, in the dispatcher's table."""
+
+    def taking_exchange(method: Plain) -> Handler:
+        async def handler(request: Checked, exchange: Exchange) -> JsonObject | Reply:
+            return await method(request)
+
+        return handler
+
+    return {name: taking_exchange(method) for name, method in methods.items()}

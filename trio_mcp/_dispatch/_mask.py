@@ -89,7 +89,13 @@ class _TextMask:
     def __call__(self, text: str) -> str:
         for value in self.values:
             if value in text:
-                text = text.replace(value, MASK)
+                if value in MASK:
+                    # A secret that the mask itself holds ("*"): the masks already
+                    # in the text stay as they are, so masking twice changes nothing.
+                    parts = text.split(MASK)
+                    text = MASK.join(part.replace(value, MASK) for part in parts)
+                else:
+                    text = text.replace(value, MASK)
         return text
 
 

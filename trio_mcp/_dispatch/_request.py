@@ -1,15 +1,17 @@
 """One request as the dispatcher's steps see it, and how a step fails.
 
-``Incoming`` carries what the steps read (the request, its ``params`` and ``_meta``,
-who is calling, how to send notifications), so each step takes one value. A step
-of the checks or of a method that cannot go on raises ``Failure``; the dispatcher
-catches it once and answers with its JSON-RPC error. Inside a call the runner
-catches it into an ``Ending`` instead (``_runner``), so middleware and receipts see
-how the call ended as a value. Two checks written as pure functions (the HTTP
-header checks of ``_protocol._headers``) return a ``Fault`` value, which
-``Failure.of`` raises. A ``Failure`` says how the request ends: the JSON-RPC
-error, the receipt's outcome when a call was reached, and whether a tool shows it
-as an ``isError`` result the model can read (refusals, bad arguments, timeouts).
+A transport hands the dispatcher a parsed ``Request``, the ``Caller`` (who is
+calling, and how) and an ``Exchange`` (where the request's notifications go, what
+cancels it). ``check`` runs the revision's ordered checks and returns a
+``Checked`` request, a frozen value every method reads. A step of the checks or of
+a method that cannot go on raises ``Failure``; the dispatcher catches it once and
+answers with its JSON-RPC error. Inside a call the runner catches it into an
+``Ending`` instead (``_runner``), so middleware and receipts see how the call ended
+as a value. Two checks written as pure functions (the HTTP header checks of
+``_protocol._headers``) return a ``Fault`` value, which ``Failure.of`` raises. A
+``Failure`` says how the request ends: the JSON-RPC error, the receipt's outcome
+when a call was reached, and whether a tool shows it as an ``isError`` result the
+model can read (refusals, bad arguments, timeouts).
 """
 
 from __future__ import annotations
@@ -17,26 +19,28 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 import trio
 
 from .._authority import Grants, Outcome
-from .._authority._bearer import StepUp
-from .._context import Emit, MissingClientCapability
+from .._context import MissingClientCapability
 from .._declare import qualified
 from .._json import JsonObject, JsonValue, loads
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Request
 
-__all__ = ["Caller", "Failure", "Incoming", "Reply"]
+if TYPE_CHECKING:
+    from ._dispatcher import Edge
+
+__all__ = ["Caller", "Checked", "Failure", "Reply"]
 
 
 log = logging.getLogger("trio_mcp")
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Reply:
     """A JSON-RPC response, encoded once, and the HTTP status Streamable HTTP uses."""
 
@@ -54,9 +58,13 @@ class Reply:
         return value
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Caller:
-    """Who is calling, and how: the principal, the host's grants, HTTP headers."""
+    """Who is calling, and how: the principal, the host's grants, the transport's view.
+
+    What only a transport's own steps read (a bearer token's admission, the
+    client's address) is carried opaquely: the dispatcher knows no transport.
+    """
 
     principal: object | None = None
     allow: Grants = ()
@@ -70,31 +78,27 @@ class Caller:
     visible: frozenset[str] | None = None
     """When set (``BearerAuth(hide_ungranted=True)``), the capabilities the caller
     holds: lists show only the entries that need no others."""
-    step_up: StepUp | None = None
-    """Set by the HTTP app with ``auth=``: the 403 step-up challenge for the
-    capabilities a call lacks, when scopes would grant them. The runner's ``grant``
-    step then refuses the call with it, before the handler."""
-    retry_after: float | None = None
-    """Set by the HTTP app when the caller's rate limit is spent: the seconds until
-    it may call again. The runner's ``limit`` step then refuses the call (429)."""
-    busy: str | None = None
-    """Set by the HTTP app when no call slot and no waiting place is free: why. The
-    runner's ``limit`` step then answers the call "server busy" (503)."""
+    peer: str | None = None
+    """The address the request came from (HTTP: the TCP peer), if known."""
+    credentials: object | None = None
+    """What the transport authenticated the caller with (a bearer token's
+    admission), for its own steps."""
 
 
-@attrs.define(slots=True)
-class Incoming:
-    """One request on its way through the dispatcher."""
+@attrs.frozen(eq=False)
+class Checked:
+    """A request that passed the revision's checks (``Dispatcher.check``).
+
+    Its ``params`` and their ``_meta`` (which carries the protocol version, the
+    client's capabilities and ``clientInfo``), who sent it, and the edge it came
+    through (whose chain its calls run).
+    """
 
     request: Request
+    params: JsonObject
+    meta: JsonObject
     caller: Caller
-    emit: Emit
-    """Sends a notification tied to this request (progress, log, listen)."""
-    scope: trio.CancelScope | None = None
-    """The transport's cancel scope for this request, reported by ``ctx.cancel``."""
-    params: JsonObject = attrs.field(factory=dict)
-    """Filled in by the checks: the request's params, then its ``_meta``."""
-    meta: JsonObject = attrs.field(factory=dict)
+    edge: Edge
 
     @property
     def id(self) -> str | int:
@@ -102,9 +106,9 @@ class Incoming:
         return self.request.id
 
     @property
-    def closing(self) -> trio.Event | None:
-        """Set when the transport shuts down gracefully (listen streams end)."""
-        return self.caller.closing
+    def method(self) -> str:
+        """The request's method."""
+        return self.request.method
 
 
 class Failure(Exception):

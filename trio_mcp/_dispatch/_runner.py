@@ -1,41 +1,41 @@
-"""The one call runner: ``run(call) -> Ending``, the same for every call.
+"""The chain every call runs through, and the runner's own steps.
 
 ``tools/call``, ``prompts/get``, ``resources/read`` and ``completion/complete``
-each build one ``Call`` (``new_call``) and hand it to ``Runner.run``; so do tasks.
-``run`` installs the call's context and passes the call down one chain of steps,
-built once per server, outermost first:
+each build one ``Call`` (``new_call``) and pass it down one chain of steps, each
+``step(call, next) -> Ending``, built once per edge (``Runner.chain``; an edge is
+a transport's way in, with the steps it contributes), outermost first:
 
-1. ``account``: times the call, names it on the span, leaves the receipt;
-   ``limit``: answers a call the HTTP app found no place for (``Caller.busy``)
-   with -32000, HTTP 503 and ``Retry-After``, and refuses a caller whose rate
-   limit is spent (``Caller.retry_after``) with -32000, HTTP 429 and
-   ``Retry-After``; either way the call is timed, measured and leaves a receipt;
-2. ``grant``: refuses a caller without every capability the declaration needs
-   (with a bearer token whose scopes fall short, the 403 step-up);
-3. the server's ``middleware=`` steps, in the order given;
-4. ``finish``: masks the secrets of what the handler produced, encodes the result;
-5. ``answer``: opens the round (``requestState``), runs the handler under its
-   deadline (again with the answers while a task's rounds go on), and shapes the
-   reply by its target.
+1. the tasks extension's ``run_as_task`` (tools that may run as tasks): the rest
+   of the chain runs in the server's task nursery, so the call may outlive its
+   request;
+2. ``account``: installs the call's context, times the call, names it on the span,
+   leaves the receipt however it ended;
+3. the edge's steps: what a transport decides per call (HTTP: room for the call,
+   the caller's rate limit, a bearer token's step-up; stdio: "busy");
+4. ``grant``: refuses a caller without every capability the declaration needs;
+5. ``encode``: masks the call's secrets in whatever the rest of the chain returned
+   (a middleware step's own or changed reply included) and encodes the result once;
+6. the server's ``middleware=`` steps, in the order given;
+7. ``mask``: masks what the handler produced before any middleware step sees it;
+8. the tasks extension's ``begin`` (``task_start="call"``: the task starts here);
+9. ``answer``, the end of the chain: opens the round (``requestState``), runs the
+   handler under its deadline (again with the answers while a task's rounds go
+   on), and shapes the reply by its target.
 
-A middleware step is ``step(call, next) -> Ending``; ``next`` is the rest of the
-chain, a ``_Link`` built once, never a closure made per call. The runner's own steps
-call the next one of their own directly (``account`` runs ``limit`` and ``grant``
-inline, ``finish`` awaits ``answer``): they are fixed, so a link between them would
-only cost a frame on every call. ``run`` never raises for a
-handler's failure: ``answer`` turns whatever the handler raised into an ending, and
-``account`` does the same for a step that raised. Any ``BaseException`` but Trio's
-own cancellation is such a failure (a panic: -32603 and an ``internal`` receipt).
-``run`` is protected from ``KeyboardInterrupt``, so a real Ctrl-C is delivered to
-the main task (and stops the server) instead of surfacing inside a handler.
+A step's ``next`` is the rest of the chain, a closure made once with the chain,
+never per call. No step raises for a handler's failure: ``answer`` turns whatever
+the handler raised into an ending, and ``account`` does the same for a step that
+raised (a ``Failure`` is a step's way to end the call with its error). Any ``BaseException`` but Trio's own cancellation is such a failure (a
+panic: -32603 and an ``internal`` receipt). ``account`` is protected from
+``KeyboardInterrupt``, so a real Ctrl-C is delivered to the main task (and stops
+the server) instead of surfacing inside a handler.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -55,6 +55,7 @@ from .._authority import (
 from .._authority import receipt_logger as _receipt_logger
 from .._context import (
     CancelToken,
+    Exchange,
     MissingClientCapability,
     Refusal,
     ToolContext,
@@ -68,35 +69,36 @@ from .._errors import DecodeError
 from .._json import JsonObject, encode_message
 from .._protocol import _wire as wire
 from .._protocol._state import Binding, StateSealer
-from ._call import AnyReply, Call, Ending, Middleware, Next, Rounds, Target
+from ._call import AnyReply, Call, Ending, Middleware, Next, Target
 from ._mask import Mask, mask_error, mask_input_required, may_hold, text_mask
-from ._request import Failure, Incoming
+from ._request import Checked, Failure
 from ._rounds import BadRound, ask, open_round, round_binding
 
 __all__ = [
+    "BUSY_RETRY_AFTER",
     "BUSY_TYPE",
-    "RATE_LIMITED_TYPE",
     "Runner",
+    "busy",
+    "chain",
+    "crash",
     "finish_result",
     "is_cancellation",
     "log_receipt",
     "new_call",
-    "busy",
-    "rate_limited",
 ]
 
 log = logging.getLogger("trio_mcp")
 
 #: How a call ended when nothing else was recorded: its task was cancelled.
-_CANCELLED = Ending("cancelled")
+_CANCELLED = Ending(outcome="cancelled")
 
 
 def new_call(
-    inc: Incoming,
+    request: Checked,
+    exchange: Exchange,
     target: Target,
     name: str,
     arguments: Mapping[str, Any],
-    rounds: Rounds | None = None,
 ) -> Call:
     """The call value of one request: its context, grants and deadline resolved.
 
@@ -106,49 +108,60 @@ def new_call(
     timeout = target.timeout
     deadline = None if timeout is None else trio.current_time() + timeout
     scope = None if deadline is None else trio.CancelScope(deadline=deadline)
-    # A stream's close fires ctx.cancel at once (docs/limits.md); a task outlives it, and an
-    # HTTP app's close() lets requests go on.
-    closed = inc.closing if rounds is None and inc.caller.stream else None
-    context = _context(
-        inc, target, deadline, CancelToken(inc.scope, scope, closed=closed)
+    caller = request.caller
+    # A stream's close fires ctx.cancel at once (docs/limits.md); an HTTP app's
+    # close() lets requests go on.
+    closed = caller.closing if caller.stream else None
+    meta = request.meta
+    client_info = meta.get(wire.META_CLIENT_INFO)
+    context = ToolContext(
+        request_id=request.id,
+        principal=caller.principal,
+        client=client_info if isinstance(client_info, dict) else None,
+        client_capabilities=meta[wire.META_CLIENT_CAPABILITIES],  # type: ignore[arg-type]
+        deadline=deadline,
+        cancel=CancelToken.of(exchange, scope, closed),
+        declared=target.required,
+        granted=resolve_grants(caller.allow, caller.principal),
+        progress_token=_progress_token(meta),
+        log_level=meta.get(wire.META_LOG_LEVEL),  # type: ignore[arg-type]
+        exchange=exchange,
     )
     spec = target.spec
     if isinstance(spec, ToolSpec) and getattr(target, "write_only", False):
         arguments = wrap_write_only(arguments, spec.input_schema)  # type: ignore[arg-type,assignment]
     return Call(
-        inc.request.method,  # type: ignore[arg-type]
-        name,
-        arguments,
-        inc.caller.principal,
-        inc.id,
-        context,
-        spec,
+        method=request.method,  # type: ignore[arg-type]
+        name=name,
+        arguments=arguments,
+        principal=caller.principal,
+        request_id=request.id,
+        context=context,
+        spec=spec,
         target=target,
-        incoming=inc,
+        request=request,
+        exchange=exchange,
         deadline=scope,
-        rounds=rounds,
     )
 
 
-def _context(
-    inc: Incoming, target: Target, deadline: float | None, cancel: CancelToken
-) -> ToolContext:
-    """The ``ToolContext`` of one call, with the host's grants resolved once."""
-    meta = inc.meta
-    client_info = meta.get(wire.META_CLIENT_INFO)
-    return ToolContext(
-        request_id=inc.id,
-        principal=inc.caller.principal,
-        client=client_info if isinstance(client_info, dict) else None,
-        client_capabilities=meta[wire.META_CLIENT_CAPABILITIES],  # type: ignore[arg-type]
-        deadline=deadline,
-        cancel=cancel,
-        declared=target.required,
-        granted=resolve_grants(inc.caller.allow, inc.caller.principal),
-        progress_token=_progress_token(meta),
-        log_level=meta.get(wire.META_LOG_LEVEL),  # type: ignore[arg-type]
-        emit=inc.emit,
-    )
+def chain(steps: Iterable[Middleware], last: Next) -> Next:
+    """The chain of ``steps`` (outermost first) ending in ``last``: what the first
+    step's caller awaits."""
+    rest = last
+    for step in reversed(tuple(steps)):
+        rest = _link(step, rest)
+    return rest
+
+
+def _link(step: Middleware, rest: Next) -> Next:
+    """``next`` for the step before ``step``: runs ``step`` with the rest after it."""
+
+    async def next(call: Call, /) -> Ending:
+        return await step(call, rest)
+
+    next.__qualname__ = f"next({getattr(step, '__qualname__', repr(step))})"
+    return next
 
 
 def is_cancellation(exc: BaseException) -> bool:
@@ -169,19 +182,8 @@ def finish_result(result: JsonObject, server_info: JsonObject) -> JsonObject:
     return result
 
 
-@attrs.frozen
-class _Link:
-    """One step and the rest of the chain after it: what ``next`` is."""
-
-    step: Middleware
-    rest: Next
-
-    async def __call__(self, call: Call) -> Ending:
-        return await self.step(call, self.rest)
-
-
 class Runner:
-    """Runs calls through the chain of the module docstring.
+    """The runner's own steps, and the chains they make with everyone else's.
 
     Args:
         sealer: Seals and opens multi round-trip ``requestState``.
@@ -200,48 +202,64 @@ class Runner:
         self.sealer = sealer
         self.receipts = receipts
         self.server_info = server_info
-        chain: Next = self.finish
-        for step in reversed(middleware):
-            chain = _Link(step, chain)
-        self._after_grants = chain
-        """The middleware steps, then ``finish`` and ``answer``."""
+        self.middleware = middleware
 
+    def chain(
+        self,
+        edge: Iterable[Middleware] = (),
+        *,
+        outer: Iterable[Middleware] = (),
+        inner: Iterable[Middleware] = (),
+    ) -> Next:
+        """The chain of a call through an edge with ``edge`` steps; ``outer`` steps
+        run before ``account``, ``inner`` ones just before the handler (the tasks
+        extension's)."""
+        return chain(
+            (
+                *outer,
+                self.account,
+                *edge,
+                self.grant,
+                self.encode,
+                *self.middleware,
+                self.mask,
+                *inner,
+            ),
+            self.answer,
+        )
+
+    # -- 2. the context and the receipt -------------------------------------------------
     @trio.lowlevel.enable_ki_protection
-    async def run(self, call: Call) -> Ending:
-        """Run ``call`` through the chain; return how it ended.
-
-        Raises only Trio's cancellation (after the receipt says ``cancelled``).
-        """
+    async def account(self, call: Call, next: Next) -> Ending:
+        """Install the call's context; time the call and leave its receipt,
+        however it ended (a step that raised included)."""
         ctx = call.context
         token = set_current(ctx)
         secrets = open_registry()
+        started, t0 = time.time(), time.perf_counter()
+        ending = _CANCELLED
         try:
             with serving.scope():
-                return await self.account(call, self._after_grants)
+                try:
+                    ending = await next(call)
+                except Failure as failure:  # a step's way to end the call
+                    ending = call._target.failed(failure)
+                except BaseException as exc:
+                    if is_cancellation(exc):
+                        raise
+                    ending = crash(call, exc)
+                finally:
+                    _annotate_span(call, ending)
+                    _metrics.note_outcome(ending.outcome, busy=_is_busy(ending))
+                    if self.receipts is not None or _receipt_logger.isEnabledFor(
+                        logging.INFO
+                    ):
+                        duration = time.perf_counter() - t0
+                        await self.leave(_receipt(call, ending, started, duration))
         finally:
             ctx.finish()
             reset_current(token)
             close_registry(secrets)
-
-    # -- 1. the receipt ---------------------------------------------------------------
-    async def account(self, call: Call, next: Next) -> Ending:
-        """Time the call and leave its receipt, however it ended; in between,
-        ``limit`` and ``grant``, then ``next``."""
-        started, t0 = time.time(), time.perf_counter()
-        ending = _CANCELLED
-        try:
-            refusal = self.limit(call) or self.grant(call)
-            ending = refusal if refusal is not None else await next(call)
-        except BaseException as exc:
-            if is_cancellation(exc):
-                raise
-            ending = crash(call, exc)
-        finally:
-            _annotate_span(call, ending)
-            _metrics.note_outcome(ending.outcome, busy=_is_busy(ending))
-            if self.receipts is not None or _receipt_logger.isEnabledFor(logging.INFO):
-                duration = time.perf_counter() - t0
-                await self.leave(_receipt(call, ending, started, duration))
         return ending
 
     async def leave(self, receipt: Receipt) -> None:
@@ -271,39 +289,19 @@ class Runner:
                 raise
             log.exception("the receipts sink failed; the call's result is unaffected")
 
-    # -- 1b. the rate limit -------------------------------------------------------------
-    def limit(self, call: Call) -> Ending | None:
-        """Answer "busy" a call the HTTP app found no place for; refuse a caller
-        whose rate limit it found spent. None: the call goes on."""
-        caller = call._incoming.caller
-        if caller.retry_after is not None:
-            return rate_limited(caller.retry_after)
-        if caller.busy is not None:
-            return busy(caller.busy)
-        return None
-
-    # -- 2. the grants ----------------------------------------------------------------
-    def grant(self, call: Call) -> Ending | None:
-        """Refuse a caller the host did not grant every capability the call needs.
-        None: the call goes on.
-
-        With a bearer token (``auth=``) whose scopes fall short where other scopes
-        would grant the rest, the refusal is the 403 step-up (``insufficient_scope``).
-        """
+    # -- 4. the grants ------------------------------------------------------------------
+    async def grant(self, call: Call, next: Next) -> Ending:
+        """Refuse a caller the host did not grant every capability the call needs."""
         missing = call.required - call.context.granted
-        if not missing:
-            return None
-        step_up = call._incoming.caller.step_up
-        challenge = None if step_up is None else step_up(missing)
-        if challenge is not None:
-            return insufficient_scope(*challenge)
-        return call._target.failed(Failure.refused(min(missing)))
+        if missing:
+            return call._target.failed(Failure.refused(min(missing)))
+        return await next(call)
 
-    # -- 4. masking and encoding --------------------------------------------------------
-    async def finish(self, call: Call) -> Ending:
-        """Run ``answer``; mask the secrets in what the handler produced; encode the
-        result once."""
-        ending = await self.answer(call)
+    # -- 5. masking what goes out, and encoding it --------------------------------------
+    async def encode(self, call: Call, next: Next) -> Ending:
+        """Mask the call's secrets in what the rest of the chain returned; encode
+        the result once, as the client receives it."""
+        ending = await next(call)
         values = call_values()
         try:
             result = ending.result
@@ -315,19 +313,37 @@ class Runner:
                 body = encode_message(finish_result(result, self.server_info))
         except Exception as exc:
             return crash(call, exc)
-        # The constructor, not attrs.evolve: this runs on every call (3 us, not 8).
         return Ending(
-            ending.outcome,
-            result,
-            ending.error,
-            ending.http_status,
-            ending.headers,
-            ending.error_type,
-            ending.error_ref,
-            body,
+            outcome=ending.outcome,
+            result=result,
+            error=ending.error,
+            http_status=ending.http_status,
+            headers=ending.headers,
+            error_type=ending.error_type,
+            error_ref=ending.error_ref,
+            body=body,
         )
 
-    # -- 5. the handler -----------------------------------------------------------------
+    # -- 7. masking what the handler produced ---------------------------------------------
+    async def mask(self, call: Call, next: Next) -> Ending:
+        """Mask the call's secrets in what the handler produced, before any
+        middleware step sees it (a step may keep an ending: a cache)."""
+        ending = await next(call)
+        values = call_values()
+        if not values:
+            return ending
+        result = ending.result
+        if result is None:
+            return _masked_error(ending, values)
+        try:
+            if not may_hold(encode_message(result), values):
+                return ending
+            masked = _masked(call, result, text_mask(values))
+        except Exception as exc:
+            return crash(call, exc)
+        return attrs.evolve(ending, result=masked)
+
+    # -- 9. the handler ------------------------------------------------------------------
     async def answer(self, call: Call) -> Ending:
         """Run the handler and shape its reply; every way it ends, as an ending."""
         target = call._target
@@ -335,7 +351,7 @@ class Runner:
             self._open_round(call)
             reply = await _under_deadline(call)
             if reply.needs is not None:
-                return Ending("ok", result=self._ask(call, reply.needs))
+                return Ending(outcome="ok", result=self._ask(call, reply.needs))
             return target.shaped(reply)
         except Failure as failure:
             return target.failed(failure)
@@ -351,7 +367,7 @@ class Runner:
         are ignored, so the handler runs once and asks (MCP revision 2026-07-28,
         multi round-trip server rules: re-request rather than fail).
         """
-        params = call._incoming.params
+        params = call._request.params
         if "requestState" not in params and "inputResponses" not in params:
             return
         try:
@@ -369,19 +385,18 @@ class Runner:
         try:
             return ask(self.sealer, needs, _binding(call), ctx.client_capabilities)
         except MissingClientCapability as exc:
-            raise Failure.missing_capability(exc) from None
+            raise Failure.missing_capability(exc, qualified(type(exc))) from None
 
 
 async def _under_deadline(call: Call) -> AnyReply:
     """The handler's reply, under the call's deadline; what it raises, as failures."""
     deadline = call._deadline
-    run = call._target.answer if call._rounds is None else _rounds
     try:
         if deadline is None:
-            reply = await run(call)
+            reply = await _rounds(call)
         else:
             with deadline:
-                reply = await run(call)
+                reply = await _rounds(call)
     except DecodeError as exc:
         raise Failure.bad_arguments(
             [(p.path, p.message) for p in exc.problems], qualified(type(exc))
@@ -398,16 +413,16 @@ async def _under_deadline(call: Call) -> AnyReply:
 
 
 async def _rounds(call: Call) -> AnyReply:
-    """Run the handler; while a task's rounds answer what it needs, run it again."""
-    target, rounds, ctx = call._target, call._rounds, call.context
-    assert rounds is not None  # a call without rounds runs its target's answer alone
-    await rounds.begin(call)
+    """Run the handler; while the exchange answers what it needs (a task's
+    rounds), run it again with the answers."""
+    target, ctx = call._target, call.context
     reply = await target.answer(call)
     while reply.needs is not None:
-        responses = await rounds.answer(call, reply.needs)
-        if responses is None:
+        answers = call._exchange.ask
+        if answers is None:
             break
-        ctx.input_responses, ctx.state = responses, reply.needs.state
+        ctx.input_responses = await answers(call, reply.needs)
+        ctx.state = reply.needs.state
         reply = await target.answer(call)
     return reply
 
@@ -416,23 +431,6 @@ def log_receipt(receipt: Receipt) -> None:
     """Log a receipt as a structured record on ``trio_mcp.receipts``."""
     if _receipt_logger.isEnabledFor(logging.INFO):
         _receipt_logger.info("receipt", extra={"receipt": receipt.as_record()})
-
-
-#: The receipt's ``error_type`` of a call refused by its rate limit.
-RATE_LIMITED_TYPE = "trio_mcp.RateLimit"
-
-
-def rate_limited(wait: float) -> Ending:
-    """-32000 with HTTP 429 and ``Retry-After``: the caller's rate limit is spent."""
-    after = max(1, math.ceil(wait))
-    ending = Ending.refused(
-        f"rate limited: this caller has used its calls for now; retry after {after} s",
-        data={"retryable": True, "retryAfterSeconds": after},
-        http_status=429,
-        headers=(("retry-after", str(after)),),
-        code=wire.SERVER_BUSY,
-    )
-    return attrs.evolve(ending, error_type=RATE_LIMITED_TYPE)
 
 
 #: The receipt's ``error_type`` of a call answered "busy" (no slot, no waiting place).
@@ -457,18 +455,6 @@ def busy(reason: str) -> Ending:
 def _is_busy(ending: Ending) -> bool:
     """Whether the call was refused for want of room (503): busy, not a refusal."""
     return ending.http_status == 503 and ending.outcome == "refused"
-
-
-#: The receipt's ``error_type`` of a call refused for its token's scopes.
-INSUFFICIENT_SCOPE_TYPE = "insufficient_scope"
-
-
-def insufficient_scope(message: str, challenge: str) -> Ending:
-    """HTTP 403 with ``WWW-Authenticate: Bearer error="insufficient_scope", ...``."""
-    ending = Ending.refused(
-        message, headers=(("www-authenticate", challenge),), http_status=403
-    )
-    return attrs.evolve(ending, error_type=INSUFFICIENT_SCOPE_TYPE)
 
 
 def crash(call: Call, exc: BaseException) -> Ending:
@@ -497,7 +483,7 @@ def _masked_error(ending: Ending, values: tuple[str, ...]) -> Ending:
 
 def _binding(call: Call) -> Binding:
     """What this call's round state is bound to (secret arguments masked)."""
-    params = call._incoming.params
+    params = call._request.params
     spec = call.spec
     if isinstance(spec, ToolSpec) and isinstance(params.get("arguments"), dict):
         params = {
@@ -523,7 +509,7 @@ def _receipt(call: Call, ending: Ending, started: float, duration: float) -> Rec
         request_id=call.request_id,
         started=started,
         duration=duration,
-        trace_id=_otel.parse_traceparent(call._incoming.meta),
+        trace_id=_otel.parse_traceparent(call._request.meta),
         error_ref=ending.error_ref,
     )
 

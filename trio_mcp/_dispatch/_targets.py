@@ -78,7 +78,7 @@ def error_ending(failure: Failure) -> Ending:
     if failure.data is not None:
         error["data"] = failure.data
     return Ending(
-        failure.outcome,
+        outcome=failure.outcome,
         error=error,
         http_status=failure.http_status,
         error_type=failure.error_type,
@@ -145,14 +145,16 @@ class ToolTarget(_EntryTarget):
         assert isinstance(reply, ToolReply)
         result = self._result(reply)
         if reply.is_error:
-            return Ending("error", result=result, error_type=reply.error_type)
-        return Ending("ok", result=result)
+            return Ending(outcome="error", result=result, error_type=reply.error_type)
+        return Ending(outcome="ok", result=result)
 
     def failed(self, failure: Failure) -> Ending:
         """Refusals, bad arguments and timeouts are results the model can read."""
         if failure.tool_result:
             result = error_result(failure.message, failure.data)
-            return Ending(failure.outcome, result=result, error_type=failure.error_type)
+            return Ending(
+                outcome=failure.outcome, result=result, error_type=failure.error_type
+            )
         return error_ending(failure)
 
     def masked(self, result: JsonObject, mask: Mask) -> JsonObject:
@@ -245,7 +247,7 @@ class PromptTarget(_EntryTarget):
         if reply.description:
             out["description"] = reply.description
         out["messages"] = [m.to_wire() for m in reply.messages]
-        return Ending("ok", result=out)
+        return Ending(outcome="ok", result=out)
 
     def masked(self, result: JsonObject, mask: Mask) -> JsonObject:
         """The description and each message's content."""
@@ -287,7 +289,7 @@ class ResourceTarget(_EntryTarget):
         assert isinstance(reply, ResourceReply)
         ttl = self.spec.ttl
         return Ending(
-            "ok",
+            outcome="ok",
             result={
                 "contents": [c.to_wire() for c in reply.contents],
                 "ttlMs": 0 if ttl is None else round(ttl * 1000),

@@ -17,7 +17,7 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 
 from .._dispatch._pages import InvalidCursor, Pages
-from .._dispatch._request import Caller, Failure, Incoming, Reply
+from .._dispatch._request import Caller, Checked, Failure, Reply
 from .._errors import InvalidDeclaration
 from .._json import JsonObject, JsonValue
 from .._protocol._wire import SKILLS_EXTENSION
@@ -33,7 +33,7 @@ SKILLS_PAGE_SIZE = 20
 SKILLS_TTL_MS = 3_600_000
 
 #: A method of the extension, as the dispatcher's table holds them.
-Handler = Callable[[Incoming], Awaitable["JsonObject | Reply"]]
+Handler = Callable[[Checked], Awaitable["JsonObject | Reply"]]
 
 
 class SkillSet:
@@ -92,11 +92,11 @@ class SkillSet:
             "resources/directory/read": self._read_directory,
         }
 
-    async def _list(self, inc: Incoming) -> Reply:
-        return self._page(self.pages, inc, cacheable=True)
+    async def _list(self, request: Checked) -> Reply:
+        return self._page(self.pages, request, cacheable=True)
 
-    async def _get(self, inc: Incoming) -> JsonObject:
-        uri = _uri(inc, "skills/get")
+    async def _get(self, request: Checked) -> JsonObject:
+        uri = _uri(request, "skills/get")
         entry = self.entries.get(uri)
         if entry is None:
             raise Failure.invalid(
@@ -106,11 +106,11 @@ class SkillSet:
         return {
             "skill": entry,
             "ttlMs": SKILLS_TTL_MS,
-            "cacheScope": self._cache_scope(inc.caller),
+            "cacheScope": self._cache_scope(request.caller),
         }
 
-    async def _read_directory(self, inc: Incoming) -> Reply:
-        uri = _uri(inc, "resources/directory/read")
+    async def _read_directory(self, request: Checked) -> Reply:
+        uri = _uri(request, "resources/directory/read")
         pages = self.folders.get(uri)
         if pages is None:
             what = (
@@ -119,18 +119,18 @@ class SkillSet:
                 else "is not a directory resource served here"
             )
             raise Failure.invalid(f"{uri} {what}", {"uri": uri})
-        return self._page(pages, inc, cacheable=False)
+        return self._page(pages, request, cacheable=False)
 
-    def _page(self, pages: Pages, inc: Incoming, *, cacheable: bool) -> Reply:
+    def _page(self, pages: Pages, request: Checked, *, cacheable: bool) -> Reply:
         """One page of ``pages``: its items encoded once, spliced into the reply."""
         try:
-            result, offset = pages.result(inc.params)
+            result, offset = pages.result(request.params)
         except InvalidCursor as exc:
             raise Failure.invalid(f"invalid cursor: {exc}") from None
         if cacheable:
             result["ttlMs"] = SKILLS_TTL_MS
-            result["cacheScope"] = self._cache_scope(inc.caller)
-        return Reply(pages.splice(self._encode_result(inc.id, result), offset))
+            result["cacheScope"] = self._cache_scope(request.caller)
+        return Reply(pages.splice(self._encode_result(request.id, result), offset))
 
 
 def _load_all(skills: Sequence[object]) -> list[LoadedSkill]:
@@ -209,8 +209,8 @@ def _same_names(loaded: Sequence[LoadedSkill]) -> list[str]:
     return found
 
 
-def _uri(inc: Incoming, method: str) -> str:
-    uri = inc.params.get("uri")
+def _uri(request: Checked, method: str) -> str:
+    uri = request.params.get("uri")
     if not isinstance(uri, str):
         raise Failure.invalid(f"{method} needs params.uri (a string)")
     return uri

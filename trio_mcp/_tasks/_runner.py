@@ -9,11 +9,16 @@ the request until the task exists (at once, or when a ``task_start="handler"`` t
 awaits ``ToolContext.task_started()``), so anything that ends the call before that
 (an answer, a multi round-trip question, an error) is the request's own reply.
 
-Inside the task the call is the same ``Runner.run`` as any call (grants,
-middleware, deadline, reply guard, masking, one receipt); only its rounds differ
-(``_TaskCall`` is the call's ``Rounds``): a ``NeedsInput`` puts the task in
-``input_required``, ``tasks/update`` delivers the answers, and the runner runs the
-handler again with them, as a multi round-trip retry would. ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` reach a task by its
+The extension is two steps of the call chain (``_dispatch/_runner``):
+``run_as_task``, before every other step, runs the rest of the chain in the task
+nursery, so the call (grants, middleware, deadline, reply guard, masking, one
+receipt) is the same as any call's; ``begin``, just before the handler, starts
+the task of a ``task_start="call"`` tool once the grants let the call through.
+Starting the task detaches the call from its request (``Exchange.detach``): its
+notifications stop, its cancellation follows the task's scope, and its questions
+are answered through the task: a ``NeedsInput`` puts the task in
+``input_required``, ``tasks/update`` delivers the answers, and the handler runs
+again with them, as a multi round-trip retry would. ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` reach a task by its
 unguessable id, only for the principal that created it. Status changes go to listen
 streams that asked for the task's id (``notifications/tasks``).
 
@@ -39,12 +44,11 @@ import trio
 from .._authority import call_values
 from .._changes import Change
 from .._context import client_supports, principal_id, serving
-from .._declare import NeedsInput
-from .._dispatch._call import Call, Ending
-from .._dispatch._catalog import ToolEntry
+from .._declare import NeedsInput, ToolSpec
+from .._dispatch._call import Call, Ending, Middleware, Next
 from .._dispatch._mask import mask_input_required, text_mask
-from .._dispatch._request import Failure, Incoming
-from .._dispatch._runner import Runner, new_call
+from .._dispatch._request import Checked, Failure
+from .._dispatch._targets import error_ending
 from .._errors import InvalidReply, MissingClientCapability
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
@@ -64,7 +68,7 @@ MAX_TASKS = 10_000
 
 _REQUIRED: JsonObject = {"extensions": {wire.TASKS_EXTENSION: {}}}
 
-Handler = Callable[[Incoming], Awaitable[JsonObject]]
+Handler = Callable[[Checked], Awaitable[JsonObject]]
 
 
 def _question_mask() -> Callable[[JsonObject], JsonObject] | None:
@@ -174,19 +178,30 @@ class TaskRunner:
                 raise only from only.__cause__  # keeps its cause, drops the group
             raise
 
-    # -- tools/call ---------------------------------------------------------------------
-    async def call_tool(self, runner: Runner, call: Call) -> Ending:
-        """Answer a ``tools/call`` of a tool that may run as a task.
+    # -- the steps -----------------------------------------------------------------------
+    @property
+    def outer(self) -> Middleware:
+        """``run_as_task``: the first step of a task tool's chain."""
+        return self.run_as_task
 
-        Raises:
-            Failure: -32021 for a ``task="required"`` tool and a client without the
-                extension.
+    @property
+    def inner(self) -> Middleware:
+        """``begin``: the step before a task tool's handler."""
+        return self.begin
+
+    async def run_as_task(self, call: Call, next: Next) -> Ending:
+        """Run a call of a tool that may become a task: as a task, when its client
+        declared the extension and a task nursery is open; else as any call.
+
+        A ``task="required"`` tool called without the extension ends with -32021.
         """
-        entry = call._target
-        assert isinstance(entry, ToolEntry)
-        declared = declares_tasks(call._incoming.meta)
-        if not declared and entry.spec.task == "required":
-            raise _missing_extension(f"tool '{entry.name}' runs only as a task; it")
+        spec = call.spec
+        assert isinstance(spec, ToolSpec)
+        declared = declares_tasks(call._request.meta)
+        if not declared and spec.task == "required":
+            return error_ending(
+                _missing_extension(f"tool '{spec.name}' runs only as a task; it")
+            )
         nursery = self._nursery
         if not declared or nursery is None or not self._room():
             if declared and nursery is None and not self._warned:
@@ -195,11 +210,18 @@ class TaskRunner:
                     "tool %r was called as a task but no task nursery is open, so it "
                     "runs synchronously; serve with serve_http/serve_stdio, or wrap a "
                     "mounted app's serving in `async with server.task_nursery():`",
-                    entry.name,
+                    spec.name,
                 )
-            return await runner.run(call)
-        ending: Ending = await nursery.start(self._task, runner, call)
+            return await next(call)
+        ending: Ending = await nursery.start(self._task, call, next)
         return ending
+
+    async def begin(self, call: Call, next: Next) -> Ending:
+        """Start the task of a ``task_start="call"`` tool before its handler runs
+        (after the grants: a refused call is answered, never made a task)."""
+        if call.spec.task_start == "call":  # type: ignore[union-attr]
+            await call.context.task_started()
+        return await next(call)
 
     def _room(self) -> bool:
         if len(self._records) >= self.max_tasks:
@@ -208,18 +230,19 @@ class TaskRunner:
 
     async def _task(
         self,
-        runner: Runner,
         call: Call,
+        next: Next,
         task_status: trio.TaskStatus[Ending] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """One call as a task; reports the request's ending through ``task_status``."""
+        """One call that may become a task; reports the request's ending through
+        ``task_status`` (the task's ``CreateTaskResult`` once it starts)."""
         record = TaskRecord(
             new_task_id(),
             principal_id(call.principal),
             self.ttl_ms,
             self.poll_ms,
         )
-        await _TaskCall(self, runner, call, record, task_status).execute()
+        await _TaskCall(self, call, record, task_status).execute(next)
 
     async def _ask(
         self, record: TaskRecord, call: Call, needs: NeedsInput
@@ -274,7 +297,7 @@ class TaskRunner:
             wire.TASKS_CANCEL: self._cancel,
         }
 
-    async def _find(self, inc: Incoming) -> TaskRecord | JsonObject:
+    async def _find(self, request: Checked) -> TaskRecord | JsonObject:
         """The task a request names, if its client declared the extension and owns it:
         its record when it runs here, else its snapshot from the shared store.
 
@@ -282,17 +305,17 @@ class TaskRunner:
             Failure: -32021 without the extension; -32602 for an unknown task;
                 -32603 if the shared store cannot be reached.
         """
-        method = inc.request.method
-        if not declares_tasks(inc.meta):
+        method = request.method
+        if not declares_tasks(request.meta):
             raise _missing_extension(method)
-        task_id = inc.params.get("taskId")
+        task_id = request.params.get("taskId")
         if not isinstance(task_id, str):
             raise Failure.invalid(f"{method} needs params.taskId (a string)")
         found = await self._lookup(task_id)
         owner = (
             found.owner if isinstance(found, TaskRecord) else (found or {}).get("owner")
         )
-        if found is None or owner != principal_id(inc.caller.principal):
+        if found is None or owner != principal_id(request.caller.principal):
             raise _unknown(task_id)
         return found
 
@@ -312,17 +335,17 @@ class TaskRunner:
             raise _store_failure(f"reading task '{task_id}'", exc) from None
         return _orphaned(snapshot)
 
-    async def _get(self, inc: Incoming) -> JsonObject:
-        found = await self._find(inc)
+    async def _get(self, request: Checked) -> JsonObject:
+        found = await self._find(request)
         if isinstance(found, TaskRecord):
             return found.view()
         view = found.get("view")
         assert isinstance(view, dict)
         return view
 
-    async def _update(self, inc: Incoming) -> JsonObject:
-        found = await self._find(inc)
-        responses = inc.params.get("inputResponses")
+    async def _update(self, request: Checked) -> JsonObject:
+        found = await self._find(request)
+        responses = request.params.get("inputResponses")
         if not isinstance(responses, dict):
             raise Failure.invalid(
                 "tasks/update needs params.inputResponses, an object of responses by "
@@ -354,8 +377,8 @@ class TaskRunner:
             raise Failure.invalid(str(answer.get("message")), {"problems": problems})
         return {}
 
-    async def _cancel(self, inc: Incoming) -> JsonObject:
-        found = await self._find(inc)
+    async def _cancel(self, request: Checked) -> JsonObject:
+        found = await self._find(request)
         if not isinstance(found, TaskRecord):
             view = found.get("view")
             if isinstance(view, dict) and view.get("status") not in TERMINAL:
@@ -430,7 +453,7 @@ class TaskRunner:
             self._publish(Change.task(task_id))
 
     # -- listen streams -------------------------------------------------------------------
-    async def listen_filter(self, requested: JsonValue, inc: Incoming) -> list[str]:
+    async def listen_filter(self, requested: JsonValue, request: Checked) -> list[str]:
         """The task ids of a listen request's filter that this caller may follow.
 
         Raises:
@@ -442,9 +465,9 @@ class TaskRunner:
             return []
         if not isinstance(ids, list) or not all(isinstance(t, str) for t in ids):
             raise Failure.invalid("params.notifications.taskIds must be a list of ids")
-        if not declares_tasks(inc.meta):
+        if not declares_tasks(request.meta):
             raise _missing_extension("subscriptions/listen with taskIds")
-        owner = principal_id(inc.caller.principal)
+        owner = principal_id(request.caller.principal)
         kept: list[str] = []
         for task_id in dict.fromkeys(t for t in ids if isinstance(t, str)):
             found = await self._lookup(task_id)
@@ -499,36 +522,32 @@ class TaskRunner:
             del self._records[task_id]
 
 
-@attrs.define
+@attrs.define(eq=False)
 class _TaskCall:
     """One tool call that may become a task: the request's part, then the task's.
 
     Until ``start`` the call belongs to its request (its notifications reach the
     request, its ending is the request's); from then on it runs as the task
-    ``record``, and only ``tasks/get`` and listen streams see it. It is the call's
-    ``Rounds``: it starts the task before the handler runs (``task_start="call"``),
-    and once the task runs, answers a ``NeedsInput`` through ``tasks/update``.
+    ``record``, detached from the request, and only ``tasks/get`` and listen
+    streams see it.
     """
 
     runner: TaskRunner
-    calls: Runner
-    request_call: Call
+    call: Call
     record: TaskRecord
     task_status: trio.TaskStatus[Ending]
     started: bool = False
 
-    async def execute(self) -> None:
-        """Run the call; settle the task, or hand the request its ending."""
-        inc, record = self.request_call._incoming, self.record
-        task_inc = Incoming(inc.request, inc.caller, self.emit, record.scope)
-        task_inc.params, task_inc.meta = inc.params, inc.meta
-        call = self.request_call
-        call = new_call(task_inc, call._target, call.name, call.arguments, self)
+    async def execute(self, next: Next) -> None:
+        """Run the rest of the chain; settle the task, or hand the request its
+        ending."""
+        record, exchange = self.record, self.call._exchange
+        exchange.start_task = self.start
         ending: Ending | None = None
         try:
             # The scope absorbs a cancellation (tasks/cancel, the deadline).
             with record.scope:
-                ending = await self.calls.run(call)
+                ending = await next(self.call)
             if not self.started:
                 assert ending is not None
                 self.task_status.started(ending)
@@ -545,33 +564,18 @@ class _TaskCall:
         Raises:
             Failure: -32603 (HTTP 503) if the shared store cannot be reached.
         """
-        record = self.record
-        await self.runner._persist(record, self.request_call.name)
+        record, runner = self.record, self.runner
+        await runner._persist(record, self.call.name)
         self.started = True
-        record.scope.deadline = trio.current_time() + self.runner.ttl_ms / 1000
-        self.runner._records[record.task_id] = record
+        record.scope.deadline = trio.current_time() + runner.ttl_ms / 1000
+        runner._records[record.task_id] = record
+        self.call._exchange.detach(record.scope, self.ask)
         created: JsonObject = {"resultType": "task", **record.base()}
-        self.task_status.started(Ending("ok", result=created))
+        self.task_status.started(Ending(outcome="ok", result=created))
         return record.task_id
 
-    async def emit(self, message: JsonObject) -> None:
-        """Progress and logs reach the request only while it waits for the task."""
-        if not self.started:
-            await self.request_call._incoming.emit(message)
-
-    async def begin(self, call: Call) -> None:
-        """Let the handler start the task, or start it now (``task_start="call"``)."""
-        ctx = call.context
-        ctx._bind_task_start(self.start)
-        if call.spec.task_start == "call":  # type: ignore[union-attr]
-            await ctx.task_started()
-
-    async def answer(
-        self, call: Call, needs: NeedsInput
-    ) -> Mapping[str, object] | None:
-        """Once a task, wait for the answers; before, the request asks the client."""
-        if not self.started:
-            return None
+    async def ask(self, call: Call, needs: NeedsInput) -> Mapping[str, object]:
+        """The task's questions, answered through ``tasks/update``."""
         return await self.runner._ask(self.record, call, needs)
 
 

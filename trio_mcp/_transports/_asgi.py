@@ -51,6 +51,7 @@ from .. import _metrics
 from .._authority import Grants
 from .._authority._bearer import Admission, Challenge
 from .._changes import LISTEN_METHOD
+from .._context import Exchange
 from .._dispatch import Caller, Dispatcher, Reply
 from .._errors import Transport
 from .._http_options import HttpOptions, PrincipalResolver, http_limits
@@ -65,14 +66,14 @@ from ._access import (
     normalize_origins,
     request_base,
 )
-from ._bearer import caller_of
+from ._bearer import StepUp, caller_of
 from ._body import slow_body_fault
 from ._disconnect import watch
 from ._gate import BUSY_RETRY_AFTER, Gate, retry_after_header
 from ._health import send_health
 from ._interrupt import interrupts_unwrapped
 from ._media import media_refusal
-from ._stream import CALL_METHODS, oversized_fault
+from ._stream import oversized_fault
 
 __all__ = ["McpAsgiApp", "PrincipalResolver"]
 
@@ -266,6 +267,12 @@ class McpAsgiApp:
         self.limits = http_limits(options)
         self.max_message_bytes = self.limits.max_message_bytes
         self.gate = Gate(self.limits, dispatcher, options.get("rate_limit"))
+        """The call slots and waiting places (``max_concurrent``, ``max_waiting``)."""
+        steps = [self.gate.admit]
+        if self.auth is not None:
+            steps.append(StepUp(self.auth))
+        self.edge = dispatcher.edge(steps)
+        """How calls come in: the gate's step, and the token's step-up with ``auth``."""
         metrics_path = options.get("metrics_path")
         self.metrics_path = (
             None if metrics_path is None else _normalize_path(metrics_path)
@@ -273,7 +280,6 @@ class McpAsgiApp:
         """Where Prometheus scrapes the metrics (GET), if anywhere."""
         if self.metrics_path is not None:
             _enable_metrics()
-        """The call slots and waiting places (``max_concurrent``, ``max_waiting``)."""
         self.closing = trio.Event()
         """Set by ``close()``: open listen streams end with their result."""
 
@@ -416,21 +422,17 @@ class McpAsgiApp:
         if not isinstance(message, Request):
             await message(send)
             return
+        client = scope.get("client")
         caller = Caller(
-            principal=principal, allow=self.allow, headers=headers, closing=self.closing
+            principal=principal,
+            allow=self.allow,
+            headers=headers,
+            closing=self.closing,
+            peer=str(client[0]) if client else None,
         )
         if admission is not None:
             caller = self._bearer_caller(admission, caller, scope, headers)
-        if message.method not in CALL_METHODS:
-            await self._dispatch(message, caller, receive, send)
-            return
-        # Busy or rate limited, the runner's limit step answers (503, 429).
-        caller, placed = await self.gate.admit(message, caller, scope)
-        try:
-            await self._dispatch(message, caller, receive, send, placed=placed)
-        finally:
-            if placed:
-                self.gate.leave()
+        await self._dispatch(message, caller, receive, send)
 
     async def _admit(
         self, scope: Scope, headers: dict[str, str]
@@ -530,24 +532,18 @@ class McpAsgiApp:
         return message
 
     async def _dispatch(
-        self,
-        request: Request,
-        caller: Caller,
-        receive: Receive,
-        send: Send,
-        *,
-        placed: bool = False,
+        self, request: Request, caller: Caller, receive: Receive, send: Send
     ) -> None:
         scope = trio.CancelScope()
         response = _Response(send, scope, self.limits.keepalive_interval)
         # A listen stream is long by nature: watched (and kept alive) from its start.
         watched = None if request.method == LISTEN_METHOD else watch(receive, scope)
         if watched is None:
-            await self._dispatch_watching(request, caller, receive, response, placed)
+            await self._dispatch_watching(request, caller, receive, response)
         else:
             with scope:
                 try:
-                    reply = await self._handle(request, caller, response, placed)
+                    reply = await self._handle(request, caller, response)
                 finally:
                     watched.done()
                 await response.finish(reply)
@@ -556,12 +552,7 @@ class McpAsgiApp:
         scope.cancel()
 
     async def _dispatch_watching(
-        self,
-        request: Request,
-        caller: Caller,
-        receive: Receive,
-        response: _Response,
-        placed: bool,
+        self, request: Request, caller: Caller, receive: Receive, response: _Response
     ) -> None:
         """Run the request beside its own disconnect watcher (and keep-alive comments)."""
         scope = response.scope
@@ -570,22 +561,20 @@ class McpAsgiApp:
             with scope:
                 if request.method == LISTEN_METHOD:
                     nursery.start_soon(response.keep_alive)
-                reply = await self._handle(request, caller, response, placed)
+                reply = await self._handle(request, caller, response)
                 await response.finish(reply, shield=True)
             nursery.cancel_scope.cancel()
 
     async def _handle(
-        self, request: Request, caller: Caller, response: _Response, placed: bool
+        self, request: Request, caller: Caller, response: _Response
     ) -> Reply:
-        """Run the request, in a call slot when it is a call with a place."""
-        handle = self.dispatcher.handle
-        if not placed:
-            return await handle(request, caller, response.emit, scope=response.scope)
-        await self.gate.acquire_slot()
+        """Run the request through the app's edge; then give back what it held (a
+        call's slot)."""
+        exchange = Exchange(response.emit, response.scope)
         try:
-            return await handle(request, caller, response.emit, scope=response.scope)
+            return await self.edge.handle(request, caller, exchange)
         finally:
-            self.gate.release_slot()
+            exchange.release()
 
     # -- checks --------------------------------------------------------------------
     def _host_allowed(self, value: str | None) -> bool:

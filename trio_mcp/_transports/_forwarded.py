@@ -1,6 +1,7 @@
 """Who is calling, for a rate limit: the principal, else the client's address.
 
-The address is the peer of the TCP connection (ASGI ``scope["client"]``). Behind a
+The address is the peer of the TCP connection (ASGI ``scope["client"]``, the
+caller's ``peer``). Behind a
 reverse proxy that peer is the proxy, so the client is read from ``Forwarded``
 (RFC 7239) or else ``X-Forwarded-For``, but only when the peer is a proxy the
 operator named as trusted: anyone can send those headers. The list is walked from
@@ -13,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 from collections.abc import Mapping
-from typing import Any
 
 from .._context import principal_id
 from .._rate_limit import RateLimit
@@ -23,7 +23,7 @@ __all__ = ["caller_key", "client_address"]
 
 def caller_key(
     principal: object | None,
-    scope: Mapping[str, Any],
+    peer: str | None,
     headers: Mapping[str, str],
     limit: RateLimit,
 ) -> str:
@@ -34,17 +34,16 @@ def caller_key(
     who = principal_id(principal)
     kind = "p" if who is not None else "a"
     if who is None:
-        who = client_address(scope, headers, limit) or "unknown"
+        who = client_address(peer, headers, limit) or "unknown"
     digest = hashlib.sha256(f"{kind}:{who}".encode("utf-8", "surrogatepass"))
     return digest.hexdigest()[:32]
 
 
 def client_address(
-    scope: Mapping[str, Any], headers: Mapping[str, str], limit: RateLimit
+    peer: str | None, headers: Mapping[str, str], limit: RateLimit
 ) -> str | None:
-    """The client's address, honouring forwarding headers from trusted proxies only."""
-    client = scope.get("client")
-    peer = str(client[0]) if client else None
+    """The client's address (``peer`` is the TCP peer), honouring forwarding
+    headers from trusted proxies only."""
     if peer is None or not _trusted(peer, limit):
         return peer
     hops = _forwarded_for(headers)

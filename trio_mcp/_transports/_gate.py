@@ -1,4 +1,4 @@
-"""Admission of HTTP calls: a rate limit, a slot, a bounded wait, or an answer at once.
+"""Admission of HTTP calls: a step of the app's edge that finds the call a place.
 
 Streamable HTTP has no stream to pace: each call is its own request, so a burst of
 slow calls would queue without end. The gate bounds it as the stream loop does for
@@ -6,21 +6,23 @@ stdio and WebSocket: at most ``max_concurrent`` calls run and ``max_waiting`` mo
 wait for a slot across every connection of the app; one more is answered at once
 with HTTP 503, ``Retry-After`` and a JSON-RPC -32000 body.
 
+``Gate.admit`` is a step of the HTTP app's edge (``Dispatcher.edge``): it runs
+after ``account`` (so every answer it gives is timed, measured and leaves a
+receipt) and before ``grant``.
+
 Invariants:
 - Only calls (``tools/call``, ``prompts/get``, ``resources/read``,
   ``completion/complete``) pass the gate; discovery, lists, the tasks methods and
   listen streams never wait and are never refused here.
-- A call takes its place (``admit``) before anything else, and keeps it until
-  it ends (``leave``), however it ends: a client that disconnects while
+- A call takes its place before anything else, and keeps its place and its slot
+  until its request is answered (``Exchange.hold``): when the call ends, or when it
+  becomes a task (which runs on without a slot). A client that disconnects while
   waiting cancels its wait and so gives its place up at once.
-- A call with no place goes to the dispatcher marked (``Caller.busy``) without a
-  slot, and the runner's ``limit`` step answers it 503 with ``Retry-After``: like
-  every call it is timed, measured and leaves a receipt (``refused``,
-  ``trio_mcp.Busy``). It takes no rate-limit token.
+- A call with no place is answered 503 with ``Retry-After`` (``refused``,
+  ``trio_mcp.Busy``) and takes no rate-limit token.
 - With a ``RateLimit``, a call that has a place then takes a token from its
   caller's bucket (in the server's store); without one it gives its place back and
-  goes to the dispatcher marked (``Caller.retry_after``), and the runner's
-  ``limit`` step answers it 429 with ``Retry-After`` and a ``refused`` receipt. A
+  is answered 429 with ``Retry-After`` (``refused``, ``trio_mcp.RateLimit``). A
   store that cannot be reached does not refuse: the bucket of this process stands in.
 """
 
@@ -28,17 +30,18 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
 from .. import _metrics
-from .._dispatch import Caller
-from .._dispatch._runner import BUSY_RETRY_AFTER
+from .._context import Exchange
+from .._dispatch import Call, Ending, Next
+from .._dispatch._runner import BUSY_RETRY_AFTER, busy
 from .._limits import Limits
-from .._protocol._jsonrpc import Request
+from .._protocol import _wire as wire
 from .._rate_limit import RateLimit
 from .._store import MemoryStore
 from ._forwarded import caller_key
@@ -46,14 +49,30 @@ from ._forwarded import caller_key
 if TYPE_CHECKING:
     from .._dispatch import Dispatcher
 
-__all__ = ["BUSY_RETRY_AFTER", "Gate", "retry_after_header"]
+__all__ = ["BUSY_RETRY_AFTER", "RATE_LIMITED_TYPE", "Gate", "retry_after_header"]
 
 log = logging.getLogger("trio_mcp.http")
+
+#: The receipt's ``error_type`` of a call refused by its rate limit.
+RATE_LIMITED_TYPE = "trio_mcp.RateLimit"
 
 
 def retry_after_header(seconds: float) -> tuple[bytes, bytes]:
     """``Retry-After`` in whole seconds (RFC 9110 §10.2.3), at least one."""
     return (b"retry-after", str(max(1, math.ceil(seconds))).encode("ascii"))
+
+
+def rate_limited(wait: float) -> Ending:
+    """-32000 with HTTP 429 and ``Retry-After``: the caller's rate limit is spent."""
+    after = max(1, math.ceil(wait))
+    ending = Ending.refused(
+        f"rate limited: this caller has used its calls for now; retry after {after} s",
+        data={"retryable": True, "retryAfterSeconds": after},
+        http_status=429,
+        headers=(("retry-after", str(after)),),
+        code=wire.SERVER_BUSY,
+    )
+    return attrs.evolve(ending, error_type=RATE_LIMITED_TYPE)
 
 
 class Gate:
@@ -93,66 +112,59 @@ class Gate:
             self._limiter = trio.CapacityLimiter(self.limits.max_concurrent)
         return self._limiter
 
-    async def admit(
-        self, request: Request, caller: Caller, scope: Mapping[str, Any]
-    ) -> tuple[Caller, bool]:
-        """Take a place for the call ``request``: its caller, and whether it holds a
-        place (then run it in a slot, and call ``leave()`` when it ends).
-
-        Without a place, the caller is marked ``busy``; over its rate limit, the
-        place is given back and the caller is marked ``retry_after``. Either way
-        the runner's ``limit`` step answers the call, and no slot is needed.
-        (Plain calls, not an async context manager: this runs for every call.)
-        """
+    async def admit(self, call: Call, next: Next) -> Ending:
+        """The step: a place, a rate-limit token and a slot for the call, held
+        until its request is answered; or the answer that it has none."""
         limits = self.limits
         if self.admitted >= limits.max_concurrent + limits.max_waiting:
             self.busy += 1
-            reason = (
+            return busy(
                 f"{limits.max_concurrent} calls are running and "
                 f"{limits.max_waiting} are waiting"
             )
-            return attrs.evolve(caller, busy=reason), False
         self.admitted += 1
+        held = False
         try:
-            wait = await self.over_limit(request, caller, scope)
-        except BaseException:
-            self.admitted -= 1
-            raise
-        if wait is not None:
-            self.admitted -= 1
-            return attrs.evolve(caller, retry_after=wait), False
-        return caller, True
+            wait = await self.over_limit(call)
+            if wait is not None:
+                return rate_limited(wait)
+            exchange = call._exchange
+            await self._acquire_slot(exchange)
+            exchange.hold(partial(self._leave, exchange))
+            held = True
+            return await next(call)
+        finally:
+            if not held:
+                self.admitted -= 1
 
-    def leave(self) -> None:
-        """A call that ``admit`` placed has ended, however: its place is free."""
+    def _leave(self, exchange: Exchange) -> None:
+        """The request ``exchange`` of a call this gate placed is answered: its
+        slot and its place are free."""
+        self.limiter.release_on_behalf_of(exchange)
         self.admitted -= 1
 
-    async def acquire_slot(self) -> None:
-        """Take a call slot, waiting for one (cancellable, FIFO) if none is free.
+    async def _acquire_slot(self, exchange: Exchange) -> None:
+        """Take a call slot for the request ``exchange`` (not for a task: the call
+        may go on in another), waiting for one (cancellable, FIFO) if none is free.
 
         A free slot is taken without a scheduler pass (``acquire_nowait`` refuses
         while others wait, so the order holds); a cancelled call raises here either
-        way. Only for a call ``admit`` placed; ``release_slot()`` when it ends.
+        way.
         """
         await trio.lowlevel.checkpoint_if_cancelled()
         try:
-            self.limiter.acquire_nowait()
+            self.limiter.acquire_on_behalf_of_nowait(exchange)
         except trio.WouldBlock:
-            await self.limiter.acquire()
+            await self.limiter.acquire_on_behalf_of(exchange)
 
-    def release_slot(self) -> None:
-        """Give back the slot ``acquire_slot`` took."""
-        self.limiter.release()
-
-    async def over_limit(
-        self, request: Request, caller: Caller, scope: Mapping[str, Any]
-    ) -> float | None:
-        """The seconds until ``request``'s caller may call again, if its bucket is
-        empty (the runner's ``limit`` step then answers 429), else None."""
+    async def over_limit(self, call: Call) -> float | None:
+        """The seconds until the call's caller may call again, if its bucket is
+        empty, else None."""
         limit = self.rate_limit
         if limit is None or self.dispatcher is None:
             return None
-        key = caller_key(caller.principal, scope, caller.headers or {}, limit)
+        caller = call.caller
+        key = caller_key(caller.principal, caller.peer, caller.headers or {}, limit)
         try:
             wait = await self.dispatcher.store.take(key, limit)
         except Exception as exc:  # the store is down: limit in this process alone
@@ -161,5 +173,5 @@ class Gate:
         if wait <= 0:
             return None
         self.limited += 1
-        _metrics.count("rate_limited", request.method)
+        _metrics.count("rate_limited", call.method)
         return wait

@@ -10,7 +10,7 @@ Invariants:
   always read and honoured. At most ``max_concurrent`` calls run at once and at most
   ``max_waiting`` more wait for a slot; a call beyond that is answered at once with
   -32000 ("server busy"), so memory stays bounded; such a call still goes through
-  the runner (its ``limit`` step answers it), so it leaves a receipt. Only a client that stops reading
+  its chain (the busy edge's one step answers it), so it leaves a receipt. Only a client that stops reading
   our output stops the loop (the writer then waits, which is backpressure).
 - Discovery, lists and other quick methods are answered by the loop itself, never
   waiting for a call slot. ``subscriptions/listen`` streams take no call or waiting
@@ -41,8 +41,9 @@ import trio
 from .. import _metrics
 from .._authority import Grants
 from .._changes import LISTEN_METHOD
-from .._context import Emit
-from .._dispatch import Caller, Dispatcher, Reply
+from .._context import Exchange
+from .._dispatch import Call, Caller, Dispatcher, Ending, Next, Reply
+from .._dispatch._runner import busy
 from .._json import JsonObject, encode_message
 from .._limits import Limits
 from .._protocol import _wire as wire
@@ -224,6 +225,12 @@ class _Loop:
         self.dispatcher = dispatcher
         self.caller = caller
         self.limits = limits
+        reason = (
+            f"{limits.max_concurrent} calls are running and "
+            f"{limits.max_waiting} are waiting"
+        )
+        self.busy_edge = dispatcher.edge([_Busy(reason)])
+        """A call with no place goes through this edge: its one step answers it."""
         self.slots = trio.CapacityLimiter(limits.max_concurrent)
         self.load = _Load(limits)
         self.in_flight: dict[str | int, trio.CancelScope] = {}
@@ -259,7 +266,7 @@ class _Loop:
         elif isinstance(message, Notification):
             self.cancel(message)
         elif _is_quick(message):
-            reply = await self.dispatcher.handle(message, self.caller, _drop)
+            reply = await self.dispatcher.handle(message, self.caller)
             await self.hand_over(reply.body)
         elif (reason := self.load.admit(message)) is not None:
             await self.refuse_busy(message, reason)
@@ -278,12 +285,11 @@ class _Loop:
                 await nursery.start(self.run, message, scope, False)
 
     async def refuse_busy(self, request: Request, reason: str) -> None:
-        """Answer "server busy" at once. A call is answered by the runner's ``limit``
-        step (``Caller.busy``), so it is measured and leaves a receipt like any call;
+        """Answer "server busy" at once. A call goes through the busy edge, whose
+        one step answers it, so it is measured and leaves a receipt like any call;
         no handler runs, so the loop answers it itself."""
         if request.method in CALL_METHODS:
-            caller = attrs.evolve(self.caller, busy=reason)
-            reply = await self.dispatcher.handle(request, caller, _drop)
+            reply = await self.busy_edge.handle(request, self.caller)
             await self.hand_over(reply.body)
             return
         _metrics.count("busy", request.method)
@@ -330,16 +336,15 @@ class _Loop:
             if not scope.cancel_called:
                 await self.hand_over(encode_message(note))
 
+        exchange = Exchange(emit, scope)
         self.running[scope] = request
         try:
             with scope:
                 if held or request.method not in CALL_METHODS:
                     # Started with start_soon: no task_status to report to.
-                    reply = await self.dispatcher.handle(
-                        request, self.caller, emit, scope=scope
-                    )
+                    reply = await self.dispatcher.handle(request, self.caller, exchange)
                 else:
-                    reply = await self._queued(request, emit, scope, task_status)
+                    reply = await self._queued(request, exchange, task_status)
                 if not scope.cancel_called:
                     await self.hand_over(reply.body)
         except BaseException:
@@ -360,8 +365,7 @@ class _Loop:
     async def _queued(
         self,
         request: Request,
-        emit: Emit,
-        scope: trio.CancelScope,
+        exchange: Exchange,
         task_status: trio.TaskStatus[None],
     ) -> Reply:
         """A call that found no free slot: wait for one in the limiter's queue."""
@@ -369,7 +373,7 @@ class _Loop:
         # parks in the limiter's FIFO before the loop takes the next message.
         task_status.started()
         async with self.slots:
-            return await self.dispatcher.handle(request, self.caller, emit, scope=scope)
+            return await self.dispatcher.handle(request, self.caller, exchange)
 
     def input_ended(self) -> float:
         """Start the graceful end; return the deadline of what still runs.
@@ -387,8 +391,15 @@ class _Loop:
         return deadline
 
 
-async def _drop(note: JsonObject) -> None:
-    """Quick methods send no notifications."""
+class _Busy:
+    """The one step of a loop's busy edge: the call has no place, so it is
+    answered "server busy" (-32000) without running."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    async def __call__(self, call: Call, next: Next) -> Ending:
+        return busy(self.reason)
 
 
 def _read(raw: Received, max_depth: int) -> Request | Notification | Fault:
