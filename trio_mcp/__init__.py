@@ -49,6 +49,7 @@ from ._declare import ToolCall as ToolCall
 from ._declare import ToolHints as ToolHints
 from ._declare import ToolReply as ToolReply
 from ._declare import ToolSpec as ToolSpec
+from ._declare import View as View
 from ._declare import prompt as prompt
 from ._declare import resource as resource
 from ._declare import tool as tool
@@ -153,6 +154,7 @@ __all__ = [
     "ToolReply",
     "ToolSpec",
     "Transport",
+    "View",
     "__version__",
     "decode",
     "described",

@@ -26,6 +26,7 @@ from ._authority._redact import call_values, mask_json_values, mask_text
 from ._errors import MissingClientCapability, Refusal
 from ._json import JsonObject, JsonValue
 from ._protocol import _wire as wire
+from ._protocol._apps import renders_views
 
 if TYPE_CHECKING:
     from ._authority import Capability
@@ -376,6 +377,18 @@ class ToolContext:
         nothing is declared, so this is False.
         """
         return client_supports(self.client_capabilities, _needs_of(need))
+
+    @property
+    def renders_views(self) -> bool:
+        """Whether this request's client renders MCP Apps views (``@tool(view=...)``).
+
+        True when its capabilities declare the ``io.modelcontextprotocol/ui``
+        extension with ``text/html;profile=mcp-app``; its host then shows the
+        tool's view with the result. A handler needs no branch (every client gets
+        the same result, whose text is what the others show); this tells one
+        that wants to keep bulk data out of the model's text when a view shows it.
+        """
+        return renders_views(self.client_capabilities)
 
     def require_client(self, need: ClientNeed) -> None:
         """Check that this request's client declared what ``need`` requires.

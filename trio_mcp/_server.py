@@ -25,7 +25,7 @@ import trio
 
 from ._authority import Grants, ReceiptSink
 from ._changes import Broadcast, Change
-from ._declare import Icon, Prompt, Resource, Tool, implementation_extras
+from ._declare import Icon, Prompt, Resource, Tool, View, implementation_extras
 from ._dispatch import Catalog, Dispatcher, Middleware
 from ._errors import AlreadyRunning, InvalidArgument, McpError
 from ._http_options import HttpOptions
@@ -121,7 +121,8 @@ class Server:
         name: The server's name, sent as ``serverInfo``.
         version: The server's version, sent as ``serverInfo``.
         tools: ``@tool`` declarations (functions or bound methods), in catalog order.
-        resources: ``@resource`` declarations.
+        resources: ``@resource`` declarations, and ``View`` values served without a
+            tool linking them (the views of ``tools`` are served anyway).
         prompts: ``@prompt`` declarations.
         instructions: Guidance for the client, returned by ``server/discover``.
         receipts: A callable (sync or async) that receives every ``Receipt``.
@@ -172,7 +173,7 @@ class Server:
         name: str,
         version: str,
         tools: Sequence[Tool] = (),
-        resources: Sequence[Resource] = (),
+        resources: Sequence[Resource | View] = (),
         prompts: Sequence[Prompt] = (),
         *,
         instructions: str | None = None,
@@ -253,7 +254,7 @@ class Server:
         self,
         *,
         tools: Sequence[Tool] | None = None,
-        resources: Sequence[Resource] | None = None,
+        resources: Sequence[Resource | View] | None = None,
         prompts: Sequence[Prompt] | None = None,
     ) -> None:
         """Serve a new catalog from now on and announce what changed.

@@ -53,3 +53,5 @@ from ._values import ToolHints as ToolHints
 from ._values import ToolReply as ToolReply
 from ._values import ToolSpec as ToolSpec
 from ._values import _Absent as _Absent
+from ._view import View as View
+from ._view import Visibility as Visibility

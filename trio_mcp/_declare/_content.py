@@ -36,6 +36,7 @@ def _b64(data: bytes) -> str:
 is_str = attrs.validators.instance_of(str)
 is_optional_str = attrs.validators.optional(is_str)
 _bytes = attrs.validators.instance_of(bytes)
+_optional_object = attrs.validators.optional(attrs.validators.instance_of(dict))
 
 
 @attrs.frozen
@@ -99,12 +100,18 @@ class TextResourceContents:
     uri: str = attrs.field(validator=is_str)
     text: str = attrs.field(validator=is_str)
     mime_type: str | None = attrs.field(default=None, validator=is_optional_str)
+    meta: JsonObject | None = attrs.field(
+        default=None, kw_only=True, validator=_optional_object, hash=False
+    )
+    """The contents' ``_meta`` (an MCP App view's ``{"ui": {...}}``), as given."""
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``TextResourceContents``."""
         out: JsonObject = {"uri": self.uri, "text": self.text}
         if self.mime_type is not None:
             out["mimeType"] = self.mime_type
+        if self.meta is not None:
+            out["_meta"] = self.meta
         return out
 
 
@@ -115,12 +122,18 @@ class BlobResourceContents:
     uri: str = attrs.field(validator=is_str)
     blob: bytes = attrs.field(validator=_bytes)
     mime_type: str | None = attrs.field(default=None, validator=is_optional_str)
+    meta: JsonObject | None = attrs.field(
+        default=None, kw_only=True, validator=_optional_object, hash=False
+    )
+    """The contents' ``_meta``, as given."""
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``BlobResourceContents``."""
         out: JsonObject = {"uri": self.uri, "blob": _b64(self.blob)}
         if self.mime_type is not None:
             out["mimeType"] = self.mime_type
+        if self.meta is not None:
+            out["_meta"] = self.meta
         return out
 
 

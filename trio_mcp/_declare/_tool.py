@@ -31,6 +31,7 @@ from ._values import (
     ToolReply,
     ToolSpec,
 )
+from ._view import View, Visibility, check_visibility
 
 __all__ = ["FunctionTool", "error_reply", "message_chain", "qualified", "tool"]
 
@@ -60,7 +61,16 @@ class FunctionTool(Declaration[P, R]):
         timeout: Seconds | None = None,
         task: TaskSupport | None = None,
         task_start: TaskStart = "call",
+        view: View | None = None,
+        visibility: Sequence[Visibility] | None = None,
     ) -> None:
+        where = f"{fn.__module__}:{fn.__qualname__}"
+        if view is not None and not isinstance(view, View):
+            raise InvalidDeclaration(
+                f"{where}: view= takes a View('ui://...', html), got {view!r}"
+            )
+        self.view = view
+        self.visibility = check_visibility(visibility, where=where)
         if task not in (None, "optional", "required"):
             raise InvalidDeclaration(
                 f"{fn.__module__}:{fn.__qualname__}: task= takes 'optional' or "
@@ -140,6 +150,8 @@ class FunctionTool(Declaration[P, R]):
             timeout=self.timeout,
             task=self.task,
             task_start=self.task_start,
+            view=self.view,
+            visibility=self.visibility,
         )
 
     def decode_arguments(self, arguments: JsonValue) -> dict[str, object]:
@@ -217,6 +229,8 @@ def tool(
     timeout: Seconds | None = None,
     task: TaskSupport | None = None,
     task_start: TaskStart = "call",
+    view: View | None = None,
+    visibility: Sequence[Visibility] | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
 def tool(fn: Any = None, /, **options: Any) -> Any:
     """Declare a function, async function or method as an MCP tool.
@@ -239,6 +253,12 @@ def tool(fn: Any = None, /, **options: Any) -> Any:
             ``"handler"`` runs the handler first, so it may ask for input by multi
             round-trip or answer at once, and creates the task when it awaits
             ``ToolContext.current().task_started()``.
+        view: A ``View`` (MCP Apps): hosts that render views show it with the
+            tool's result; the tool's list entry names it in ``_meta.ui``, and the
+            server serves it as a resource. Other clients get the tool as it is.
+        visibility: Who may call the tool (``_meta.ui.visibility``): ``("model",
+            "app")`` (the default: the agent and the view), ``("app",)`` (only the
+            view, hidden from the model) or ``("model",)``.
 
     Raises:
         InvalidDeclaration: at once, for an unannotated or unsupported parameter or

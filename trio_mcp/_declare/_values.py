@@ -32,6 +32,7 @@ from ._content import (
     is_str,
 )
 from ._needs_input import NeedsInput
+from ._view import View, Visibility, check_visibility, tool_ui
 
 __all__ = [
     "Completer",
@@ -102,6 +103,16 @@ def _icons(value: Iterable[Icon]) -> tuple[Icon, ...]:
 
 def _strings(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(value)
+
+
+def _visibility(value: Iterable[str] | None) -> tuple[Visibility, ...] | None:
+    return check_visibility(value, where="ToolSpec")
+
+
+def _meta(value: Mapping[str, JsonValue] | None) -> JsonObject | None:
+    if value is not None and not isinstance(value, Mapping):
+        raise TypeError(f"meta= takes a mapping (the _meta object), got {value!r}")
+    return None if value is None else dict(value)
 
 
 def _caps(value: Iterable[Capability]) -> tuple[Capability, ...]:
@@ -202,6 +213,15 @@ class ToolSpec:
         default="call", validator=attrs.validators.in_(("call", "handler"))
     )
     """``"handler"``: the task exists once the handler calls ``task_started()``."""
+    view: View | None = attrs.field(
+        default=None,
+        validator=attrs.validators.optional(attrs.validators.instance_of(View)),
+    )
+    """The MCP App view a host renders for the tool (``_meta.ui.resourceUri``)."""
+    visibility: tuple[Visibility, ...] | None = attrs.field(
+        default=None, converter=_visibility
+    )
+    """Who may call it: ``"model"``, ``"app"`` (its view), or both (the default)."""
 
     @property
     def hints(self) -> ToolHints | None:
@@ -221,6 +241,9 @@ class ToolSpec:
         if self.annotations is not None:
             out["annotations"] = self.annotations.to_wire()
         _icons_to_wire(out, self.icons)
+        ui = tool_ui(self.view, self.visibility)
+        if ui:
+            out["_meta"] = {"ui": ui}
         return out
 
 
@@ -347,6 +370,8 @@ class ResourceSpec:
     updatable: bool = False
     complete: Mapping[str, Completer] = _complete_field()
     """Completers of template variables, for ``completion/complete``."""
+    meta: JsonObject | None = attrs.field(default=None, converter=_meta, hash=False)
+    """The listing's ``_meta`` (a view's ``{"ui": {...}}``), as given."""
 
     @property
     def is_template(self) -> bool:
@@ -364,6 +389,8 @@ class ResourceSpec:
         if self.mime_type is not None:
             out["mimeType"] = self.mime_type
         _icons_to_wire(out, self.icons)
+        if self.meta is not None:
+            out["_meta"] = self.meta
         return out
 
 

@@ -35,6 +35,7 @@ from .._protocol._headers import ParamHeader, param_headers
 from ._complete import completion_problems
 from ._pages import Pages
 from ._targets import PromptTarget, ResourceTarget, ToolTarget
+from ._views import ViewResource, served_views
 
 __all__ = [
     "Catalog",
@@ -247,7 +248,7 @@ def _resource_entry(
             return None, list(exc.problems)
         problems = (
             []
-            if spec.description
+            if spec.description or isinstance(adopter, ViewResource)  # optional there
             else [f"resource '{spec.uri}' ({where}): has no description"]
         )
     entry = ResourceEntry(
@@ -306,8 +307,10 @@ class Catalog:
     ) -> None:
         problems: list[str] = []
         tool_entries = _entries(tools, Tool, ToolSpec, _tool_entry, problems)
+        views = served_views((e.spec for e in tool_entries), resources)
+        problems.extend(views.problems)
         resource_entries = _entries(
-            resources, Resource, ResourceSpec, _resource_entry, problems
+            views.resources, Resource, ResourceSpec, _resource_entry, problems
         )
         prompt_entries = _entries(prompts, Prompt, PromptSpec, _prompt_entry, problems)
         if problems:
@@ -316,7 +319,8 @@ class Catalog:
         _no_duplicates("prompt name", prompt_entries)
         _no_duplicates("resource URI", resource_entries)
         self.tool_list = [e.adopter for e in tool_entries]
-        self.resource_list = [e.adopter for e in resource_entries]
+        # As given: the views of tools are found again from the tools of a new catalog.
+        self.resource_list = list(resources)
         self.prompt_list = [e.adopter for e in prompt_entries]
         self.tools = {e.spec.name: e for e in tool_entries}
         self.prompts = {e.spec.name: e for e in prompt_entries}
@@ -327,6 +331,8 @@ class Catalog:
         self.wire_tools: list[JsonObject] = [e.spec.to_wire() for e in tool_entries]
         self.has_task_tools = any(e.spec.task is not None for e in tool_entries)
         """Whether a tool may run as a task (the tasks extension is served)."""
+        self.has_views = views.any
+        """Whether a view is served (the MCP Apps extension is advertised)."""
         self.wire_prompts: list[JsonObject] = [e.spec.to_wire() for e in prompt_entries]
         self.wire_resources: list[JsonObject] = [
             e.spec.to_wire() for e in self.static_resources

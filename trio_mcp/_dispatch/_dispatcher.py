@@ -154,6 +154,10 @@ class Dispatcher(Calls):
             extensions = caps.setdefault("extensions", {})
             assert isinstance(extensions, dict)
             extensions[wire.SKILLS_EXTENSION] = self.skills.capability()
+        if self.catalog.has_views:  # MCP Apps (SEP-1865): no server settings
+            extensions = caps.setdefault("extensions", {})
+            assert isinstance(extensions, dict)
+            extensions[wire.UI_EXTENSION] = {}
         return caps
 
     # -- changes: a new catalog, updated resources --------------------------------

@@ -63,6 +63,7 @@ REMOVED_METHODS: Final = frozenset(
 # The tasks extension (SEP-2663)
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"
+UI_EXTENSION: Final = "io.modelcontextprotocol/ui"  # MCP Apps (SEP-1865)
 TASKS_GET: Final = "tasks/get"
 TASKS_UPDATE: Final = "tasks/update"
 TASKS_CANCEL: Final = "tasks/cancel"
