@@ -34,6 +34,7 @@ LAYERS = {
     "_context": 3,
     "_otel": 3,
     "_metrics": 3,
+    "_redis": 3,  # the Redis connection of RedisStore and RedisBroadcast (coredis lazily)
     "_changes": 3,  # broadcast, Redis, listen streams: know no catalog or call
     "_declare": 4,
     "_dispatch": 5,

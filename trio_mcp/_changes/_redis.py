@@ -4,9 +4,10 @@ Each process keeps the in-process fan-out of ``Broadcast`` for its own listen
 streams and adds one Redis connection for publishing and one for subscribing to a
 channel. A change published here reaches local subscriptions at once and is sent to
 Redis tagged with this broadcast's origin; a change read from Redis with another
-origin is offered to local subscriptions. coredis is the client: it runs on Trio
-through anyio, so no thread and no blocking call touches the event loop (the trial
-that chose it is in docs/deploy.md). It is imported only when ``running()`` starts.
+origin is offered to local subscriptions. The connection (one coredis client,
+reconnecting, the pub/sub reader) is ``trio_mcp._redis.RedisConnection``, shared with
+``RedisStore``; coredis runs on Trio through anyio (the trial that chose it is in
+docs/deploy.md) and is imported only when ``running()`` starts.
 
 Invariants:
 - ``publish`` never blocks and never fails, connected or not: what Redis has not
@@ -30,11 +31,12 @@ import logging
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NoReturn
 
 import trio
 
-from .._errors import Transport
+from .._errors import InvalidArgument
+from .._redis import RedisConnection
 from ._broadcast import DEFAULT_BUFFER_SIZE, Broadcast, Change
 
 if TYPE_CHECKING:
@@ -49,10 +51,6 @@ _UPDATED: Final = "notifications/resources/updated"
 _LIST_CHANGED: Final = frozenset(
     f"notifications/{kind}/list_changed" for kind in ("tools", "prompts", "resources")
 )
-
-
-class _Lost(Exception):
-    """The subscription ended without an error from the client library."""
 
 
 class RedisBroadcast(Broadcast):
@@ -90,12 +88,17 @@ class RedisBroadcast(Broadcast):
         max_reconnect_delay: float = 5.0,
     ) -> None:
         super().__init__(buffer_size=buffer_size)
-        if not url.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError(
-                f"RedisBroadcast needs a redis://, rediss:// or unix:// URL, not {url!r}"
-            )
+        self._redis = RedisConnection(
+            url,
+            owner="RedisBroadcast",
+            log=log,
+            connect_timeout=5.0,
+            reconnect_delay=reconnect_delay,
+            max_reconnect_delay=max_reconnect_delay,
+            lost=self._lost,
+        )
         if max_unsent < 1:
-            raise ValueError("max_unsent must be at least 1")
+            raise InvalidArgument("max_unsent must be at least 1")
         self.url = url
         self.channel = channel
         self.outage_grace = outage_grace
@@ -113,7 +116,6 @@ class RedisBroadcast(Broadcast):
         self._unsent: dict[Change, None] = {}
         self._resync_others = False
         self._wake = trio.Event()
-        self._running = False
         self._outage: trio.CancelScope | None = None
 
     def __repr__(self) -> str:
@@ -176,60 +178,24 @@ class RedisBroadcast(Broadcast):
         Raises:
             McpError.Transport: if coredis is not installed.
         """
-        if self._running:
+        if self._redis.running_now:
             yield
             return
         try:
-            import coredis  # noqa: F401 - optional extra: fail early, clearly
-        except ImportError as exc:
-            raise Transport(
-                'RedisBroadcast needs coredis; install it with: pip install "trio-mcp[redis]"'
-            ) from exc
-        self._running = True
-        try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._keep_connected)
+            async with self._redis.running(self._session):
                 yield
-                nursery.cancel_scope.cancel()
         finally:
-            self._running = False
             self.connected = False
             self._outage = None
 
-    async def _keep_connected(self) -> None:
-        """Connect, relay until the connection fails, wait, repeat; never raises."""
-        delay = self.reconnect_delay
-        async with trio.open_nursery() as nursery:
-            while True:
-                failure = await self._attempt()
-                if self.connected or self._outage is None:
-                    log.warning(
-                        "lost Redis at %s (%s); reconnecting", self.url, failure
-                    )
-                if self.connected:
-                    delay = self.reconnect_delay
-                self.connected = False
-                if self._outage is None:
-                    self._outage = trio.CancelScope()
-                    nursery.start_soon(self._end_listens_after, self._outage)
-                await trio.sleep(delay)
-                delay = min(delay * 2, self.max_reconnect_delay)
-
-    async def _attempt(self) -> str:
-        """Run one session; return why it ended. Cancellation passes through.
-
-        coredis may raise from its own cleanup while being cancelled (a closed
-        stream), so the group is split: the cancellation propagates, the rest is
-        only the reason.
-        """
-        reason = "the connection ended"
-        try:
-            await self._session()
-        except* trio.Cancelled:
-            raise
-        except* Exception as group:
-            reason = _reason(group)
-        return reason
+    def _lost(self, work: str, reason: str) -> None:
+        """A session ended: log it once per outage and start the outage timer."""
+        if self.connected or self._outage is None:
+            log.warning("lost Redis at %s (%s); reconnecting", self.url, reason)
+        self.connected = False
+        if self._outage is None:
+            self._outage = outage = trio.CancelScope()
+            self._redis.start_soon(lambda: self._end_listens_after(outage))
 
     async def _end_listens_after(self, scope: trio.CancelScope) -> None:
         with scope:
@@ -242,26 +208,19 @@ class RedisBroadcast(Broadcast):
                 ended,
             )
 
-    async def _session(self) -> None:
+    async def _session(
+        self,
+        client: coredis.Redis[bytes],
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> NoReturn:
         """One connection's life: subscribe, resync, then relay both ways.
 
         Raises:
             Exception: whatever ended the connection (it never returns normally).
         """
-        import coredis
-        from coredis.retry import NoRetryPolicy
-
-        client: coredis.Redis[bytes] = coredis.Redis.from_url(
-            self.url, retry_policy=NoRetryPolicy(), connect_timeout=5.0
-        )
-        async with (
-            client,
-            client.pubsub(
-                channels=[self.channel],
-                ignore_subscribe_messages=True,
-                retry_policy=NoRetryPolicy(),
-            ) as pubsub,
-        ):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(self._redis.read_channel, self.channel, self._receive)
             await client.ping()
             self.connected = True
             self.connections += 1
@@ -270,13 +229,10 @@ class RedisBroadcast(Broadcast):
                 self._outage = None
                 log.warning("reconnected to Redis at %s", self.url)
             self.resync()
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._send_unsent, client)
-                async for message in pubsub:
-                    self._receive(message["data"])
-                raise _Lost("the Redis subscription ended")
+            task_status.started()
+            await self._send_unsent(client)
 
-    async def _send_unsent(self, client: coredis.Redis[bytes]) -> None:
+    async def _send_unsent(self, client: coredis.Redis[bytes]) -> NoReturn:
         """Publish queued changes in order; a change is re-queued if sending fails."""
         while True:
             while self._resync_others or self._unsent:
@@ -329,10 +285,3 @@ class RedisBroadcast(Broadcast):
 
 def _order(change: Change) -> tuple[str, str]:
     return change.method, change.uri or ""
-
-
-def _reason(exc: BaseException) -> str:
-    """A short cause for the log: the first leaf of an exception group."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {exc}"

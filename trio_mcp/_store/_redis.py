@@ -21,7 +21,9 @@ Invariants:
   -32603 answer. Commands are never retried blindly; the next call tries again, so
   the store recovers as soon as Redis does.
 - Background work (writing queued snapshots, reading the change channel and the
-  inbox) reconnects with a doubling delay and never raises into the server.
+  inbox, the heartbeat) runs in sessions of the shared ``RedisConnection``
+  (``trio_mcp._redis``, also the broadcast's): it reconnects with a doubling delay
+  and never raises into the server.
 - Snapshots queued while Redis is down are kept (the newest per task) and written
   once it is back.
 
@@ -35,13 +37,14 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import trio
 
-from .._errors import Transport
+from .._errors import InvalidArgument
 from .._json import JsonObject
 from .._rate_limit import RateLimit
+from .._redis import RedisConnection, reason
 from ._memory import Store
 
 if TYPE_CHECKING:
@@ -142,14 +145,13 @@ class RedisStore(Store):
         timeout: float = 2.0,
         heartbeat: float = 10.0,
     ) -> None:
-        if not url.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError(
-                f"RedisStore needs a redis://, rediss:// or unix:// URL, not {url!r}"
-            )
         if not timeout > 0:
-            raise ValueError("RedisStore timeout must be positive")
+            raise InvalidArgument("RedisStore timeout must be positive")
         if not heartbeat > 0:
-            raise ValueError("RedisStore heartbeat must be positive")
+            raise InvalidArgument("RedisStore heartbeat must be positive")
+        self._redis = RedisConnection(
+            url, owner="RedisStore", log=log, connect_timeout=timeout
+        )
         self.heartbeat = heartbeat
         self.url = url
         self.prefix = prefix
@@ -160,7 +162,6 @@ class RedisStore(Store):
         """Answers a request for a task this process runs (set by the task runner)."""
         self.on_change: ChangeHandler | None = None
         """Told of a task's change made elsewhere (set by the task runner)."""
-        self._client: coredis.Redis[bytes] | None = None
         self._scripts: dict[str, Any] = {}
         self._unsaved: dict[str, tuple[int, str, int]] = {}
         self._wake = trio.Event()
@@ -185,40 +186,22 @@ class RedisStore(Store):
     # -- the connection --------------------------------------------------------------
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Hold the client, and run the background work, for the block.
+        """Hold the client, and run the background work, for the block. A nested
+        entry (one server served twice at once) shares the first one's.
 
         Raises:
             McpError.Transport: if coredis is not installed.
         """
-        if self._client is not None:
+        if self._redis.running_now:
             yield
             return
-        try:
-            import coredis
-            from coredis.retry import NoRetryPolicy
-        except ImportError as exc:
-            raise Transport(
-                'RedisStore needs coredis; install it with: pip install "trio-mcp[redis]"'
-            ) from exc
-        client: coredis.Redis[bytes] = coredis.Redis.from_url(
-            self.url, retry_policy=NoRetryPolicy(), connect_timeout=self.timeout
-        )
-        async with client:
-            self._client = client
+        work = (self._write_unsaved, self._read_changes, self._read_inbox, self._beat)
+        async with self._redis.running(*work) as client:
             self._scripts = {
                 "bucket": client.register_script(BUCKET_SCRIPT),
                 "save": client.register_script(SAVE_SCRIPT),
             }
-            try:
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._forever, self._write_unsaved)
-                    nursery.start_soon(self._forever, self._read_changes)
-                    nursery.start_soon(self._forever, self._read_inbox)
-                    nursery.start_soon(self._forever, self._beat)
-                    yield
-                    nursery.cancel_scope.cancel()
-            finally:
-                self._client = None
+            yield
 
     async def _command(
         self, run: Callable[[coredis.Redis[bytes]], Awaitable[Any]]
@@ -228,7 +211,7 @@ class RedisStore(Store):
         Raises:
             StoreUnavailable: if it failed or took longer.
         """
-        client = self._client
+        client = self._redis.client
         if client is None:
             raise StoreUnavailable("the store is not running (no task nursery is open)")
         try:
@@ -239,24 +222,7 @@ class RedisStore(Store):
                 f"Redis at {self.url} did not answer within {self.timeout:g} s"
             ) from None
         except Exception as exc:
-            raise StoreUnavailable(f"Redis at {self.url}: {_reason(exc)}") from exc
-
-    async def _forever(
-        self, work: Callable[[coredis.Redis[bytes]], Awaitable[None]]
-    ) -> None:
-        """Run ``work`` again after each failure, waiting 0.1 s doubling to 5 s."""
-        delay = 0.1
-        while True:
-            client = self._client
-            assert client is not None
-            try:
-                await work(client)
-            except Exception as exc:
-                log.warning(
-                    "store: %s failed (%s); retrying", work.__name__, _reason(exc)
-                )
-            await trio.sleep(delay)
-            delay = min(delay * 2, 5.0)
+            raise StoreUnavailable(f"Redis at {self.url}: {reason(exc)}") from exc
 
     # -- rate-limit buckets -------------------------------------------------------------
     async def take(self, key: str, limit: RateLimit) -> float:
@@ -378,15 +344,29 @@ class RedisStore(Store):
         return f"{self.prefix}:alive:{origin}"
 
     # -- background work --------------------------------------------------------------------
-    async def _beat(self, client: coredis.Redis[bytes]) -> None:
+    async def _beat(
+        self,
+        client: coredis.Redis[bytes],
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> NoReturn:
         """Renew this process's heartbeat three times per ``heartbeat``."""
         key = self._alive_key(self.origin)
+        await client.set(key, b"1", px=max(1, round(self.heartbeat * 1000)))
+        task_status.started()
         while True:
-            await client.set(key, b"1", px=max(1, round(self.heartbeat * 1000)))
             await trio.sleep(self.heartbeat / 3)
+            await client.set(key, b"1", px=max(1, round(self.heartbeat * 1000)))
 
-    async def _write_unsaved(self, client: coredis.Redis[bytes]) -> None:
+    async def _write_unsaved(
+        self,
+        client: coredis.Redis[bytes],
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> NoReturn:
         """Write queued snapshots, newest per task; re-queue one that fails."""
+        await client.ping()
+        task_status.started()
         while True:
             while self._unsaved:
                 task_id = next(iter(self._unsaved))
@@ -399,18 +379,16 @@ class RedisStore(Store):
             self._wake = trio.Event()
             await self._wake.wait()
 
-    async def _read_changes(self, client: coredis.Redis[bytes]) -> None:
+    async def _read_changes(
+        self,
+        client: coredis.Redis[bytes],
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> NoReturn:
         """Keep the views of tasks changed elsewhere, and tell the task runner."""
-        from coredis.retry import NoRetryPolicy
-
-        async with client.pubsub(
-            channels=[self.channel],
-            ignore_subscribe_messages=True,
-            retry_policy=NoRetryPolicy(),
-        ) as pubsub:
-            async for message in pubsub:
-                self._changed(message["data"])
-        raise StoreUnavailable("the subscription to task changes ended")
+        await self._redis.read_channel(
+            self.channel, self._changed, task_status=task_status
+        )
 
     def _changed(self, data: object) -> None:
         try:
@@ -431,9 +409,16 @@ class RedisStore(Store):
         if self.on_change is not None:
             self.on_change(task_id)
 
-    async def _read_inbox(self, client: coredis.Redis[bytes]) -> None:
+    async def _read_inbox(
+        self,
+        client: coredis.Redis[bytes],
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> NoReturn:
         """Answer requests other processes send for the tasks this one runs."""
         inbox = f"{self.prefix}:inbox:{self.origin}"
+        await client.ping()
+        task_status.started()
         while True:
             found = await client.blpop([inbox], timeout=1)
             if found is None:
@@ -458,9 +443,3 @@ def lease_size(limit: RateLimit) -> int:
     Small buckets are taken one token at a time, so they stay exact.
     """
     return max(1, min(MAX_LEASE, limit.capacity // 8))
-
-
-def _reason(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return f"{type(exc).__name__}: {exc}"
