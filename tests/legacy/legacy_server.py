@@ -119,7 +119,8 @@ async def slow(steps: int) -> str:
 
 @tool
 async def forever() -> str:
-    """Wait until cancelled."""
+    """Log that it waits, then wait until cancelled."""
+    await ToolContext.current().log("info", "waiting")
     await trio.sleep(3600)
     return "an hour passed"
 

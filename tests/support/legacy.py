@@ -17,7 +17,7 @@ from typing import Any, Self
 
 import trio
 
-from trio_mcp import Server
+from trio_mcp import Limits, Server
 from trio_mcp.testing import check_message
 
 from .legacy_schema import check_legacy
@@ -25,6 +25,7 @@ from .legacy_schema import check_legacy
 __all__ = ["LegacyError", "LegacyPeer", "WAIT"]
 
 WAIT = 10.0
+_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 Answerer = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
@@ -54,6 +55,7 @@ class LegacyPeer:
         answer: Answerer = _refuse,
         principal: object | None = None,
         allow: Any = (),
+        limits: Limits | None = None,
     ) -> None:
         self.server = server
         self.revision = revision
@@ -62,6 +64,7 @@ class LegacyPeer:
         self.answer = answer
         self.principal = principal
         self.allow = allow
+        self.limits = limits
         self.messages: list[dict[str, Any]] = []
         """Every message the server emitted, in order."""
         self.notifications: list[dict[str, Any]] = []
@@ -86,8 +89,14 @@ class LegacyPeer:
         self, receive: trio.MemoryReceiveChannel[str]
     ) -> None:
         await self.server.serve_messages(
-            receive, self._on_message, allow=self.allow, principal=self.principal
+            receive,
+            self._on_message,
+            allow=self.allow,
+            principal=self.principal,
+            limits=self.limits,
         )
+        # The server is done: answers the client was still preparing are moot.
+        self._nursery.cancel_scope.cancel()
 
     async def __aexit__(
         self,
@@ -107,8 +116,13 @@ class LegacyPeer:
         pending = (
             self._pending.get(message.get("id")) if "method" not in message else None
         )
-        if pending is not None and pending[2]:
-            check_message(message, pending[0])  # a modern request's reply: 2026-07-28
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if (pending is not None and pending[2]) or (
+            isinstance(meta, dict) and _SUBSCRIPTION in meta
+        ):
+            # A modern request's reply or listen notification: 2026-07-28.
+            check_message(message, pending[0] if pending else None)
         else:
             check_legacy(message, self.revision, pending[0] if pending else None)
         self.messages.append(message)
@@ -210,4 +224,20 @@ class LegacyPeer:
                 for note in self.notifications[start:]:
                     if note["method"] == method:
                         return note
+                await self._arrived.wait()
+
+    async def wait_asked(self, count: int) -> list[dict[str, Any]]:
+        """Wait until the server has sent the client ``count`` requests."""
+        with trio.fail_after(WAIT):
+            while len(self.asked) < count:
+                await self._arrived.wait()
+        return self.asked
+
+    async def wait_notifications(self, method: str, count: int) -> list[dict[str, Any]]:
+        """Wait until ``count`` notifications of ``method`` arrived; return them all."""
+        with trio.fail_after(WAIT):
+            while True:
+                found = [n for n in self.notifications if n["method"] == method]
+                if len(found) >= count:
+                    return found
                 await self._arrived.wait()
