@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import trio_mcp
+import trio_mcp.asyncio
 import trio_mcp.auth
 import trio_mcp.testing
 
@@ -233,3 +234,25 @@ def test_importing_never_loads_the_auth_package(module: str) -> None:
     )
 
     assert "trio_mcp.auth" not in json.loads(completed.stdout)
+
+
+def test_the_asyncio_package_exports_what_api_md_promises() -> None:
+    assert ["AsyncioApp", "mount"] == trio_mcp.asyncio.__all__
+    assert public_names(trio_mcp.asyncio) == set(trio_mcp.asyncio.__all__)
+    for name in trio_mcp.asyncio.__all__:
+        assert "trio_mcp.asyncio" == getattr(trio_mcp.asyncio, name).__module__
+
+
+@pytest.mark.parametrize("module", ["trio_mcp", "trio_mcp.testing"])
+def test_importing_never_loads_the_asyncio_package(module: str) -> None:
+    """api.md: ``trio_mcp.asyncio`` is imported only by who uses it."""
+    code = f"import json, sys, {module}\nprint(json.dumps(sorted(sys.modules)))\n"
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+
+    assert "trio_mcp.asyncio" not in json.loads(completed.stdout)

@@ -47,6 +47,7 @@ LAYERS = {
     "testing": 9,
     "_cli": 9,
     "auth": 9,  # the OAuth resource server (extra auth): never imported by trio_mcp
+    "asyncio": 9,  # asyncio hosts (Trio as their guest): never imported by trio_mcp
     "__main__": 9,
 }
 #: The public facade re-exports layers 0-8; as an import target it is the public API.
@@ -65,7 +66,11 @@ EAGER_BY_LAYER |= dict.fromkeys((5, 6, 7, 8), EAGER_BY_LAYER[4])
 EAGER_BY_LAYER[9] = EAGER_BY_LAYER[4] | {"pytest"}
 #: A subpackage that is an extra of its own may import that extra's packages eagerly:
 #: ``import trio_mcp`` never imports it (tests/test_exports.py).
-EAGER_BY_SUBPACKAGE = {"auth": EAGER_BY_LAYER[4] | {"httpx", "joserfc"}}
+EAGER_BY_SUBPACKAGE = {
+    "auth": EAGER_BY_LAYER[4] | {"httpx", "joserfc"},
+    # The guest run's done callback gets an outcome.Outcome (Trio's own dependency).
+    "asyncio": EAGER_BY_LAYER[4] | {"outcome"},
+}
 #: Extras and test-only packages: imported inside functions (or for type checking).
 OPTIONAL = {
     "hypercorn",

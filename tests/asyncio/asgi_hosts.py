@@ -1,0 +1,167 @@
+"""Asyncio hosts for the tests of ``trio_mcp.asyncio``: uvicorn in process, clean runs.
+
+Every test of this folder is a plain ``def`` that runs its own asyncio loop with
+``run_clean``, which also checks that the loop ended cleanly: nothing reached the
+loop's exception handler (an exception in a callback, a task destroyed while
+pending), no Trio run is left in the thread, and no task but the ones a test allows
+was still running when its coroutine returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import trio
+import uvicorn
+from support import META
+
+from trio_mcp.testing import check_message
+
+__all__ = [
+    "Recorder",
+    "raw_call",
+    "run_clean",
+    "serving_uvicorn",
+    "tasks_left",
+]
+
+T = TypeVar("T")
+
+#: How long any one test waits for anything; a hang fails instead of stalling CI.
+PATIENCE = 30.0
+
+
+def run_clean(main: Callable[[], Awaitable[T]]) -> T:
+    """``asyncio.run(main())``, checking that the loop and the guest run ended cleanly."""
+    problems: list[dict[str, Any]] = []
+
+    async def watched() -> T:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda _, context: problems.append(context))
+        async with asyncio.timeout(PATIENCE):
+            return await main()
+
+    result = asyncio.run(watched())
+    assert [] == problems
+    assert not trio.lowlevel.in_trio_run()
+    return result
+
+
+def tasks_left() -> list[str]:
+    """The names of the loop's tasks other than the current one."""
+    current = asyncio.current_task()
+    return sorted(t.get_name() for t in asyncio.all_tasks() if t is not current)
+
+
+@asynccontextmanager
+async def serving_uvicorn(app: Any, **config: Any) -> AsyncIterator[str]:
+    """Serve ``app`` with uvicorn on 127.0.0.1 in this loop; yield its base URL.
+
+    Leaving the block stops uvicorn the way Ctrl-C does (``should_exit``) and waits
+    for it: open connections are drained, then the lifespan shuts down.
+    """
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    options = {"log_level": "warning", "lifespan": "auto", **config}
+    server = uvicorn.Server(uvicorn.Config(app, **options))
+    serving = asyncio.create_task(server.serve(sockets=[sock]), name="uvicorn")
+    try:
+        while not server.started:
+            if serving.done():
+                serving.result()  # its failure, raised
+                raise AssertionError("uvicorn stopped before it started")
+            await asyncio.sleep(0.01)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await serving
+        sock.close()
+
+
+def call_body(name: str, arguments: dict[str, Any], request_id: int = 1) -> bytes:
+    """A ``tools/call`` request of revision 2026-07-28."""
+    params = {"_meta": META, "name": name, "arguments": arguments}
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": params,
+    }
+    return json.dumps(message).encode()
+
+
+async def raw_call(
+    url: str, path: str, name: str, arguments: dict[str, Any]
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Send a ``tools/call`` POST on a new connection; return it, the reply unread."""
+    host, port = url.removeprefix("http://").split(":")
+    body = call_body(name, arguments)
+    head = (
+        f"POST {path} HTTP/1.1\r\nhost: {host}:{port}\r\n"
+        "content-type: application/json\r\naccept: application/json, text/event-stream\r\n"
+        "mcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\n"
+        f"mcp-name: {name}\r\ncontent-length: {len(body)}\r\n\r\n"
+    )
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(head.encode() + body)
+    await writer.drain()
+    return reader, writer
+
+
+class Recorder:
+    """An asyncio ASGI pass-through keeping each HTTP exchange's bodies, to check
+    every message the server sent against the revision's schema."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.exchanges: list[tuple[bytes, str, bytes]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = bytearray()
+        response = bytearray()
+        kind = ""
+
+        async def recv() -> Any:
+            message = await receive()
+            request.extend(message.get("body", b""))
+            return message
+
+        async def snd(message: Any) -> None:
+            nonlocal kind
+            if message["type"] == "http.response.start":
+                kind = (
+                    dict(message.get("headers", [])).get(b"content-type", b"").decode()
+                )
+            else:
+                response.extend(message.get("body", b""))
+            await send(message)
+
+        await self.app(scope, recv, snd)
+        self.exchanges.append((bytes(request), kind, bytes(response)))
+
+    def check_all(self) -> int:
+        """Validate every JSON-RPC message the server sent; return how many."""
+        count = 0
+        for request, kind, body in self.exchanges:
+            if not body or kind not in ("application/json", "text/event-stream"):
+                continue
+            method = json.loads(request).get("method") if request else None
+            if kind == "text/event-stream":
+                texts = [f[len("data: ") :] for f in body.decode().split("\n\n") if f]
+            else:
+                texts = [body.decode()]
+            for text in texts:
+                if text.startswith(":"):
+                    continue  # a keep-alive comment
+                check_message(json.loads(text), method)
+                count += 1
+        return count
