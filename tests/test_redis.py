@@ -1,7 +1,7 @@
 """``trio_mcp._redis``: the one Redis connection manager of ``RedisStore`` and
 ``RedisBroadcast`` (their behaviour against a real redis-server, outages included, is
-in tests/scale). Here, what needs no server: sessions of background work and their
-waits (on a ``MockClock``: coredis connects only when a command is sent), the URL
+in tests/store and tests/changes). Here, what needs no server: sessions of background
+work and their waits (on a ``MockClock``: coredis connects only when a command is sent), the URL
 check and the missing extra."""
 
 from __future__ import annotations

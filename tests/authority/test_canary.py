@@ -39,10 +39,10 @@ from canary_app import CALLS, CANARY, make_server
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 if TYPE_CHECKING:
-    from conftest import Sink
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
         InMemorySpanExporter,
     )
+    from support.receipts import Sink
 
 META: dict[str, Any] = {
     **support.META,

@@ -21,7 +21,7 @@ from trio_mcp._authority import closure, resolve_grants
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 if TYPE_CHECKING:
-    from conftest import Sink
+    from support.receipts import Sink
 
 ERROR_KEY = "dev.trio-mcp/error"
 

@@ -24,7 +24,7 @@ from trio_mcp import Capability, Receipt, Server, ToolError, prompt, resource, t
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 if TYPE_CHECKING:
-    from conftest import Sink
+    from support.receipts import Sink
 
 admin = Capability("admin", description="Administer")
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"

@@ -9,10 +9,8 @@ and enum string of the revision's schema.
 
 from __future__ import annotations
 
-import json
 import logging
 from functools import partial
-from importlib import resources
 from typing import Any, Literal
 
 import attrs
@@ -22,6 +20,7 @@ import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import wire
+from support.vocabulary import VOCABULARY
 
 from trio_mcp import (
     Elicit,
@@ -39,27 +38,6 @@ from trio_mcp import (
 )
 from trio_mcp.testing import McpTestClient
 
-
-def _vocabulary() -> list[str]:
-    """Every object key and enum (or const) string of the revision's schema."""
-    text = resources.files("trio_mcp.testing").joinpath("schema-2026-07-28.json")
-    found: set[str] = set()
-    pending: list[Any] = [json.loads(text.read_text(encoding="utf-8"))]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, dict):
-            found.update(node)
-            for key in ("enum", "const"):
-                values = node.get(key)
-                values = values if isinstance(values, list) else [values]
-                found.update(v for v in values if isinstance(v, str))
-            pending.extend(node.values())
-        elif isinstance(node, list):
-            pending.extend(node)
-    return sorted(v for v in found if v and "*" not in v)
-
-
-VOCABULARY = _vocabulary()
 NEUTRAL = "zq9-neutral-secret-zq9"
 
 

@@ -12,8 +12,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +20,8 @@ import trio
 import trio.testing
 from support import META
 from support.stdio_kinds import stdio_kind  # noqa: F401 - the fixture
-from support.stdio_peer import WAIT, StdioPeer, request_message, running
+from support.stdio_peer import WAIT
+from support.stdio_probe import spawn
 
 from trio_mcp import McpError
 from trio_mcp._transports._stdio import THREADS_ENV, read_lines, stdio_streams
@@ -31,31 +30,11 @@ from trio_mcp._transports._threads import ThreadReader, ThreadWriter
 from trio_mcp.testing import check_message
 
 ROOT = Path(__file__).resolve().parents[2]
-PROBE = ROOT / "examples" / "stdio_probe_server.py"
 
 
 #: Every test runs twice: with POSIX ``FdStream``s and with the thread-backed
 #: streams Windows uses (``stdio_kind`` in support.stdio_kinds).
 pytestmark = pytest.mark.usefixtures("stdio_kind")
-
-
-class Peer(StdioPeer):
-    """The client side of one server subprocess: write lines, collect what comes back."""
-
-    async def call(
-        self, request_id: Any, name: str, meta: Any = None, **arguments: Any
-    ) -> None:
-        """Send a ``tools/call`` without waiting for its reply."""
-        params = {"name": name, "arguments": arguments}
-        await self.send(request_message(request_id, "tools/call", params, meta))
-
-
-@asynccontextmanager
-async def spawn(*args: str, script: Path | None = PROBE) -> AsyncIterator[Peer]:
-    """Run the probe server (or ``python -c`` code) as a subprocess; kill it at the end."""
-    command = [str(script), *args] if script else [*args]
-    async with running(Peer, command) as peer:
-        yield peer
 
 
 def text_of(reply: dict[str, Any]) -> str:

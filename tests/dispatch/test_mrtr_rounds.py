@@ -1,0 +1,368 @@
+"""Multi round-trip requests end to end (mcp-2026-07-28.md §7), through McpTestClient."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import pytest
+from support import wire
+from support.mrtr_server import ALL_CAPS, make_server
+
+from trio_mcp import (
+    Elicit,
+    ElicitResult,
+    NeedsInput,
+    Server,
+    ToolContext,
+    tool,
+)
+from trio_mcp.testing import McpTestClient, ProtocolError
+
+
+@attrs.frozen
+class Name:
+    name: str
+
+
+ALICE = {"action": "accept", "content": {"name": "Alice"}}
+
+
+async def call(client: McpTestClient, name: str, **kw: Any) -> dict[str, Any]:
+    result = await client.call_tool(name, **kw)
+    raw: dict[str, Any] = result.raw
+    return raw
+
+
+async def test_one_round_asks_then_completes_with_the_typed_answer() -> None:
+    """Spec-mandated shape; the typed ElicitResult is our choice."""
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        first = await call(client, "greet")
+        second = await client.call_tool(
+            "greet",
+            input_responses={"user_name": ALICE},
+            request_state=first["requestState"],
+        )
+
+    assert first["resultType"] == "input_required"
+    assert first["inputRequests"] == {
+        "user_name": {
+            "method": "elicitation/create",
+            "params": {
+                "mode": "form",
+                "message": "What is your name?",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"name": {"type": "string"}},
+                    "required": ["name"],
+                },
+            },
+        }
+    }
+    assert "ttlMs" not in first
+    assert "cacheScope" not in first
+    assert "io.modelcontextprotocol/serverInfo" in first["_meta"]
+    assert second.raw["resultType"] == "complete"
+    assert second.structured == "Hello, Alice!"
+    assert second.text == "Hello, Alice!"
+
+
+async def test_declined_elicitation_gives_no_content() -> None:
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        first = await call(client, "greet")
+        second = await client.call_tool(
+            "greet",
+            input_responses={"user_name": {"action": "decline"}},
+            request_state=first["requestState"],
+        )
+
+    assert second.structured == "no name (decline)"
+    assert second.text == "no name (decline)"
+
+
+async def test_three_rounds_carry_state_and_change_request_state() -> None:
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        r1 = await call(client, "wizard")
+        r2 = await call(
+            client,
+            "wizard",
+            input_responses={"step1": ALICE},
+            request_state=r1["requestState"],
+        )
+        r3 = await client.call_tool(
+            "wizard",
+            input_responses={
+                "step2": {"action": "accept", "content": {"color": "blue"}}
+            },
+            request_state=r2["requestState"],
+        )
+
+    assert list(r1["inputRequests"]) == ["step1"]
+    assert list(r2["inputRequests"]) == ["step2"]
+    assert r1["requestState"] != r2["requestState"]
+    assert r3.structured == "Alice likes blue"
+    assert r3.text == "Alice likes blue"
+
+
+async def test_several_inputs_in_one_round_decode_each_to_its_type() -> None:
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        first = await call(client, "everything")
+        second = await client.call_tool(
+            "everything",
+            input_responses={
+                "who": ALICE,
+                "capital": {
+                    "role": "assistant",
+                    "content": {"type": "text", "text": "Paris"},
+                    "model": "test-model",
+                    "stopReason": "endTurn",
+                },
+                "roots": {"roots": [{"uri": "file:///test/root", "name": "Test Root"}]},
+            },
+            request_state=first["requestState"],
+        )
+
+    methods = sorted(r["method"] for r in first["inputRequests"].values())
+    assert methods == ["elicitation/create", "roots/list", "sampling/createMessage"]
+    expected = (
+        "UserName(name='Alice') Paris test-model "
+        "[Root(uri='file:///test/root', name='Test Root')]"
+    )
+    assert second.structured == expected
+    assert second.text == expected
+
+
+async def test_every_form_field_kind_decodes_into_the_attrs_class() -> None:
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        first = await call(client, "order")
+        content = {
+            "quantity": 2,
+            "size": "large",
+            "gift": True,
+            "deliver_on": "2026-08-01",
+        }
+        second = await client.call_tool(
+            "order",
+            input_responses={"order": {"action": "accept", "content": content}},
+            request_state=first["requestState"],
+        )
+
+    expected = (
+        "Order(quantity=2, size=<Size.LARGE: 'large'>, gift=True, "
+        "deliver_on=datetime.date(2026, 8, 1))"
+    )
+    assert second.structured == expected
+    assert second.text == expected
+
+
+async def test_a_missing_response_makes_the_handler_ask_again() -> None:
+    """Spec SHOULD (§7.2 rule 6): a new InputRequiredResult, not an error."""
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        first = await call(client, "greet")
+        again = await call(
+            client,
+            "greet",
+            input_responses={"wrong_key": ALICE},
+            request_state=first["requestState"],
+        )
+
+    assert again["resultType"] == "input_required"
+    assert list(again["inputRequests"]) == ["user_name"]
+
+
+async def test_unknown_response_keys_are_ignored() -> None:
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        first = await call(client, "greet")
+        second = await client.call_tool(
+            "greet",
+            input_responses={"user_name": ALICE, "extra": {"x": 1}},
+            request_state=first["requestState"],
+        )
+
+    assert second.structured == "Hello, Alice!"
+    assert second.text == "Hello, Alice!"
+
+
+@pytest.mark.parametrize(
+    "responses",
+    [
+        {"user_name": 12345},
+        {"user_name": {"action": "maybe"}},
+        {"user_name": {"action": "accept"}},
+        {"user_name": {"action": "accept", "content": {"name": 5}}},
+        {"user_name": {"action": "accept", "content": {"nom": "Alice"}}},
+    ],
+)
+async def test_a_malformed_response_is_invalid_params(
+    responses: dict[str, Any],
+) -> None:
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        first = await call(client, "greet")
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool(
+                "greet", input_responses=responses, request_state=first["requestState"]
+            )
+
+    assert caught.value.code == -32602
+    assert caught.value.message.startswith("invalid inputResponses")
+
+
+async def test_input_responses_null_is_invalid_params() -> None:
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        first = await call(client, "greet")
+        meta = client.meta()
+        with pytest.raises(ProtocolError) as caught:
+            await client.request(
+                "tools/call",
+                {
+                    "name": "greet",
+                    "_meta": meta,
+                    "inputResponses": None,
+                    "requestState": first["requestState"],
+                },
+            )
+
+    assert caught.value.code == -32602
+
+
+async def test_responses_without_request_state_run_the_handler_once_and_ask() -> None:
+    """Our choice (issue 24, class 7.4): responses sent without the first round's
+    ``requestState`` answer nothing asked yet. The handler runs once in the request
+    (never twice) and the client is asked again (spec §7.2 rule 6: re-request)."""
+    runs: list[object] = []
+
+    @tool
+    def ask_name() -> str | NeedsInput:
+        """Ask for a name, counting each run.
+
+        Returns the greeting once the name is known.
+        """
+        runs.append(ToolContext.current().request_id)
+        answer = ToolContext.current().input_responses.get("user_name")
+        if isinstance(answer, ElicitResult) and isinstance(answer.content, Name):
+            return f"Hello, {answer.content.name}!"
+        return NeedsInput({"user_name": Elicit("What is your name?", schema=Name)})
+
+    server = Server("once", "1", tools=[ask_name])
+    async with McpTestClient(server, client_capabilities=ALL_CAPS) as client:
+        again = await call(
+            client, "ask_name", input_responses={"user_name": ALICE, "extra": {}}
+        )
+
+    assert "input_required" == again["resultType"]
+    assert ["user_name"] == list(again["inputRequests"])
+    assert 1 == len(runs)
+
+
+@pytest.mark.parametrize(
+    "responses",
+    [{"wrong_key": ALICE}, {"user_name": 12345}, {"user_name": {"action": "accept"}}],
+)
+async def test_unsolicited_responses_that_do_not_fit_are_asked_again(
+    responses: dict[str, Any],
+) -> None:
+    """Spec SHOULD (§7.2 rule 6): re-request rather than fail."""
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        again = await call(client, "greet", input_responses=responses)
+
+    assert again["resultType"] == "input_required"
+    assert list(again["inputRequests"]) == ["user_name"]
+
+
+async def test_asking_for_an_undeclared_capability_is_32021() -> None:
+    """Spec-mandated (§7.2 rule 3, §2.1): data.requiredCapabilities is an object."""
+    async with McpTestClient(
+        make_server(), client_capabilities={"sampling": {}}
+    ) as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool("greet")
+
+    assert caught.value.code == -32021
+    assert caught.value.data == {"requiredCapabilities": {"elicitation": {}}}
+
+
+async def test_url_only_elicitation_does_not_cover_forms() -> None:
+    caps: dict[str, Any] = {"elicitation": {"url": {}}}
+    async with McpTestClient(make_server(), client_capabilities=caps) as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool("greet")
+
+    assert caught.value.code == -32021
+
+
+async def test_several_missing_capabilities_are_reported_together() -> None:
+    async with McpTestClient(make_server(), client_capabilities={}) as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool("everything")
+
+    assert -32021 == caught.value.code
+    assert caught.value.data == {
+        "requiredCapabilities": {"elicitation": {}, "sampling": {}, "roots": {}}
+    }
+
+
+async def test_a_handler_can_ask_only_for_what_the_client_supports() -> None:
+    async with McpTestClient(
+        make_server(), client_capabilities={"sampling": {}}
+    ) as client:
+        first = await call(client, "polite")
+
+    assert first["resultType"] == "input_required"
+    assert [r["method"] for r in first["inputRequests"].values()] == [
+        "sampling/createMessage"
+    ]
+
+
+async def test_a_prompt_may_need_input() -> None:
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        first = await client.request("prompts/get", {"name": "with_context"})
+        second = await client.request(
+            "prompts/get",
+            {
+                "name": "with_context",
+                "inputResponses": {"user_context": ALICE},
+                "requestState": first["requestState"],
+            },
+        )
+
+    assert first["resultType"] == "input_required"
+    assert second["resultType"] == "complete"
+    assert wire(second)["messages"][0]["content"]["text"] == "context: Alice"
+
+
+async def test_a_resource_read_may_need_input() -> None:
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        first = await client.request("resources/read", {"uri": "test://gated"})
+        second = await client.request(
+            "resources/read",
+            {
+                "uri": "test://gated",
+                "inputResponses": {"roots": {"roots": []}},
+                "requestState": first["requestState"],
+            },
+        )
+
+    assert first["resultType"] == "input_required"
+    assert first["inputRequests"] == {"roots": {"method": "roots/list", "params": {}}}
+    assert "ttlMs" not in first
+    assert wire(second)["contents"][0]["text"] == "roots: []"
+
+
+@pytest.mark.parametrize(
+    ("method", "key"),
+    [
+        ("tools/list", "tools"),
+        ("prompts/list", "prompts"),
+        ("resources/list", "resources"),
+        ("resources/templates/list", "resourceTemplates"),
+    ],
+)
+async def test_list_methods_never_return_input_required(method: str, key: str) -> None:
+    """Spec-mandated (§7.2 rule 1)."""
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        result = await client.request(
+            method, {"inputResponses": {}, "requestState": "x"}
+        )
+
+    assert result["resultType"] == "complete"
+    assert key in result

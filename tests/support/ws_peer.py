@@ -1,0 +1,95 @@
+"""A WebSocket MCP client for tests: send frames, collect schema-checked replies.
+
+Every frame the server sends is decoded and validated against the revision's schema
+(``check_message``) as it arrives; ``reply`` waits on arrivals, never on time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import trio
+from trio_websocket import ConnectionClosed, WebSocketConnection, open_websocket_url
+
+from trio_mcp.testing import check_message
+
+from . import META
+
+__all__ = ["WAIT", "WsPeer", "connected"]
+
+WAIT = 10.0
+
+
+class WsPeer:
+    """The client side of one connection: send frames, collect validated replies."""
+
+    def __init__(self, ws: WebSocketConnection) -> None:
+        self.ws = ws
+        self.messages: list[dict[str, Any]] = []
+        self.methods: dict[Any, str] = {}
+        self._changed = trio.Event()
+
+    async def read(self) -> None:
+        try:
+            while True:
+                message = json.loads(await self.ws.get_message())
+                check_message(message, self.methods.get(message.get("id")))
+                self.messages.append(message)
+                self._changed.set()
+                self._changed = trio.Event()
+        except ConnectionClosed:
+            self._changed.set()
+
+    async def call(self, request_id: Any, name: str, **arguments: Any) -> None:
+        self.methods[request_id] = "tools/call"
+        await self.ws.send_message(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": "tools/call",
+                    "params": {"name": name, "arguments": arguments, "_meta": META},
+                }
+            )
+        )
+
+    async def cancel(self, request_id: Any) -> None:
+        await self.ws.send_message(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": request_id},
+                }
+            )
+        )
+
+    def find(self, request_id: Any) -> dict[str, Any] | None:
+        for message in self.messages:
+            if message.get("id") == request_id:
+                return message
+        return None
+
+    async def reply(self, *request_ids: Any) -> dict[str, Any]:
+        """Wait for replies to all ``request_ids``; return the last one's."""
+        with trio.fail_after(WAIT):
+            while not all(self.find(i) for i in request_ids):
+                await self._changed.wait()
+        found = self.find(request_ids[-1])
+        assert found is not None
+        return found
+
+
+@asynccontextmanager
+async def connected(port: int, path: str = "/mcp") -> AsyncIterator[WsPeer]:
+    async with (
+        open_websocket_url(f"ws://127.0.0.1:{port}{path}", subprotocols=["mcp"]) as ws,
+        trio.open_nursery() as nursery,
+    ):
+        peer = WsPeer(ws)
+        nursery.start_soon(peer.read)
+        yield peer
+        await ws.aclose()
