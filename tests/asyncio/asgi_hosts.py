@@ -23,7 +23,10 @@ from support import META
 from trio_mcp.testing import check_message
 
 __all__ = [
+    "Listen",
     "Recorder",
+    "headers_for",
+    "open_listen",
     "raw_call",
     "run_clean",
     "serving_uvicorn",
@@ -165,3 +168,75 @@ class Recorder:
                 check_message(json.loads(text), method)
                 count += 1
         return count
+
+
+def headers_for(method: str, name: str | None = None) -> dict[str, str]:
+    """The headers a 2026-07-28 POST of ``method`` carries."""
+    out = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+    }
+    if name is not None:
+        out["mcp-name"] = name
+    return out
+
+
+async def open_listen(url: str, path: str, request_id: int) -> Listen:
+    """POST ``subscriptions/listen`` on a new connection; return once it is acknowledged."""
+    host, port = url.removeprefix("http://").split(":")
+    params = {"_meta": META, "notifications": {"toolsListChanged": True}}
+    message = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "subscriptions/listen",
+        "params": params,
+    }
+    body = json.dumps(message).encode()
+    fields = {
+        "host": f"{host}:{port}",
+        "content-length": str(len(body)),
+        **headers_for("subscriptions/listen"),
+    }
+    head = f"POST {path} HTTP/1.1\r\n" + "".join(
+        f"{k}: {v}\r\n" for k, v in fields.items()
+    )
+    reader, writer = await asyncio.open_connection(host, int(port))
+    writer.write(head.encode() + b"\r\n" + body)
+    listen = Listen(reader, writer)
+    await listen.next_message()  # the acknowledgement
+    return listen
+
+
+class Listen:
+    """One listen response (chunked SSE) read from a raw connection."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.reader = reader
+        self.writer = writer
+        self.started = False
+
+    async def next_message(self) -> dict[str, Any]:
+        """The next ``data:`` message, checked against the schema; {} at the end."""
+        if not self.started:
+            head = await self.reader.readuntil(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200"), head
+            self.started = True
+        while True:
+            size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            if not size:
+                await self.reader.readuntil(b"\r\n")
+                return {}
+            chunk = (await self.reader.readexactly(size + 2))[:-2]
+            for event in chunk.decode().split("\n\n"):
+                if event.startswith("data: "):
+                    message: dict[str, Any] = json.loads(event[len("data: ") :])
+                    check_message(
+                        message, None if "method" in message else "subscriptions/listen"
+                    )
+                    return message
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.writer.close()

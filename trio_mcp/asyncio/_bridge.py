@@ -115,7 +115,8 @@ class Exchange:
         cancelled = False
         while not self.done.done():
             try:
-                await asyncio.shield(self.done)
+                # Neither raises the future's exception nor cancels the future.
+                await asyncio.wait((self.done,))
             except asyncio.CancelledError:
                 # The host abandons the request: end the Trio side as for a client
                 # that went away, wait for it, then let the cancellation go on.
@@ -151,8 +152,16 @@ class Exchange:
             )
 
     # -- the Trio side -----------------------------------------------------------
-    async def run(self, app: Callable[[Scope, Receive, Send], Awaitable[None]]) -> None:
-        """Serve the request with the Trio ASGI ``app``; settle ``done`` however it ends."""
+    async def run(
+        self,
+        app: Callable[[Scope, Receive, Send], Awaitable[None]],
+        cut: Callable[[], tuple[int, str]],
+    ) -> None:
+        """Serve the request with the Trio ASGI ``app``; settle ``done`` however it ends.
+
+        ``cut()`` says how to answer if the request is cancelled from outside (its
+        app stopping, or failing) before it finished.
+        """
         failure: Exception | None = None
         finished = False
         try:
@@ -163,8 +172,8 @@ class Exchange:
             failure = exc
             finished = True
         finally:
-            if not finished:  # cancelled from outside: the app is stopping
-                self.stop(503, "this MCP server is shutting down")
+            if not finished:  # cancelled from outside: the app stops or failed
+                self.stop(*cut())
             elif not self.done.done():
                 if failure is None:
                     self.done.set_result(None)

@@ -163,6 +163,7 @@ class Service:
     # -- the Trio side -----------------------------------------------------------
     async def run(self) -> None:
         """The service's task in the guest run: lifespan, requests, graceful stop."""
+        clean = False
         try:
             async with trio.open_nursery() as outer:
                 shutdown: trio.Event = await outer.start(_lifespan, self.app)
@@ -177,6 +178,7 @@ class Service:
                         await self._drained()
                     requests.cancel_scope.cancel()
                 shutdown.set()
+            clean = True
         except Exception as exc:  # the app's lifespan failed: fail the service
             if self.ready.done():  # a failed start is reported by whoever started it
                 log.error(
@@ -187,7 +189,9 @@ class Service:
             self._fail(exc)
         finally:
             self._requests = None
-            if self.state != "failed":
+            if not clean:  # cancelled from outside: the guest run is crashing
+                self.state = "failed"
+            elif self.state != "failed":
                 self.state = "stopped"
             if not self.ready.done():
                 self.ready.set_result(None)
@@ -206,11 +210,17 @@ class Service:
     async def _one(self, exchange: Exchange) -> None:
         self._active += 1
         try:
-            await exchange.run(self.app)
+            await exchange.run(self.app, self._cut)
         finally:
             self._active -= 1
             if not self._active and self._idle is not None:
                 self._idle.set()
+
+    def _cut(self) -> tuple[int, str]:
+        """How to answer a request cancelled before it finished."""
+        if self._stop.is_set():
+            return 503, self.refusal()
+        return 500, "this MCP server failed while serving the request; its log says why"
 
     async def _drained(self) -> None:
         while self._active:

@@ -1,0 +1,159 @@
+"""The bridge passes messages through unchanged: the same answers as the Trio app.
+
+Each example is one HTTP request (method, path, headers, a body split into chunks at
+any byte) given to the asyncio app under asyncio and to ``server.mount()``'s app
+under Trio directly, both driven in process as an ASGI server would; every message
+sent back (status, headers, body bytes) must be the same. A request that calls the
+``echo`` tool gets its text back whole, whatever the chunking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import trio
+from asgi_hosts import run_clean
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+from support import META
+
+from trio_mcp import Server, tool
+from trio_mcp.asyncio import mount
+
+
+@tool
+async def echo(text: str) -> str:
+    """Return the text unchanged.
+
+    Args:
+        text: The text to return.
+    """
+    return text
+
+
+SERVER = Server("bridge", "1.0", tools=[echo])
+BASE_HEADERS = {
+    "host": "127.0.0.1:8000",
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": "echo",
+}
+
+
+def _echo_body(text: str) -> bytes:
+    params = {"_meta": META, "name": "echo", "arguments": {"text": text}}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    return json.dumps(message, ensure_ascii=False).encode()
+
+
+header_names = st.sampled_from([*BASE_HEADERS, "origin", "authorization", "x-extra"])
+header_values = st.text(st.characters(min_codepoint=32, max_codepoint=255), max_size=40)
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> tuple[dict[str, Any], list[bytes], str | None]:
+    """A request scope, its body in chunks, and the text it echoes (if it is a call)."""
+    headers = dict(BASE_HEADERS)
+    changed = draw(st.one_of(st.just([]), st.lists(header_names, max_size=3)))
+    for name in changed:
+        if draw(st.booleans()):
+            headers.pop(name, None)
+        else:
+            headers[name] = draw(header_values)
+    text = None
+    if draw(st.integers(0, 9)) < 7:  # mostly calls, so most examples reach the tool
+        text = draw(st.text(max_size=200))
+        body = _echo_body(text)
+    else:
+        body = draw(st.binary(max_size=300))
+    cuts = sorted(draw(st.lists(st.integers(0, len(body)), max_size=3)))
+    chunks = [body[a:b] for a, b in zip([0, *cuts], [*cuts, len(body)], strict=True)]
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": draw(st.sampled_from(["POST"] * 6 + ["GET", "DELETE"])),
+        "scheme": "http",
+        "path": draw(st.sampled_from(["/mcp"] * 6 + ["/healthz", "/elsewhere"])),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(k.encode(), v.encode("latin-1")) for k, v in headers.items()],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
+    return scope, chunks, text
+
+
+def _comparable(sent: list[Any]) -> list[Any]:
+    """The messages, with the body split the way each side sent it joined."""
+    out: list[Any] = []
+    for message in sent:
+        if message["type"] == "http.response.body":
+            out.append(bytes(message.get("body", b"")))
+        else:
+            out.append((message["status"], list(message.get("headers", []))))
+    return [out[0], b"".join(out[1:])]
+
+
+async def _through_asyncio(scope: dict[str, Any], chunks: list[bytes]) -> list[Any]:
+    app = mount(SERVER)
+    sent: list[Any] = []
+    pending = list(chunks)
+
+    async def receive() -> dict[str, Any]:
+        if pending:
+            body = pending.pop(0)
+            return {"type": "http.request", "body": body, "more_body": bool(pending)}
+        await asyncio.Event().wait()  # the client stays connected
+        raise AssertionError("unreachable")
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    async with app.lifespan():
+        await app(dict(scope), receive, send)
+    return sent
+
+
+async def _through_trio(scope: dict[str, Any], chunks: list[bytes]) -> list[Any]:
+    app = SERVER.mount()
+    sent: list[Any] = []
+    pending = list(chunks)
+
+    async def receive() -> dict[str, Any]:
+        if pending:
+            body = pending.pop(0)
+            return {"type": "http.request", "body": body, "more_body": bool(pending)}
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    with trio.fail_after(10):
+        await app(dict(scope), receive, send)
+    return sent
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(requests())
+def test_the_asyncio_app_answers_exactly_as_the_trio_app(
+    request: tuple[dict[str, Any], list[bytes], str | None],
+) -> None:
+    scope, chunks, text = request
+    if not chunks:
+        chunks = [b""]
+
+    bridged = run_clean(lambda: _through_asyncio(scope, chunks))
+    direct = trio.run(_through_trio, scope, chunks)
+
+    assert _comparable(direct) == _comparable(bridged)
+    status, _ = _comparable(bridged)[0]
+    event(f"HTTP {status}")
+    if text is not None and status == 200 and scope["path"] == "/mcp":
+        reply = json.loads(_comparable(bridged)[1])
+        assert text == reply["result"]["structuredContent"]
