@@ -268,6 +268,8 @@ class ToolContext:
     """The task this call runs as (tasks extension), once it is one; else None."""
     _exchange: Exchange = attrs.field(factory=Exchange)
     """The request this call serves: where its notifications go."""
+    name: str | None = None
+    """The tool's or prompt's wire name, or the resource's URI (for the log)."""
     _last_progress: float | None = None
     _in_flight: bool = True
     _outside: bool = False
@@ -518,6 +520,12 @@ def _unchecked_is_safe() -> bool:
 
 def _checkpoint_free() -> None:
     """Nothing: ``trio.from_thread.run_sync`` of it tells a Trio thread from others."""
+
+
+def context_in(context: contextvars.Context) -> ToolContext | None:
+    """The call context installed in ``context`` (a task's), or None; for the
+    blocked-loop watch, which looks at the task that holds the loop."""
+    return context.get(_current)
 
 
 def reset_current(token: contextvars.Token[ToolContext | None]) -> None:

@@ -60,6 +60,10 @@ def _body_timeout(value: Seconds) -> float:
     return _duration(value, "body_timeout")
 
 
+def _blocked_warning(value: Seconds) -> float:
+    return _duration(value, "blocked_warning")
+
+
 def _positive(
     instance: object, attribute: attrs.Attribute[float], value: float
 ) -> None:
@@ -92,6 +96,10 @@ class Limits:
             ``keep_alive_timeout``), so idle clients cannot hold every socket.
         body_timeout: Seconds an HTTP request body may take to arrive; a slower
             one is answered with 408 and its connection closed.
+        blocked_warning: Seconds a handler may hold the event loop in one step (a
+            synchronous ``time.sleep`` or socket call in an ``async def``) before
+            the ``trio_mcp`` logger warns, once per handler; ``math.inf`` turns
+            the warning off.
     """
 
     max_message_bytes: int = attrs.field(
@@ -114,6 +122,9 @@ class Limits:
     )
     body_timeout: float = attrs.field(
         default=30.0, converter=_body_timeout, validator=_positive
+    )
+    blocked_warning: float = attrs.field(
+        default=1.0, converter=_blocked_warning, validator=_positive
     )
 
     def with_overrides(self, **overrides: object) -> Limits:

@@ -35,6 +35,7 @@ from ._protocol._state import StateSealer
 from ._skills import Skill, SkillSet
 from ._store import RedisStore, Store
 from ._tasks import task_runner
+from ._transports._blocked import watch_blocking
 from ._transports._entry import (
     AnnouncingStatus,
     banner,
@@ -65,9 +66,10 @@ def _runs_tasks(serve: _Serve) -> _Serve:
 
     Tool calls that become tasks outlive their request, so they need a nursery
     that lives as long as the serving does: each serve method opens it. The
-    wrapper also refuses a loop other than Trio with a message, and turns SIGINT and
+    wrapper also refuses a loop other than Trio with a message, turns SIGINT and
     SIGTERM into a graceful stop when the serve method is what ``trio.run`` runs
-    (``_transports/_entry.py`` says why only then).
+    (``_transports/_entry.py`` says why only then), and watches for handlers that
+    block the event loop (``Limits.blocked_warning``).
     """
     grace = _SIGNAL_GRACE.get(serve.__name__, 0.0)
 
@@ -75,7 +77,8 @@ def _runs_tasks(serve: _Serve) -> _Serve:
     async def serving(self: Server, *args: Any, **kwargs: Any) -> None:
         require_trio(serve.__name__)
         stopping = stop_on_signals(self.shutdown, grace) if owns_the_process() else None
-        with interrupts_unwrapped():  # Ctrl-C leaves as itself, not in a group
+        limits = kwargs.get("limits") or Limits()
+        with interrupts_unwrapped(), watch_blocking(limits.blocked_warning):
             async with stopping or nullcontext(), self.task_nursery():
                 await serve(self, *args, **kwargs)
 

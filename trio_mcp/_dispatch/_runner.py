@@ -126,6 +126,7 @@ def new_call(
         progress_token=_progress_token(meta),
         log_level=meta.get(wire.META_LOG_LEVEL),  # type: ignore[arg-type]
         exchange=exchange,
+        name=name,
     )
     spec = target.spec
     if isinstance(spec, ToolSpec) and getattr(target, "write_only", False):

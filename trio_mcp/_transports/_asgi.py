@@ -67,6 +67,7 @@ from ._access import (
     request_base,
 )
 from ._bearer import StepUp, caller_of
+from ._blocked import watch_blocking
 from ._body import slow_body_fault
 from ._disconnect import watch
 from ._gate import BUSY_RETRY_AFTER, Gate, retry_after_header
@@ -356,15 +357,17 @@ class McpAsgiApp:
         # its connection) and the nursery tasks live in (tasks extension; cancelled
         # at shutdown). Hosts that skip lifespan enter ``broadcast.running()`` and
         # ``server.task_nursery()`` instead.
+        # The blocked-loop watch (Limits.blocked_warning) lives as long.
         async with self.dispatcher.broadcast.running(), self.dispatcher.tasks.open():
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    self.close()
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            with watch_blocking(self.limits.blocked_warning):
+                while True:
+                    message = await receive()
+                    if message["type"] == "lifespan.startup":
+                        await send({"type": "lifespan.startup.complete"})
+                    elif message["type"] == "lifespan.shutdown":
+                        self.close()
+                        await send({"type": "lifespan.shutdown.complete"})
+                        return
 
     # -- binding, metadata and CORS ---------------------------------------------------
     async def _refuse_insecure(self, scope: Scope, send: Send) -> None:
