@@ -9,6 +9,7 @@ and stop when it is cancelled. Transports are imported only when used, so
 from __future__ import annotations
 
 import functools
+import logging
 import weakref
 from collections.abc import (
     AsyncIterator,
@@ -529,6 +530,13 @@ class Server:
     ) -> McpAsgiApp:
         from ._transports._asgi import McpAsgiApp  # loaded on use: no web stack
 
+        if self.legacy:
+            logging.getLogger("trio_mcp").warning(
+                "server '%s' has legacy=True, but Streamable HTTP serves only "
+                "2026-07-28 clients for now; handshake-era clients connect over "
+                "stdio (trio-mcp run --legacy)",
+                self.name,
+            )
         return McpAsgiApp(self._dispatcher, **_app_options(path, options, check_host))
 
     @_runs_tasks

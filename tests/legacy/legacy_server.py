@@ -257,14 +257,28 @@ TOOLS: list[Tool] = [
 
 
 def make_server(*, legacy: bool = True, dynamic: bool = False) -> Server:
-    """The dual-era test server (``legacy=False``: the modern-only default)."""
-    return Server(
+    """The dual-era test server (``legacy=False``: the modern-only default).
+
+    Its ``touch`` tool announces that ``watch://counter`` changed, so a client in
+    another process can trigger an update.
+    """
+    served: list[Server] = []
+
+    @tool
+    async def touch() -> str:
+        """Announce that watch://counter changed."""
+        await served[0].notify_updated("watch://counter")
+        return "touched"
+
+    server = Server(
         "legacy-test",
         "1.0.0",
-        tools=TOOLS,
+        tools=[*TOOLS, touch],
         resources=[static_note, note, counter],
         prompts=[greet, linked],
         instructions="A server for the legacy edge's tests.",
         legacy=legacy,
         dynamic=dynamic,
     )
+    served.append(server)
+    return server

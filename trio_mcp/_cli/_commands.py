@@ -65,9 +65,19 @@ def summary(server: Server, where: str, allow: Sequence[str]) -> str:
 
 
 # -- run and serve -------------------------------------------------------------------
+def _legacy(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--legacy",
+        action="store_true",
+        help="also serve handshake-era clients (initialize; revisions 2025-03-26 to "
+        "2025-11-25) beside 2026-07-28 ones",
+    )
+
+
 def _run_arguments(parser: argparse.ArgumentParser) -> None:
     _target(parser)
     _allow(parser)
+    _legacy(parser)
 
 
 @contextlib.contextmanager
@@ -94,6 +104,8 @@ def _run(args: argparse.Namespace) -> int:
         async with contextlib.AsyncExitStack() as stack:
             with _stdout_to_stderr():
                 server = await stack.enter_async_context(open_server(args.target))
+            if args.legacy:
+                server.legacy = True
             print(summary(server, "stdio", args.allow), file=sys.stderr)
             try:
                 await server.serve_stdio(allow=tuple(args.allow))
@@ -111,6 +123,7 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     parser.add_argument("--path", default="/mcp")
     _allow(parser)
+    _legacy(parser)
     parser.add_argument(
         "--require-auth",
         action="store_true",
@@ -186,6 +199,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     async def body() -> None:
         async with open_server(args.target) as server:
+            if args.legacy:
+                server.legacy = True
             if args.broadcast is not None:
                 server.broadcast = _redis(args.broadcast)
             auth = bearer_auth(server, args)
@@ -440,6 +455,12 @@ def _install_arguments(parser: argparse.ArgumentParser) -> None:
         "--force",
         action="store_true",
         help="replace an existing entry of the same name (refused otherwise)",
+    )
+    parser.add_argument(
+        "--modern-only",
+        action="store_true",
+        help="launch the server without --legacy: only 2026-07-28 clients connect "
+        "(by default handshake-era hosts can connect too)",
     )
 
 

@@ -96,10 +96,16 @@ def _environment(pairs: Sequence[str], target: str) -> dict[str, str]:
 
 
 def launch_entry(
-    target: str, allow: Sequence[str], env: Mapping[str, str]
+    target: str, allow: Sequence[str], env: Mapping[str, str], *, legacy: bool = True
 ) -> dict[str, Any]:
-    """Return the ``{"command", "args", "env"}`` entry a host runs."""
+    """Return the ``{"command", "args", "env"}`` entry a host runs.
+
+    ``--legacy`` is in it unless ``legacy`` is false: a host's protocol era is not
+    known in advance, and a handshake-era host cannot connect without it.
+    """
     args = ["-m", "trio_mcp", "run", absolute_target(target)]
+    if legacy:
+        args.append("--legacy")
     for name in allow:
         args += ["--allow", name]
     return {"command": sys.executable, "args": args, "env": dict(env)}
@@ -185,7 +191,7 @@ def install(args: argparse.Namespace) -> int:
     """Write or print the host's entry for the target; return the exit status."""
     env = _environment(args.env, args.target)
     name = args.name or trio.run(_server_name, args.target)
-    entry = launch_entry(args.target, args.allow, env)
+    entry = launch_entry(args.target, args.allow, env, legacy=not args.modern_only)
     if args.host == "json":
         print(json.dumps({name: entry}, indent=2))
     elif args.host == "claude-code" and not args.config:
