@@ -29,7 +29,7 @@ SPY = str(ROOT / "bench" / ".venv" / "bin" / "py-spy")
 AREAS = [
     ("trio_mcp/_transports/_stream", "trio_mcp transports: stdio/stream framing"),
     ("trio_mcp/_transports/_stdio", "trio_mcp transports: stdio"),
-    ("trio_mcp/_transports/_asgi", "trio_mcp transports: ASGI app"),
+    ("trio_mcp/_http/_app", "trio_mcp transports: ASGI app"),
     ("trio_mcp/_transports", "trio_mcp transports: other"),
     ("trio_mcp/_dispatch", "trio_mcp dispatch"),
     ("trio_mcp/_declare", "trio_mcp declarations (call plans, replies)"),

@@ -68,8 +68,8 @@ def measure(url: str, calls: int, pid: int) -> float:
 def micro(redis_port: int, n: int = 20_000) -> None:
     """The steps alone, in-process: what they add to each call, without HTTP's noise."""
     from trio_mcp import RateLimit, RedisStore, _metrics
+    from trio_mcp._http._forwarded import caller_key
     from trio_mcp._store import MemoryStore
-    from trio_mcp._transports._forwarded import caller_key
 
     limit = RateLimit(1_000_000, 1)
     scope = {"client": ("127.0.0.1", 5000)}

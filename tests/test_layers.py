@@ -27,7 +27,6 @@ LAYERS = {
     "_protocol": 1,
     "_authority": 1,
     "_limits": 1,
-    "_http_options": 1,
     "_rate_limit": 1,
     "_schema": 2,
     "_decode": 2,
@@ -42,6 +41,7 @@ LAYERS = {
     "_skills": 5,  # the skills extension (SEP-2640), beside the dispatcher
     "_tasks": 6,  # the tasks extension runs calls through the dispatcher's runner
     "_transports": 7,
+    "_http": 7,
     "_legacy": 7,  # the handshake-era edge in front of a transport's message loop
     "_server": 8,
     "testing": 9,

@@ -8,7 +8,6 @@ The public names are re-exported here; everything else is private.
 from contextlib import suppress as _suppress
 
 from ._authority import Capability as Capability
-from ._authority import ProtectedResource as ProtectedResource
 from ._authority import Receipt as Receipt
 from ._authority._secrets import Secret as Secret
 from ._changes._redis import RedisBroadcast as RedisBroadcast
@@ -73,7 +72,8 @@ from ._errors import Refusal as Refusal
 from ._errors import ResourceNotFound as ResourceNotFound
 from ._errors import ToolError as ToolError
 from ._errors import Transport as Transport
-from ._http_options import HttpOptions as HttpOptions
+from ._http._oauth import ProtectedResource as ProtectedResource
+from ._http._options import HttpOptions as HttpOptions
 from ._limits import Limits as Limits
 from ._rate_limit import RateLimit as RateLimit
 from ._schema import Field as Field

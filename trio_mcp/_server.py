@@ -29,7 +29,7 @@ from ._changes import Broadcast, Change
 from ._declare import Icon, Prompt, Resource, Tool, View, implementation_extras
 from ._dispatch import Catalog, Dispatcher, Middleware
 from ._errors import AlreadyRunning, InvalidArgument, McpError
-from ._http_options import HttpOptions
+from ._http._options import HttpOptions
 from ._json import JsonValue
 from ._limits import Limits
 from ._protocol._state import StateSealer
@@ -55,7 +55,7 @@ from ._transports._stream import (
 
 if TYPE_CHECKING:
     from ._declare import PromptSpec, ResourceSpec, ToolSpec
-    from ._transports._asgi import McpAsgiApp
+    from ._http._app import McpAsgiApp
 
 __all__ = ["Server"]
 
@@ -528,7 +528,7 @@ class Server:
     def _http_app(
         self, path: str, options: HttpOptions, *, check_host: bool
     ) -> McpAsgiApp:
-        from ._transports._asgi import McpAsgiApp  # loaded on use: no web stack
+        from ._http._app import McpAsgiApp  # loaded on use: no web stack
 
         if self.legacy:
             logging.getLogger("trio_mcp").warning(
@@ -581,8 +581,8 @@ class Server:
             ValueError: ``StateKeyRequired``, if ``workers > 1`` and no state key
                 is configured (``state_key=`` or ``TRIO_MCP_STATE_KEY``).
         """
+        from ._http._hypercorn import check_binding, serve_hypercorn
         from ._loopback import is_loopback
-        from ._transports._hypercorn import check_binding, serve_hypercorn
 
         require_auth = options.get("require_auth", False) or bool(options.get("auth"))
         check_binding(host, require_auth=require_auth)
@@ -591,7 +591,7 @@ class Server:
         )
         check_host = is_loopback(host) or options.get("allowed_hosts") is not None
         if workers > 1:
-            from ._transports._workers import serve_workers, spec_for
+            from ._http._workers import serve_workers, spec_for
 
             await serve_workers(
                 spec_for(

@@ -40,7 +40,7 @@ from trio_mcp import (
     prompt,
     resource,
 )
-from trio_mcp._authority._bearer import Admission
+from trio_mcp._http._oauth import Admission
 from trio_mcp.auth import BearerAuth, Introspection
 
 READ = Capability("notes.read", description="Read notes.")

@@ -34,7 +34,7 @@ from joserfc.jwk import ECKey, OKPKey, RSAKey
 from joserfc.jws import JWSRegistry, extract_compact
 from oauth_provider import AUDIENCE
 
-from trio_mcp._authority._bearer import Challenge
+from trio_mcp._http._oauth import Challenge
 from trio_mcp.auth import BearerAuth, _bearer
 from trio_mcp.auth._jwt import (
     InvalidToken,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from trio_mcp._authority._bearer import Challenge
+from trio_mcp._http._oauth import Challenge
 
 METADATA = "https://mcp.example/.well-known/oauth-protected-resource/mcp"
 

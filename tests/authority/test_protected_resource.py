@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from trio_mcp import ProtectedResource
-from trio_mcp._authority._protected import WELL_KNOWN, well_known_url
+from trio_mcp._http._oauth import WELL_KNOWN, well_known_url
 
 AUTH = "https://auth.example.com"
 

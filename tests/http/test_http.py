@@ -28,7 +28,7 @@ from trio_mcp import (
     ToolContext,
     tool,
 )
-from trio_mcp._transports._asgi import McpAsgiApp
+from trio_mcp._http._app import McpAsgiApp
 from trio_mcp.testing import check_message
 
 

@@ -1,7 +1,7 @@
 """A client that leaves an HTTP call: noticed by a watcher started once the call lasts.
 
 The ASGI app starts a task that reads ``http.disconnect`` only for a request still
-running ``GRACE`` seconds after it began (``_transports/_disconnect.py``). These
+running ``GRACE`` seconds after it began (``_http/_disconnect.py``). These
 tests play the ASGI server in process, so they choose exactly when the client leaves
 and what ``receive()`` does; the end-to-end case (a real socket closed on Hypercorn)
 is ``test_http.py::test_client_disconnect_cancels_the_handler``.
@@ -23,7 +23,7 @@ from support.asgi import http_scope
 from test_http import headers_for
 
 from trio_mcp import Receipt, Server, tool
-from trio_mcp._transports._disconnect import GRACE
+from trio_mcp._http._disconnect import GRACE
 
 
 def _scope(name: str) -> dict[str, Any]:

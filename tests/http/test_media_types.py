@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.conn_peer import call_headers, call_json, make_server
 
-from trio_mcp._transports._media import media_refusal
+from trio_mcp._http._media import media_refusal
 from trio_mcp.testing import check_message
 
 SOON = 10.0

@@ -167,7 +167,7 @@ HEADER_TEXT = st.text(st.characters(codec="latin-1"), max_size=80)
 def test_the_client_is_never_read_from_an_untrusted_peers_headers(
     peer: str, chain: list[str], junk: str
 ) -> None:
-    from trio_mcp._transports._forwarded import client_address
+    from trio_mcp._http._forwarded import client_address
 
     forwarded = {"x-forwarded-for": ", ".join(chain)}
     found = client_address(peer, forwarded, TRUSTED)

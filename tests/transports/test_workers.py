@@ -28,8 +28,8 @@ from support.scale_procs import (
 )
 
 from trio_mcp import Server, Transport, tool
+from trio_mcp._http._workers import find_target
 from trio_mcp._protocol._state import StateKeyRequired
-from trio_mcp._transports._workers import find_target
 
 TRIES = 2000
 #: Spawned workers import the server anew; on a loaded machine that takes a while.

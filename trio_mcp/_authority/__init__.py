@@ -4,9 +4,6 @@ from ._caps import Capability as Capability
 from ._caps import Grants as Grants
 from ._caps import closure as closure
 from ._caps import resolve_grants as resolve_grants
-from ._protected import WELL_KNOWN as WELL_KNOWN
-from ._protected import ProtectedResource as ProtectedResource
-from ._protected import well_known_url as well_known_url
 from ._receipts import Outcome as Outcome
 from ._receipts import Receipt as Receipt
 from ._receipts import ReceiptSink as ReceiptSink

@@ -248,10 +248,10 @@ def _redis(url: str) -> Any:
 
 def _serve_workers(args: argparse.Namespace) -> int:
     """Hypercorn's own supervisor of ``--workers`` processes, each loading the target."""
+    from .._http._hypercorn import check_binding
+    from .._http._workers import WorkerSpec, run_workers
     from .._loopback import is_loopback
     from .._protocol._state import StateKeyRequired, require_shared_key
-    from .._transports._hypercorn import check_binding
-    from .._transports._workers import WorkerSpec, run_workers
     from ._load import load_server
 
     if args.broadcast is not None:

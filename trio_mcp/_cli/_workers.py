@@ -15,8 +15,8 @@ import threading
 import time
 
 from .._changes._redis import RedisBroadcast
-from .._transports._asgi import McpAsgiApp
-from .._transports._workers import WorkerSpec, run_workers
+from .._http._app import McpAsgiApp
+from .._http._workers import WorkerSpec, run_workers
 from ._load import load_server
 
 __all__ = ["main", "worker_app"]

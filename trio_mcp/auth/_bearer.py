@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from trio_mcp import Capability, ProtectedResource
-from trio_mcp._authority._bearer import Admission, Challenge
+from trio_mcp._http._oauth import Admission, Challenge
 
 from ._introspect import introspect
 from ._jwt import InvalidToken, looks_like_jwt, numeric_date, verify_jwt

@@ -33,7 +33,7 @@ from typing import Any, Final
 
 import trio
 
-__all__ = ["GRACE", "Watched", "watch"]
+__all__ = ["GRACE", "Watched", "cancel_on_disconnect", "watch"]
 
 log = logging.getLogger("trio_mcp.http")
 
@@ -142,3 +142,13 @@ def watch(receive: Receive, scope: trio.CancelScope) -> Watched | None:
     entry = Watched(receive, scope, sweeper)
     sweeper.add(entry)
     return entry
+
+
+async def cancel_on_disconnect(receive: Receive, scope: trio.CancelScope) -> None:
+    """Cancel ``scope`` when the client goes away: a request with its own watcher
+    task (a listen stream, one the sweeper could not take); it then ends quietly."""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel()
+            return

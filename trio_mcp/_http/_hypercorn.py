@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 from .._errors import InsecureBinding, Transport
 from .._loopback import is_loopback
-from ._asgi import McpAsgiApp
-from ._interrupt import interrupts_unwrapped
+from .._transports._interrupt import interrupts_unwrapped
+from ._app import McpAsgiApp
 
 __all__ = [
     "bind_socket",

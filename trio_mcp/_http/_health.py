@@ -1,4 +1,6 @@
-"""``/healthz``: whether this replica can still serve every call.
+"""The app's ``GET`` endpoints beside MCP: ``/healthz`` and ``metrics_path``.
+
+``/healthz``: whether this replica can still serve every call.
 
 An orchestrator polls it and replaces a replica that says it is degraded. Healthy is
 ``200`` with ``ok``; degraded is ``503`` with a JSON object saying why, and
@@ -12,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
+from .. import _metrics
 from .._declare._threads import thread_budget
+from .._errors import Transport
 from .._json import JsonObject, encode_message
 
-__all__ = ["health_report", "send_health"]
+__all__ = ["enable_metrics", "health_report", "send_health", "send_metrics"]
 
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
@@ -47,3 +51,30 @@ async def send_health(send: Send, *, head: bool = False) -> None:
     headers.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": b"" if head else body})
+
+
+def enable_metrics() -> None:
+    """Start recording for ``metrics_path``; a missing extra fails at once.
+
+    Raises:
+        McpError.Transport: if prometheus-client is not installed.
+    """
+    try:
+        _metrics.enable_prometheus()
+    except ImportError as exc:
+        raise Transport(
+            "metrics_path needs prometheus-client; install it with: "
+            'pip install "trio-mcp[metrics]"'
+        ) from exc
+
+
+async def send_metrics(send: Send) -> None:
+    """Answer a scrape: the metrics in the Prometheus text format."""
+    body, content_type = _metrics.prometheus_text()
+    headers = [
+        (b"content-type", content_type.encode("ascii")),
+        (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-store"),
+    ]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

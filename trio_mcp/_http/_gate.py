@@ -39,7 +39,7 @@ import trio
 from .. import _metrics
 from .._context import Exchange
 from .._dispatch import Call, Ending, Next
-from .._dispatch._runner import BUSY_RETRY_AFTER, busy
+from .._dispatch._runner import busy
 from .._limits import Limits
 from .._protocol import _wire as wire
 from .._rate_limit import RateLimit
@@ -49,17 +49,12 @@ from ._forwarded import caller_key
 if TYPE_CHECKING:
     from .._dispatch import Dispatcher
 
-__all__ = ["BUSY_RETRY_AFTER", "RATE_LIMITED_TYPE", "Gate", "retry_after_header"]
+__all__ = ["RATE_LIMITED_TYPE", "Gate", "rate_limited"]
 
 log = logging.getLogger("trio_mcp.http")
 
 #: The receipt's ``error_type`` of a call refused by its rate limit.
 RATE_LIMITED_TYPE = "trio_mcp.RateLimit"
-
-
-def retry_after_header(seconds: float) -> tuple[bytes, bytes]:
-    """``Retry-After`` in whole seconds (RFC 9110 §10.2.3), at least one."""
-    return (b"retry-after", str(max(1, math.ceil(seconds))).encode("ascii"))
 
 
 def rate_limited(wait: float) -> Ending:

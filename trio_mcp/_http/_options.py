@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, MutableMapping
 from typing import Any, TypedDict
 
-from ._authority import Grants
-from ._authority._bearer import BearerGate
-from ._authority._protected import ProtectedResource
-from ._limits import Limits
-from ._rate_limit import RateLimit
+from .._authority import Grants
+from .._limits import Limits
+from .._rate_limit import RateLimit
+from ._oauth import BearerGate, ProtectedResource
 
 __all__ = ["HttpOptions", "PrincipalResolver", "http_limits"]
 

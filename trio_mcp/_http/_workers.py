@@ -35,8 +35,8 @@ import trio
 from .._changes import Broadcast
 from .._changes._redis import RedisBroadcast
 from .._errors import Transport
-from .._http_options import HttpOptions, http_limits
 from .._protocol._state import KeyConfig, require_shared_key
+from ._options import HttpOptions, http_limits
 
 log = logging.getLogger("trio_mcp.http")
 
