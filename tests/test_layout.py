@@ -23,7 +23,6 @@ OTHER = {
     "docs": "the docs' code blocks and the newcomer's walk through them",
     "examples": "the servers in examples/",
     "fuzz": "byte-boundary Hypothesis over every transport",
-    "http": "the HTTP transport (being gathered into trio_mcp/_http/)",
 }
 
 #: Files directly in tests/: the fixtures every folder may use, and the checks of the
