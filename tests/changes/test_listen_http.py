@@ -7,9 +7,6 @@ Every ``data:`` message is validated against the 2026-07-28 schema.
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
@@ -17,6 +14,7 @@ import httpx
 import trio
 from listen_server import make_server
 from support import META, serving
+from support.sse import listening
 
 from trio_mcp import Server
 from trio_mcp.testing import check_message
@@ -43,119 +41,6 @@ def headers(method: str, name: str | None = None) -> dict[str, str]:
     if name is not None:
         out["mcp-name"] = name
     return out
-
-
-class Stream:
-    """One listen response over a raw socket, read line by line (chunked SSE).
-
-    A raw HTTP/1.1 client keeps the test free of httpx's nested async generators,
-    which cannot be closed early without warnings.
-    """
-
-    def __init__(self, socket: trio.SocketStream) -> None:
-        self.socket = socket
-        self.raw = b""
-        self.text = ""
-        self.done = False
-        self.keepalives = 0
-        self.status = 0
-        self.headers: dict[str, str] = {}
-
-    async def _more(self) -> None:
-        data = await self.socket.receive_some()
-        if not data:
-            self.done = True
-        self.raw += data
-
-    async def start(self) -> None:
-        while b"\r\n\r\n" not in self.raw:
-            await self._more()
-        head, _, self.raw = self.raw.partition(b"\r\n\r\n")
-        status, *fields = head.decode("latin-1").split("\r\n")
-        self.status = int(status.split()[1])
-        self.headers = dict(f.lower().split(": ", 1) for f in fields)
-        assert "chunked" == self.headers.get("transfer-encoding")
-
-    async def _line(self) -> str | None:
-        """The next SSE line, decoding chunks as needed; None at the end."""
-        while "\n" not in self.text:
-            size_line, sep, rest = self.raw.partition(b"\r\n")
-            if sep:
-                size = int(size_line, 16)
-                if size == 0:
-                    return None
-                if len(rest) >= size + 2:
-                    self.text += rest[:size].decode()
-                    self.raw = rest[size + 2 :]
-                    continue
-            if self.done:
-                return None
-            await self._more()
-        line, _, self.text = self.text.partition("\n")
-        return line
-
-    async def next_message(self) -> dict[str, Any]:
-        """Return the next ``data:`` message, counting ``:`` comments on the way."""
-        with trio.fail_after(WAIT):
-            while (line := await self._line()) is not None:
-                if line.startswith(":"):
-                    self.keepalives += 1
-                elif line.startswith("data: "):
-                    message: dict[str, Any] = json.loads(line[len("data: ") :])
-                    is_result = "id" in message and "method" not in message
-                    check_message(
-                        message, "subscriptions/listen" if is_result else None
-                    )
-                    return message
-        raise AssertionError("the stream ended")
-
-    async def keepalive(self) -> None:
-        """Read up to the next ``:`` comment; nothing but blank lines may precede it."""
-        with trio.fail_after(WAIT):
-            while (line := await self._line()) is not None:
-                if line.startswith(":"):
-                    self.keepalives += 1
-                    return
-                assert "" == line
-        raise AssertionError("the stream ended")
-
-    async def rest(self) -> list[str]:
-        """Every line left until the response ends."""
-        lines = []
-        with trio.fail_after(WAIT):
-            while (line := await self._line()) is not None:
-                lines.append(line)
-        return lines
-
-
-@asynccontextmanager
-async def listening(
-    client: httpx.AsyncClient, url: str, request_id: Any, **notifications: Any
-) -> AsyncIterator[Stream]:
-    """POST a listen over a raw socket; yield the stream once its headers arrived."""
-    port = int(url.rsplit(":", 1)[1].split("/")[0])
-    payload = json.dumps(
-        body(request_id, "subscriptions/listen", notifications=notifications)
-    ).encode()
-    fields = {
-        "host": f"127.0.0.1:{port}",
-        "content-type": "application/json",
-        "content-length": str(len(payload)),
-        **headers("subscriptions/listen"),
-    }
-    request = "POST /mcp HTTP/1.1\r\n" + "".join(
-        f"{k}: {v}\r\n" for k, v in fields.items()
-    )
-    with trio.fail_after(WAIT):
-        socket = await trio.open_tcp_stream("127.0.0.1", port)
-    async with socket:
-        await socket.send_all(request.encode() + b"\r\n" + payload)
-        stream = Stream(socket)
-        with trio.fail_after(WAIT):
-            await stream.start()
-        assert 200 == stream.status
-        assert "text/event-stream" == stream.headers["content-type"]
-        yield stream
 
 
 async def call(client: httpx.AsyncClient, url: str, name: str, **arguments: Any) -> Any:
@@ -185,7 +70,7 @@ async def test_a_listen_streams_the_ack_changes_and_keepalives_as_sse() -> None:
         serving(server, keepalive_interval=0.05) as url,
         httpx.AsyncClient() as client,
         listening(
-            client, url, "h1", toolsListChanged=True, promptsListChanged=True
+            f"{url}/mcp", "h1", toolsListChanged=True, promptsListChanged=True
         ) as s,
     ):
         ack = await s.next_message()
@@ -209,8 +94,8 @@ async def test_listens_take_no_slot_and_updates_reach_only_their_subscribers() -
     async with (
         serving(server, keepalive_interval=0.05, max_concurrent=1) as url,
         httpx.AsyncClient() as client,
-        listening(client, url, 1, resourceSubscriptions=["test://watched"]) as a,
-        listening(client, url, 2, resourceSubscriptions=["test://other"]) as b,
+        listening(f"{url}/mcp", 1, resourceSubscriptions=["test://watched"]) as a,
+        listening(f"{url}/mcp", 2, resourceSubscriptions=["test://other"]) as b,
     ):
         await a.next_message()
         await b.next_message()
@@ -230,7 +115,7 @@ async def test_closing_the_stream_ends_the_subscription() -> None:
         serving(server, keepalive_interval=0.05) as url,
         httpx.AsyncClient() as client,
     ):
-        async with listening(client, url, "gone", toolsListChanged=True) as s:
+        async with listening(f"{url}/mcp", "gone", toolsListChanged=True) as s:
             await s.next_message()
             assert 1 == server.broadcast.statistics().subscribers
         await wait_until_no_subscribers(server)
@@ -243,10 +128,11 @@ async def test_shutdown_ends_the_stream_with_the_listen_result() -> None:
     """Spec §8: on graceful teardown the server sends the listen's result, then
     closes; serve_http returns."""
     server = make_server()
-    async with trio.open_nursery() as nursery, httpx.AsyncClient() as client:
+    async with trio.open_nursery() as nursery:
         port = await nursery.start(partial(server.serve_http, port=0))
-        url = f"http://127.0.0.1:{port}"
-        async with listening(client, url, 9, toolsListChanged=True) as s:
+        async with listening(
+            f"http://127.0.0.1:{port}/mcp", 9, toolsListChanged=True
+        ) as s:
             await s.next_message()
             server.shutdown()
             result = await s.next_message()

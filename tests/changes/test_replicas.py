@@ -52,7 +52,7 @@ async def test_a_listener_on_a_gets_an_update_published_on_b(
         published_by = (await call(b, "touch", {"uri": "ticket://7"}))[
             "structuredContent"
         ]
-        update = await listen.next_message()
+        update = await listen.next_or_end()
 
     assert published_by.startswith("replica-b:")
     assert update is not None
@@ -71,8 +71,8 @@ async def test_updates_reach_only_listeners_of_that_uri_across_replicas(
     ):
         await call(b, "touch", {"uri": "ticket://2"})
         await call(b, "touch", {"uri": "ticket://1"})
-        first = await one.next_message()
-        second = await two.next_message()
+        first = await one.next_or_end()
+        second = await two.next_or_end()
 
     assert first is not None
     assert second is not None
@@ -90,20 +90,20 @@ async def test_a_redis_outage_ends_listens_keeps_calls_and_delivery_resumes(
     async with listening(a, resourceSubscriptions=["ticket://9"]) as listen:
         # Proves the path works before the outage.
         await call(b, "touch", {"uri": "ticket://9"})
-        before = await listen.next_message()
+        before = await listen.next_or_end()
         redis_server.stop()
-        ended = await listen.next_message()
-        rest = await listen.next_message()
+        ended = await listen.next_or_end()
+        rest = await listen.next_or_end()
         during = await call(b, "touch", {"uri": "ticket://9"})
         whoami = await call(a, "whoami")
 
     redis_server.start()
     async with listening(a, resourceSubscriptions=["ticket://9"]) as again:
         await call(b, "touch", {"uri": "ticket://9"})
-        after = await again.next_message()
+        after = await again.next_or_end()
         # A second publication after A got the first: live delivery, not a resync.
         await call(b, "touch", {"uri": "ticket://9"})
-        live = await again.next_message()
+        live = await again.next_or_end()
 
     assert before is not None
     assert "ticket://9" == before["params"]["uri"]

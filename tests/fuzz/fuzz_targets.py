@@ -58,6 +58,7 @@ from fuzz_wire import (
 )
 from hypothesis import example, given
 from support import META
+from support.sse import sse_frames
 
 from trio_mcp import Server
 
@@ -412,10 +413,16 @@ class HttpTarget(SubprocessTarget):
         if kind.startswith("application/json"):
             self.take(response.content)
         elif kind.startswith("text/event-stream"):
-            for event in response.content.split(b"\n\n"):
-                for line in event.split(b"\n"):
-                    if line.startswith(b"data: "):
-                        self.take(line[len(b"data: ") :])
+            try:
+                frames = sse_frames(response.content)
+            except AssertionError as exc:
+                message = (
+                    f"SSE event that is not one data line: {exc} for {frame[:200]!r}"
+                )
+                self.fail(caused(MalformedOutput(message), exc))
+                return
+            for data in frames:
+                self.take(data)
         else:
             self.fail(
                 caused(

@@ -19,6 +19,7 @@ import httpx
 import pytest
 import trio
 from support import META, VERSION, serving, serving_app
+from support.sse import sse_messages
 
 from trio_mcp import (
     Capability,
@@ -146,18 +147,6 @@ async def read_response(stream: trio.SocketStream) -> tuple[int, bytes]:
     while len(body) < length:
         body += await stream.receive_some()
     return int(lines[0].split()[1]), body
-
-
-def sse_messages(response: httpx.Response, method: str) -> list[dict[str, Any]]:
-    """Every ``data:`` frame of an SSE body, validated."""
-    messages = []
-    for frame in response.text.split("\n\n"):
-        if frame.strip():
-            assert frame.startswith("data: ")
-            message = json.loads(frame[len("data: ") :])
-            check_message(message, method)
-            messages.append(message)
-    return messages
 
 
 # -- plain requests ------------------------------------------------------------------
@@ -670,7 +659,7 @@ async def test_progress_turns_the_reply_into_an_event_stream() -> None:
     assert response.headers["content-type"] == "text/event-stream"
     assert response.headers["x-accel-buffering"] == "no"
     assert response.headers["cache-control"] == "no-cache"
-    messages = sse_messages(response, "tools/call")
+    messages = sse_messages(response.content, "tools/call")
     assert [m["params"]["progress"] for m in messages[:-1]] == [1, 2, 3]
     assert {"tok"} == {m["params"]["progressToken"] for m in messages[:-1]}
     assert messages[-1]["result"]["structuredContent"] == "counted"
@@ -700,7 +689,7 @@ async def test_many_concurrent_event_streams_each_get_their_reply() -> None:
             response = await client.post(
                 url + "/mcp", json=body, headers=headers_for("tools/call", "count_up")
             )
-        results[i] = sse_messages(response, "tools/call")
+        results[i] = sse_messages(response.content, "tools/call")
 
     async with (
         serving(make_server(), max_concurrent=4) as url,

@@ -17,6 +17,7 @@ import trio
 from mcp import Client
 from mcp.types import PromptReference, ResourceTemplateReference
 from support import serving_app
+from support.sse import sse_frames
 
 from trio_mcp import Icon, Server, ToolContext, prompt, resource, tool
 from trio_mcp.testing import check_message
@@ -86,11 +87,8 @@ class Recorder:
             if not body:
                 continue
             method = json.loads(request).get("method") if request else None
-            if content_type == "text/event-stream":
-                texts = [f[len("data: ") :] for f in body.decode().split("\n\n") if f]
-            else:
-                texts = [body.decode()]
-            for text in texts:
+            sse = content_type == "text/event-stream"
+            for text in sse_frames(body) if sse else [body]:
                 check_message(json.loads(text), method)
                 count += 1
         return count

@@ -73,7 +73,7 @@ async def test_cancel_on_b_stops_the_task_running_on_a_and_b_listens(
     task_id = await create(a, "wait_cancel")
     async with listening(b, meta=TASK_META, taskIds=[task_id]) as listen:
         _, cancelled = await rpc(b, "tasks/cancel", task_id, taskId=task_id)
-        note = await listen.next_message()
+        note = await listen.next_or_end()
     on_a = await task_until(a, task_id, "cancelled")
 
     assert "result" in cancelled

@@ -7,16 +7,16 @@ raw socket line by line, as the listen tests do.
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import trio
 
 import support
+from support import sse
+from support.sse import SseStream
 from trio_mcp.testing import check_message
 
 WAIT = 15.0
@@ -59,93 +59,15 @@ async def call(
     return result
 
 
-class Listen:
-    """One listen response (SSE over chunked HTTP/1.1), read message by message."""
-
-    def __init__(self, stream: trio.SocketStream) -> None:
-        self.stream = stream
-        self.raw = b""
-        self.text = ""
-        self.eof = False
-
-    async def _more(self) -> None:
-        data = await self.stream.receive_some()
-        self.eof = not data
-        self.raw += data
-
-    async def start(self) -> None:
-        while b"\r\n\r\n" not in self.raw:
-            await self._more()
-            assert not self.eof, "the server closed before answering"
-        head, _, self.raw = self.raw.partition(b"\r\n\r\n")
-        assert head.startswith(b"HTTP/1.1 200"), head
-
-    async def _line(self) -> str | None:
-        while "\n" not in self.text:
-            size_line, sep, rest = self.raw.partition(b"\r\n")
-            if sep:
-                size = int(size_line, 16)
-                if size == 0:
-                    return None
-                if len(rest) >= size + 2:
-                    self.text += rest[:size].decode()
-                    self.raw = rest[size + 2 :]
-                    continue
-            if self.eof:
-                return None
-            await self._more()
-        line, _, self.text = self.text.partition("\n")
-        return line
-
-    async def next_message(self, wait: float = WAIT) -> dict[str, Any] | None:
-        """The next ``data:`` message (keep-alives skipped); None when the stream ends."""
-        with trio.fail_after(wait):
-            while (line := await self._line()) is not None:
-                if line.startswith("data: "):
-                    message: dict[str, Any] = json.loads(line[len("data: ") :])
-                    is_result = "id" in message and "method" not in message
-                    check_message(
-                        message, "subscriptions/listen" if is_result else None
-                    )
-                    return message
-        return None
-
-
 @asynccontextmanager
 async def listening(
     url: str, *, meta: dict[str, Any] = META, **notifications: Any
-) -> AsyncIterator[Listen]:
-    """POST ``subscriptions/listen`` and yield the stream once its ack arrived."""
-    parts = urlsplit(url)
-    assert parts.port is not None
-    payload = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": "listen",
-            "method": "subscriptions/listen",
-            "params": {"_meta": meta, "notifications": notifications},
-        }
-    ).encode()
-    fields = {
-        "host": parts.netloc,
-        "content-type": "application/json",
-        "content-length": str(len(payload)),
-        **headers("subscriptions/listen"),
-    }
-    head = f"POST {parts.path} HTTP/1.1\r\n" + "".join(
-        f"{k}: {v}\r\n" for k, v in fields.items()
-    )
-    with trio.fail_after(WAIT):
-        stream = await trio.open_tcp_stream("127.0.0.1", parts.port)
-    async with stream:
-        await stream.send_all(head.encode() + b"\r\n" + payload)
-        listen = Listen(stream)
-        with trio.fail_after(WAIT):
-            await listen.start()
-        ack = await listen.next_message()
-        assert ack is not None
+) -> AsyncIterator[SseStream]:
+    """POST ``subscriptions/listen``; yield the stream once its ack arrived."""
+    async with sse.listening(url, meta=meta, wait=WAIT, **notifications) as stream:
+        ack = await stream.next_message()
         assert "notifications/subscriptions/acknowledged" == ack["method"]
-        yield listen
+        yield stream
 
 
 TASK_META = {

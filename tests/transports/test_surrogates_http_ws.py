@@ -19,6 +19,7 @@ from typing import Any
 
 import httpx
 import trio
+from support.sse import sse_frames
 from support.wayout_peer import META
 from support.wayout_server import make_server
 from trio_websocket import open_websocket_url
@@ -99,12 +100,7 @@ async def test_http_sse_escapes_surrogates_in_progress_and_in_the_reply() -> Non
 
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/event-stream"
-    data_lines = [
-        line[len(b"data: ") :]
-        for line in response.content.split(b"\n")
-        if line.startswith(b"data: ")
-    ]
-    progress, reply = (strict(line) for line in data_lines)
+    progress, reply = (strict(frame) for frame in sse_frames(response.content))
     assert progress["method"] == "notifications/progress"
     assert progress["params"]["message"] == VALUE
     assert reply["result"]["structuredContent"] == VALUE

@@ -66,7 +66,7 @@ async def test_two_workers_serve_one_port_and_share_updates_through_redis(
         for _ in range(200):
             touched = await call(served.url, "touch", {"uri": "ticket://5"})
             publishers.add(touched["structuredContent"])
-            update = await listen.next_message()
+            update = await listen.next_or_end()
             assert update is not None
             uris.append(update["params"]["uri"])
             if len(publishers) == 2:
