@@ -85,6 +85,9 @@ OPTIONAL = {
     "yaml",  # PyYAML: skill frontmatter, read when a Server has skills
     "cryptography",  # seals requestState, imported on the first seal
     "prometheus_client",
+    # Models and Secret's pydantic schema: only when a declaration holds a model.
+    "pydantic",
+    "pydantic_core",
 }
 #: The wire layer does no I/O (style.md §1: imports neither trio nor sockets).
 NO_IO = {"socket", "asyncio", "selectors", "trio"}

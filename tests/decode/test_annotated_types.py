@@ -130,7 +130,10 @@ async def test_a_tool_enforces_annotated_types_over_the_wire() -> None:
 @pytest.mark.parametrize(
     ("metadata", "named"),
     [
-        (pydantic.Field(ge=1, le=5), "pydantic.fields.FieldInfo"),
+        (pydantic.Field(ge=1, alias="count"), "pydantic.Field(alias=...)"),
+        (pydantic.Field(strict=True), "pydantic.Field(strict=...)"),
+        (pydantic.Field(max_digits=3), "pydantic.Field(max_digits=...)"),
+        (pydantic.Field(default=3), "pydantic.Field(default=...)"),
         (at.Predicate(str.islower), "annotated_types.Predicate"),
         (at.Timezone(None), "annotated_types.Timezone"),
         (lambda v: v > 0, "function"),

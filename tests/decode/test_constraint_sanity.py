@@ -13,7 +13,7 @@ import annotated_types as at
 import attrs
 import pydantic
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from trio_mcp import (
@@ -234,6 +234,8 @@ def test_two_bounds_are_refused_exactly_when_no_number_fits(
             json_schema(tp)
         return
     middle = (low + high) / 2
+    # Between two neighbouring subnormals (0 and 5e-324) the mean rounds to an end.
+    assume(low == high or low < middle < high)
     assert middle == decode(tp, middle)
 
 

@@ -26,13 +26,14 @@ from typing import (
 
 import annotated_types as at
 import attrs
+import pydantic
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from trio_mcp._decode import decode
 from trio_mcp._errors import DecodeError
-from trio_mcp._schema import Field, is_record, json_schema, record_fields
+from trio_mcp._schema import Field, is_model, is_record, json_schema, record_fields
 
 JSON_SCALARS = (
     st.none()
@@ -110,6 +111,57 @@ class Pin(TypedDict):
     note: NotRequired[str]
 
 
+class PItem(pydantic.BaseModel):
+    """A line of an order, as a pydantic model (issue 35)."""
+
+    name: str = pydantic.Field(min_length=1, max_length=5, pattern="^[a-z]")
+    qty: Annotated[int, pydantic.Field(ge=0, lt=10)] = 0
+    tags: frozenset[str] = frozenset()
+
+
+@dataclasses.dataclass
+class Dim:
+    width: float
+    depth: int = 1
+
+
+class POrder(pydantic.BaseModel):
+    items: list[PItem]
+    prices: dict[str, float] = {}
+    kind: Kind = Kind.A
+    note: str | None = None
+    mode: Literal["x", "y", 1] = "x"
+    pair: tuple[int, bool] | None = None
+    day: datetime.date | None = None
+    at: datetime.datetime | None = None
+    ref: uuid.UUID | None = None
+    dim: Dim | None = None
+    weight: float = pydantic.Field(1.0, gt=0)
+
+
+class POpen(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="allow")
+    size: int = 0
+
+
+class PStrict(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(strict=True, extra="forbid")
+    count: int
+    ratio: float = 0.5
+
+
+class PAliased(pydantic.BaseModel):
+    sender: str = pydantic.Field(alias="from")
+    count: Annotated[int, pydantic.Field(ge=1)] = 1
+
+
+@attrs.define
+class Mixed:
+    order: POrder
+    shape: Circle | Square | None = None
+    extra: POpen | None = None
+
+
 TYPES: list[object] = [
     int,
     float,
@@ -140,10 +192,29 @@ TYPES: list[object] = [
     Annotated[float, at.Gt(0.5)],
     Annotated[str, at.Len(1, 3)],
     Annotated[list[int], at.MinLen(1), at.MaxLen(2)],
+    # pydantic models, alone, nested and inside attrs classes (issue 35)
+    PItem,
+    POrder,
+    POpen,
+    PStrict,
+    PAliased,
+    Mixed,
+    list[PItem | None],
+    PItem | PStrict,
+    Annotated[int, pydantic.Field(ge=1, le=5, description="Stars")],
+    Annotated[str, pydantic.Field(min_length=2, pattern="b")],
 ]
 
 SPECIAL: dict[object, list[object]] = {
     datetime.date: ["2024-02-29", "2023-02-29", "2024-1-01", "2024-01-01T00:00"],
+    datetime.datetime: [
+        "2024-02-29T12:00:00Z",
+        "2024-02-29t12:00:00.5+01:00",
+        "2024-02-29T12:00:00",  # no offset: RFC 3339 requires one
+        "2024-02-29 12:00:00Z",
+        "2024-02-30T12:00:00Z",
+        "2024-02-29",
+    ],
     uuid.UUID: ["12345678-1234-5678-1234-567812345678", "12345678123456781234"],
 }
 
@@ -193,6 +264,8 @@ def _shaped(tp: object) -> st.SearchStrategy[object]:
         return st.fixed_dictionaries(
             required, optional=optional
         ) | st.fixed_dictionaries({}, optional={**fields, "zz": JSON})
+    if is_model(tp):
+        return _model_shaped(tp)  # type: ignore[arg-type]
     if is_record(tp):
         keys = record_fields(tp)  # type: ignore[arg-type]
         shaped = {f.name: near(f.type) for f in keys}
@@ -206,10 +279,28 @@ def _shaped(tp: object) -> st.SearchStrategy[object]:
         options += [
             st.builds(lambda v, n=a.__name__: {n: v}, near(a))
             for a in args
-            if isinstance(a, type) and (attrs.has(a) or dataclasses.is_dataclass(a))
+            if isinstance(a, type)
+            and (attrs.has(a) or dataclasses.is_dataclass(a) or is_model(a))
         ]
         return st.one_of(options)
     raise AssertionError(tp)
+
+
+def _model_shaped(model: type[pydantic.BaseModel]) -> st.SearchStrategy[object]:
+    """A model's keys (aliases where given), as for an attrs class."""
+    fields = {
+        info.alias or name: near(info.annotation)
+        for name, info in model.model_fields.items()
+    }
+    required = {
+        info.alias or name: fields[info.alias or name]
+        for name, info in model.model_fields.items()
+        if info.is_required()
+    }
+    optional = {k: v for k, v in fields.items() if k not in required}
+    return st.fixed_dictionaries(required, optional=optional) | st.fixed_dictionaries(
+        {}, optional={**fields, "zz": JSON}
+    )
 
 
 def _cases() -> st.SearchStrategy[tuple[object, object]]:
@@ -233,7 +324,7 @@ def _accepted(tp: object, value: object) -> bool:
     return bool(_validator(tp).is_valid(value))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(CASES)
 def test_decode_accepts_exactly_what_the_schema_accepts(
     case: tuple[object, object],

@@ -7,11 +7,15 @@ encoded results and receipts all see ``'**********'``. No I/O and no trio here.
 from __future__ import annotations
 
 import hmac
-from typing import Generic, TypeVar, final
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, final, get_args
 
 import attrs
 
 from ._redact import MASK, register, track
+
+if TYPE_CHECKING:
+    from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+    from pydantic_core import CoreSchema
 
 __all__ = ["MASK", "Secret"]
 
@@ -65,3 +69,47 @@ class Secret(Generic[T]):
 
     def __hash__(self) -> int:
         return hash((Secret, self._value))
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        """``Secret[str]`` as a field of a pydantic model (pydantic calls this).
+
+        A string becomes a ``Secret`` (registered like every decoded secret), a
+        ``Secret`` stays one, and JSON shows the mask, never the plaintext.
+        pydantic's own imports happen here, so only a model with a secret needs
+        them.
+        """
+        from pydantic_core import core_schema
+
+        if get_args(source) != (str,):
+            raise TypeError(
+                f"{source!r} inside a pydantic model: use Secret[str] (a secret "
+                "is a string on the wire)"
+            )
+        made = core_schema.no_info_after_validator_function(
+            cls, handler.generate_schema(str)
+        )
+        return core_schema.json_or_python_schema(
+            json_schema=made,
+            python_schema=core_schema.union_schema(
+                [core_schema.is_instance_schema(cls), made]
+            ),
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                _masked, when_used="json"
+            ),
+        )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        """The schema of ``Secret[str]`` everywhere: a write-only string."""
+        del core, handler
+        return {"type": "string", "writeOnly": True}
+
+
+def _masked(value: object) -> str:
+    del value
+    return MASK

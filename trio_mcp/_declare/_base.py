@@ -16,7 +16,13 @@ from typing import Any, ClassVar, Generic, ParamSpec, TypeVar
 from .._authority import Capability, closure, register_in
 from .._errors import InvalidDeclaration
 from .._units import Seconds, seconds
-from ._signature import declaration_id, holds_write_only, is_method, resolve_hints
+from ._signature import (
+    CONTEXT_HINT,
+    declaration_id,
+    holds_write_only,
+    is_method,
+    resolve_hints,
+)
 from ._threads import thread_budget, worker_threads
 
 __all__ = ["Declaration", "declared_seconds", "worker_threads"]
@@ -110,9 +116,14 @@ class Declaration(Generic[P, R]):
         try:
             hints = resolve_hints(self.fn)
         except NameError as exc:
+            hint = "define or import it before building the Server"
+            if exc.name in ("Context", "ToolContext"):
+                hint += (
+                    f"; if it is a call context: it is not an argument{CONTEXT_HINT}"
+                )
             raise InvalidDeclaration(
                 f"{self.declaration}: annotation names something undefined ({exc}); "
-                "define or import it before building the Server"
+                f"{hint}"
             ) from None
         self._prepare(hints)
         self._after_prepare()

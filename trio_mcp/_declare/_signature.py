@@ -18,12 +18,22 @@ from typing import Any
 
 import attrs
 
+from .._context import ToolContext
 from .._errors import InvalidDeclaration
 from .._json import JsonObject
-from .._schema import Field, UnsupportedType, arguments_schema, check_supported
+from .._schema import (
+    Field,
+    UnsupportedType,
+    arguments_schema,
+    check_supported,
+    strip,
+    union_parts,
+)
 
 __all__ = [
+    "CONTEXT_HINT",
     "Plan",
+    "context_type",
     "declaration_id",
     "holds_write_only",
     "input_parameters",
@@ -224,6 +234,35 @@ class Plan:
         return cls
 
 
+#: Why a context parameter is refused, after the type's name (RFC 156 chose
+#: ``ToolContext.current()`` over an injected parameter).
+CONTEXT_HINT = (
+    ", a call context, which trio_mcp does not pass as an argument; remove the "
+    "parameter and call ToolContext.current() inside the handler "
+    "(from trio_mcp import ToolContext)"
+)
+#: Packages whose ``...Context`` classes are the FastMCP habit ``ctx: Context``.
+_CONTEXT_PACKAGES = frozenset({"mcp", "fastmcp"})
+
+
+def context_type(annotation: object) -> str | None:
+    """The name of a call-context type ``annotation`` holds (``ToolContext``, or
+    FastMCP's ``Context`` from ``mcp`` or ``fastmcp``), possibly optional; else None."""
+    tp = strip(annotation)
+    parts = union_parts(tp)
+    for member in parts[0] if parts is not None else [tp]:
+        cls = strip(member)
+        cls = typing.get_origin(cls) or cls
+        if not isinstance(cls, type):
+            continue
+        if issubclass(cls, ToolContext):
+            return cls.__name__
+        top = cls.__module__.split(".")[0]
+        if top in _CONTEXT_PACKAGES and cls.__name__.endswith("Context"):
+            return f"{top}'s {cls.__name__}"
+    return None
+
+
 class _Refused(Exception):
     """Why a parameter cannot be an input; ``str()`` continues its message."""
 
@@ -258,6 +297,9 @@ def _annotation(
             " has no type annotation; annotate it (for example 'str' or 'int')"
         )
     annotation = hints[param.name]
+    context = context_type(annotation)
+    if context is not None:
+        raise _Refused(f" is annotated with {context}{CONTEXT_HINT}")
     refused = refusal(annotation)
     if refused is not None:
         raise _Refused(refused)

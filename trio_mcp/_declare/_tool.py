@@ -16,6 +16,7 @@ from .._decode import decode
 from .._errors import InvalidDeclaration, ToolError
 from .._json import JsonObject, JsonValue
 from .._protocol._headers import param_headers
+from .._schema import declared_description
 from .._units import Seconds
 from ._base import Declaration
 from ._docstring import describe
@@ -127,11 +128,14 @@ class FunctionTool(Declaration[P, R]):
                 "paragraph says what the tool does"
             )
         found.extend(stale_args(self.described.params, self.plan.names, where=where))
-        for param in self.plan.names:
-            if param not in self.described.params:
+        for one in self.plan.inputs:
+            if one.name in self.described.params:
+                continue
+            if declared_description(one.annotation) is None:
                 found.append(
-                    f"{where}: parameter '{param}' has no description; "
-                    f"document it under 'Args:' in the docstring"
+                    f"{where}: parameter '{one.name}' has no description; "
+                    "document it under 'Args:' in the docstring (or give "
+                    "Annotated[..., Field(description=...)])"
                 )
         return found
 

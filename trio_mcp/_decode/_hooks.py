@@ -31,7 +31,7 @@ from ._verbatim import verbatim_check
 if TYPE_CHECKING:
     import cattrs
 
-__all__ = ["install_leaf_hooks", "json_key"]
+__all__ = ["FORMATS", "install_leaf_hooks", "json_key"]
 
 Hook = Callable[[object, object], object]
 
@@ -106,6 +106,10 @@ def _uuid(value: object, _: object) -> uuid.UUID:
     if isinstance(value, str) and _UUID.match(value):
         return uuid.UUID(value)
     raise Invalid("expected a UUID string")
+
+
+#: The ``format`` of each formatted string the table has, and its hook.
+FORMATS: dict[str, Hook] = {"date-time": _date_time, "date": _date, "uuid": _uuid}
 
 
 def json_key(value: object) -> tuple[str, object]:

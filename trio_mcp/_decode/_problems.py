@@ -27,7 +27,7 @@ from .._errors import Problem
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-__all__ = ["Invalid", "at", "problems_of", "refusal_message"]
+__all__ = ["Invalid", "at", "problems_of", "refusal_message", "shown"]
 
 FALLBACK = "is not valid"
 REQUIRED = "this field is required"
@@ -59,7 +59,12 @@ def refusal_message(check: object, exc: Exception, sent: object) -> str:
     text = getattr(check, "describe", None)
     if isinstance(text, str) and text.strip():
         return text.strip()
-    text = str(exc)
+    return shown(str(exc), sent)
+
+
+def shown(text: str, sent: object) -> str:
+    """``text``'s first line, or ``is not valid`` when ``text`` quotes a value of
+    ``sent`` (see ``refusal_message``)."""
     lines = text.strip().splitlines()
     if not lines or not lines[0].strip():
         return FALLBACK

@@ -29,6 +29,7 @@ from .._schema import (
     describe_validator,
     field_info,
     init_fields,
+    is_model,
     is_record,
     is_tagged_union,
     record_fields,
@@ -298,11 +299,27 @@ def _is_tagged(tp: object) -> bool:
     return parts is not None and is_tagged_union(parts[0])
 
 
+def _model_factory(cls: type, converter: cattrs.Converter) -> Hook:
+    from ._pydantic import model_structure  # only once a model is met
+
+    return model_structure(cls, converter)
+
+
+def _model_unstructure_factory(
+    cls: type, converter: cattrs.Converter
+) -> Callable[[object], object]:
+    from ._pydantic import model_unstructure
+
+    return model_unstructure(cls, converter)
+
+
 def install_shape_hooks(converter: cattrs.Converter) -> None:
-    """Register the array, object, union and attrs class hooks."""
+    """Register the array, object, union, attrs class and pydantic model hooks."""
     converter.register_structure_hook_factory(_is_array, _array_factory)
     converter.register_structure_hook_factory(_is_mapping, _mapping_factory)
     converter.register_structure_hook_factory(_is_union, _union_factory)
     converter.register_structure_hook_factory(_is_attrs, _attrs_factory)
     converter.register_structure_hook_factory(is_record, _record_factory)
+    converter.register_structure_hook_factory(is_model, _model_factory)
+    converter.register_unstructure_hook_factory(is_model, _model_unstructure_factory)
     converter.register_unstructure_hook_factory(_is_tagged, _unstructure_tagged_factory)

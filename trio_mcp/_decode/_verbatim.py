@@ -27,6 +27,12 @@ __all__ = ["verbatim_check"]
 
 Check = Callable[[object], list[Exception]]
 
+#: The leaf hooks' messages, for the formats ``verbatim_check`` may assert.
+_FORMAT_WORDS = {
+    "date-time": "expected a date-time string (RFC 3339)",
+    "date": "expected a date string (YYYY-MM-DD)",
+    "uuid": "expected a UUID string",
+}
 _TYPE_WORDS = {
     "string": "a string",
     "integer": "an integer",
@@ -38,17 +44,21 @@ _TYPE_WORDS = {
 }
 
 
-def verbatim_check(passthrough: JsonObject) -> Check:
+def verbatim_check(passthrough: JsonObject, *, formats: bool = False) -> Check:
     """Compile the check of one passthrough, alone (its own ``$defs`` resolve its
     ``$ref``); calling it returns the problems, placed below the value, or ``[]``.
 
     The converter enforces the rest of the value's schema, so the two together
     accept exactly what the whole schema accepts, at the price of validating only
-    the passthrough's keywords.
+    the passthrough's keywords. With ``formats``, the ``format`` values the type
+    table asserts (``date-time``, ``date``, ``uuid``) are checked as the
+    converter checks them; other formats stay annotations.
     """
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(copy.deepcopy(passthrough))
+    validator = jsonschema.Draft202012Validator(
+        copy.deepcopy(passthrough), format_checker=_formats() if formats else None
+    )
 
     def check(value: object) -> list[Exception]:
         if validator.is_valid(value):  # stops at the first error: the common case
@@ -60,6 +70,28 @@ def verbatim_check(passthrough: JsonObject) -> Check:
         ]
 
     return check
+
+
+def _formats() -> object:
+    """A format checker for the formats the leaf hooks decode, by the same rules."""
+    import jsonschema
+
+    from ._hooks import FORMATS
+
+    checker = jsonschema.FormatChecker(formats=())
+    for name, hook in FORMATS.items():
+        checker.checks(name, raises=Invalid)(_accepts(hook))
+    return checker
+
+
+def _accepts(hook: Callable[[object, object], object]) -> Callable[[object], bool]:
+    def accepts(value: object) -> bool:
+        if not isinstance(value, str):
+            return True  # format applies to strings only
+        hook(value, None)  # raises Invalid
+        return True
+
+    return accepts
 
 
 def _placed(path: str, message: str) -> Exception:
@@ -154,27 +186,34 @@ def _join(path: str, name: object) -> str:
     return f"{path}.{name}" if path else str(name)
 
 
+def _plural(n: object, word: str) -> str:
+    """As the converter's constraint messages say it: ``1 item``, ``2 items``."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def _message(keyword: str, expected: object) -> str:
     if keyword == "type":
         kinds = expected if isinstance(expected, list) else [expected]
         return "expected " + " or ".join(_TYPE_WORDS.get(str(k), str(k)) for k in kinds)
     if keyword == "const":
         return f"must be {json.dumps(expected)}"
+    if keyword == "format" and expected in _FORMAT_WORDS:
+        return _FORMAT_WORDS[str(expected)]
     if keyword == "enum" and isinstance(expected, list):
         return "must be one of: " + ", ".join(json.dumps(v) for v in expected)
     fixed = {
         "anyOf": "must match at least one of the allowed schemas",
         "oneOf": "must match exactly one of the allowed schemas",
         "not": "must not match the excluded schema",
-        "minLength": f"must have at least {expected} characters",
-        "maxLength": f"must have at most {expected} characters",
+        "minLength": f"must have at least {_plural(expected, 'character')}",
+        "maxLength": f"must have at most {_plural(expected, 'character')}",
         "pattern": f"must match the pattern {expected}",
         "minimum": f"must be at least {expected}",
         "maximum": f"must be at most {expected}",
         "exclusiveMinimum": f"must be greater than {expected}",
         "exclusiveMaximum": f"must be less than {expected}",
-        "minItems": f"must have at least {expected} items",
-        "maxItems": f"must have at most {expected} items",
+        "minItems": f"must have at least {_plural(expected, 'item')}",
+        "maxItems": f"must have at most {_plural(expected, 'item')}",
         "uniqueItems": "items must be unique",
         "minProperties": f"must have at least {expected} fields",
         "maxProperties": f"must have at most {expected} fields",

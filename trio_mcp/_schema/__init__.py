@@ -11,8 +11,10 @@ from ._constraints import describe_validator as describe_validator
 from ._constraints import described as described
 from ._inspect import FieldInfo as FieldInfo
 from ._inspect import RecordField as RecordField
+from ._inspect import declared_description as declared_description
 from ._inspect import field_info as field_info
 from ._inspect import init_fields as init_fields
+from ._inspect import is_model as is_model
 from ._inspect import is_record as is_record
 from ._inspect import is_secret as is_secret
 from ._inspect import is_tagged_union as is_tagged_union
@@ -41,10 +43,12 @@ __all__ = [
     "asserts",
     "check_supported",
     "compile_checks",
+    "declared_description",
     "describe_validator",
     "described",
     "field_info",
     "init_fields",
+    "is_model",
     "is_open",
     "is_record",
     "is_secret",

@@ -34,6 +34,7 @@ __all__ = [
     "field_of",
     "keywords",
     "misplaced",
+    "read_extra",
     "split_validators",
     "unhonoured",
 ]
@@ -419,17 +420,17 @@ def misplaced(metadata: Mapping[object, object]) -> Misplaced | None:
 
 
 HONOURED = (
-    "trio_mcp.Field(...) or the annotated-types constraints Gt, Ge, Lt, Le, "
-    "MultipleOf, MinLen, MaxLen, Len and Interval"
+    "trio_mcp.Field(...), pydantic.Field(...) or the annotated-types constraints "
+    "Gt, Ge, Lt, Le, MultipleOf, MinLen, MaxLen, Len and Interval"
 )
 
 
 def unhonoured(metadata: tuple[object, ...], kind: Kind) -> str | None:
     """Why an ``Annotated`` extra cannot be honoured (naming its type), or None.
 
-    Constraint metadata is never dropped silently: a pydantic ``FieldInfo``, an
-    annotated-types ``Predicate``, a lambda or a bare string would each promise
-    a check that nothing runs.
+    Constraint metadata is never dropped silently: an annotated-types
+    ``Predicate``, a lambda, a bare string or a ``pydantic.Field(alias=...)``
+    would each promise something that nothing does.
     """
     for item in _expand(metadata):
         read = _read(item, kind)
@@ -483,6 +484,16 @@ def _read(item: object, kind: Kind) -> Field | str:
     """One extra as a Field, or why it cannot be honoured."""
     if isinstance(item, Field):
         return item
+    if type(item).__module__ == "pydantic.fields":
+        from ._pydantic import is_pydantic_field, read_field_info
+
+        if is_pydantic_field(item):
+            return read_field_info(item, kind)
+    return read_extra(item, kind)
+
+
+def read_extra(item: object, kind: Kind) -> Field | str:
+    """An annotated-types constraint as a Field, or why it cannot be honoured."""
     if isinstance(item, Misplaced):
         return (
             f"metadata['{METADATA_KEY}'] holds {_named(item.item)}, which cannot be "

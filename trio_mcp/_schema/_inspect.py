@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import sys
 import types
 import typing
 from collections.abc import MutableSequence, Sequence
@@ -20,9 +21,11 @@ from ._constraints import Field, Kind, field_of, misplaced, split_validators
 
 __all__ = [
     "FieldInfo",
+    "declared_description",
     "NoneType",
     "RecordField",
     "field_info",
+    "is_model",
     "is_record",
     "record_fields",
     "is_secret",
@@ -56,6 +59,15 @@ def strip(tp: object) -> object:
             return tp
 
 
+def declared_description(tp: object) -> str | None:
+    """The description an ``Annotated`` type's ``Field`` (trio_mcp's or
+    pydantic's) gives, if any: a parameter documented where it is declared."""
+    if get_origin(tp) is not Annotated:
+        return None
+    field = field_of(tp.__metadata__)  # type: ignore[attr-defined]
+    return None if field is None else field.description
+
+
 def union_parts(tp: object) -> tuple[list[object], bool] | None:
     """Return a union's members other than None, and whether None is one."""
     if get_origin(tp) not in (Union, types.UnionType):
@@ -66,12 +78,26 @@ def union_parts(tp: object) -> tuple[list[object], bool] | None:
 
 def is_tagged_union(members: list[object]) -> bool:
     """Return whether the members form a union decoded by ``{"Name": payload}``:
-    attrs classes and dataclasses (a TypedDict's value is a plain dict, so its
-    class cannot be told when encoding)."""
+    attrs classes, dataclasses and pydantic models (a TypedDict's value is a plain
+    dict, so its class cannot be told when encoding)."""
     return len(members) > 1 and all(
-        isinstance(m, type) and (attrs.has(m) or dataclasses.is_dataclass(m))
+        isinstance(m, type)
+        and (attrs.has(m) or dataclasses.is_dataclass(m) or is_model(m))
         for m in members
     )
+
+
+def is_model(tp: object) -> bool:
+    """Whether ``tp`` is a ``pydantic.BaseModel`` subclass.
+
+    Read from ``sys.modules``: no class can be a model before pydantic is
+    imported, so this never imports it.
+    """
+    pydantic = sys.modules.get("pydantic")
+    if pydantic is None or not isinstance(tp, type):
+        return False
+    base = pydantic.BaseModel
+    return tp is not base and issubclass(tp, base)
 
 
 def is_secret(tp: object) -> bool:

@@ -50,6 +50,7 @@ from ._inspect import (
     NoneType,
     field_info,
     init_fields,
+    is_model,
     is_record,
     is_secret,
     is_tagged_union,
@@ -190,10 +191,13 @@ class _Walker:
             return self.attrs_class(tp, where)
         if is_record(tp):
             return self.record(tp, where)  # type: ignore[arg-type]
+        if is_model(tp):
+            return self.model(tp, where)  # type: ignore[arg-type]
         raise UnsupportedType(
             name_of(tp),
             "use str, int, float, bool, a list, a dict[str, ...], an enum, "
-            "a Literal, an attrs class, a dataclass or a TypedDict",
+            "a Literal, an attrs class, a dataclass, a TypedDict or a "
+            "pydantic model",
             where,
         )
 
@@ -359,6 +363,17 @@ class _Walker:
         required: list[JsonValue] = [f.name for f in fields if f.required]
         return _object(properties, required)
 
+    def model(self, cls: type, where: str) -> JsonObject:
+        """A pydantic model: the model's own schema, flat and closed (``_pydantic``)."""
+        self.enter(cls, where)
+        from ._pydantic import Refused, model_schema
+
+        try:
+            return model_schema(cls)
+        except Refused as exc:
+            inner = _join(where, exc.where) if exc.where else where
+            raise UnsupportedType(exc.what, exc.reason, inner) from None
+
     def enter(self, cls: type, where: str) -> None:
         """Refuse a class that contains itself, or a generic one."""
         if cls in self.stack:
@@ -491,7 +506,7 @@ def _hashable_type(tp: object) -> bool:
     tp = strip(tp)
     if get_origin(tp) in (list, dict, set, Mapping) or tp in (list, dict, set):
         return False
-    if isinstance(tp, type) and (attrs.has(tp) or is_record(tp)):
+    if isinstance(tp, type) and (attrs.has(tp) or is_record(tp) or is_model(tp)):
         return getattr(tp, "__hash__", None) is not None
     return True
 
