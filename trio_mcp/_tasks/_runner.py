@@ -35,25 +35,24 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
-import attrs
 import trio
 
 from .._authority import call_values
 from .._changes import Change
 from .._context import client_supports, principal_id, serving
-from .._declare import NeedsInput, ToolSpec
-from .._dispatch._call import Call, Ending, Middleware, Next
+from .._declare import NeedsInput
+from .._dispatch._call import Call, Ending, Middleware
 from .._dispatch._mask import mask_input_required, text_mask
 from .._dispatch._request import Checked, Failure
-from .._dispatch._targets import error_ending
 from .._errors import InvalidReply, MissingClientCapability
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
 from .._store import MemoryStore, RedisStore, Store, StoreUnavailable
-from ._record import TERMINAL, BadResponses, TaskRecord, new_task_id
+from ._record import TERMINAL, BadResponses, TaskRecord
+from ._steps import TaskSteps, declares_tasks, missing_extension
 
 __all__ = ["DEFAULT_TTL_MS", "POLL_INTERVAL_MS", "TaskRunner", "declares_tasks"]
 
@@ -66,7 +65,6 @@ POLL_INTERVAL_MS = 500
 #: Most tasks kept at once; beyond it, calls run synchronously (the server decides).
 MAX_TASKS = 10_000
 
-_REQUIRED: JsonObject = {"extensions": {wire.TASKS_EXTENSION: {}}}
 
 Handler = Callable[[Checked], Awaitable[JsonObject]]
 
@@ -85,25 +83,6 @@ def _question_mask() -> Callable[[JsonObject], JsonObject] | None:
         return out
 
     return masked
-
-
-def declares_tasks(meta: JsonObject) -> bool:
-    """Whether the request's ``clientCapabilities`` declare the tasks extension."""
-    caps = meta.get(wire.META_CLIENT_CAPABILITIES)
-    extensions = caps.get("extensions") if isinstance(caps, dict) else None
-    return isinstance(extensions, dict) and isinstance(
-        extensions.get(wire.TASKS_EXTENSION), dict
-    )
-
-
-def _missing_extension(what: str) -> Failure:
-    return Failure.missing_capability(
-        MissingClientCapability(
-            _REQUIRED,
-            f"{what} needs the tasks extension: declare "
-            f"extensions['{wire.TASKS_EXTENSION}'] in _meta clientCapabilities",
-        )
-    )
 
 
 def task_runner(publish: Callable[[Change], object], store: Store) -> TaskRunner:
@@ -137,8 +116,10 @@ class TaskRunner:
         self.poll_ms = poll_ms
         self.max_tasks = max_tasks
         self._records: dict[str, TaskRecord] = {}
-        self._nursery: trio.Nursery | None = None
-        self._warned = False
+        self.nursery: trio.Nursery | None = None
+        """Where tasks run, while ``open`` holds it."""
+        self.steps = TaskSteps(self)
+        """The extension's steps of a task tool's chain."""
         self.store = store if store is not None else MemoryStore()
         self._shared = store if isinstance(store, RedisStore) else None
         if self._shared is not None:
@@ -149,7 +130,7 @@ class TaskRunner:
     @property
     def running(self) -> bool:
         """Whether a nursery is open, so calls can become tasks."""
-        return self._nursery is not None
+        return self.nursery is not None
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[None]:
@@ -160,17 +141,17 @@ class TaskRunner:
         running; they end ``cancelled``. An exception from the block is raised as
         itself, not wrapped in an exception group.
         """
-        if self._nursery is not None:
+        if self.nursery is not None:
             yield
             return
         try:
             with serving.scope():  # require() outside a call is refused meanwhile
                 async with self.store.running(), trio.open_nursery() as nursery:
-                    self._nursery = nursery
+                    self.nursery = nursery
                     try:
                         yield
                     finally:
-                        self._nursery = None
+                        self.nursery = None
                         nursery.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             if len(group.exceptions) == 1:
@@ -181,70 +162,26 @@ class TaskRunner:
     # -- the steps -----------------------------------------------------------------------
     @property
     def outer(self) -> Middleware:
-        """``run_as_task``: the first step of a task tool's chain."""
-        return self.run_as_task
+        """``run_as_task``: the first step of a task tool's chain (``_steps``)."""
+        return self.steps.run_as_task
 
     @property
     def inner(self) -> Middleware:
-        """``begin``: the step before a task tool's handler."""
-        return self.begin
+        """``begin``: the step before a task tool's handler (``_steps``)."""
+        return self.steps.begin
 
-    async def run_as_task(self, call: Call, next: Next) -> Ending:
-        """Run a call of a tool that may become a task: as a task, when its client
-        declared the extension and a task nursery is open; else as any call.
-
-        A ``task="required"`` tool called without the extension ends with -32021.
-        """
-        spec = call.spec
-        assert isinstance(spec, ToolSpec)
-        declared = declares_tasks(call._request.meta)
-        if not declared and spec.task == "required":
-            return error_ending(
-                _missing_extension(f"tool '{spec.name}' runs only as a task; it")
-            )
-        nursery = self._nursery
-        if not declared or nursery is None or not self._room():
-            if declared and nursery is None and not self._warned:
-                self._warned = True
-                log.warning(
-                    "tool %r was called as a task but no task nursery is open, so it "
-                    "runs synchronously; serve with serve_http/serve_stdio, or wrap a "
-                    "mounted app's serving in `async with server.task_nursery():`",
-                    spec.name,
-                )
-            return await next(call)
-        ending: Ending = await nursery.start(self._task, call, next)
-        return ending
-
-    async def begin(self, call: Call, next: Next) -> Ending:
-        """Start the task of a ``task_start="call"`` tool before its handler runs
-        (after the grants: a refused call is answered, never made a task)."""
-        if call.spec.task_start == "call":  # type: ignore[union-attr]
-            await call.context.task_started()
-        return await next(call)
-
-    def _room(self) -> bool:
+    def room(self) -> bool:
+        """Whether another task may be kept (finished ones past their TTL are
+        forgotten first)."""
         if len(self._records) >= self.max_tasks:
             self._purge()
         return len(self._records) < self.max_tasks
 
-    async def _task(
-        self,
-        call: Call,
-        next: Next,
-        task_status: trio.TaskStatus[Ending] = trio.TASK_STATUS_IGNORED,
-    ) -> None:
-        """One call that may become a task; reports the request's ending through
-        ``task_status`` (the task's ``CreateTaskResult`` once it starts)."""
-        record = TaskRecord(
-            new_task_id(),
-            principal_id(call.principal),
-            self.ttl_ms,
-            self.poll_ms,
-        )
-        await _TaskCall(self, call, record, task_status).execute(next)
+    def keep(self, record: TaskRecord) -> None:
+        """Keep a task that has started: ``tasks/*`` and listen streams find it."""
+        self._records[record.task_id] = record
 
-    async def _ask(
+    async def ask(
         self, record: TaskRecord, call: Call, needs: NeedsInput
     ) -> dict[str, object]:
         """Surface ``needs`` on the task and wait until every request is answered.
@@ -267,7 +204,7 @@ class TaskRunner:
         await record.answered.wait()
         return dict(record.answers)
 
-    def _settle(self, record: TaskRecord, ending: Ending | None) -> None:
+    def settle(self, record: TaskRecord, ending: Ending | None) -> None:
         """Record how the task ended and announce it."""
         if record.scope.cancelled_caught or ending is None:
             if record.cancel_requested:
@@ -307,7 +244,7 @@ class TaskRunner:
         """
         method = request.method
         if not declares_tasks(request.meta):
-            raise _missing_extension(method)
+            raise missing_extension(method)
         task_id = request.params.get("taskId")
         if not isinstance(task_id, str):
             raise Failure.invalid(f"{method} needs params.taskId (a string)")
@@ -405,7 +342,7 @@ class TaskRunner:
         return answer
 
     # -- the shared store's side -----------------------------------------------------------
-    async def _persist(self, record: TaskRecord, tool: str) -> None:
+    async def persist(self, record: TaskRecord, tool: str) -> None:
         """Write a new task's record before anyone learns its id.
 
         Raises:
@@ -466,7 +403,7 @@ class TaskRunner:
         if not isinstance(ids, list) or not all(isinstance(t, str) for t in ids):
             raise Failure.invalid("params.notifications.taskIds must be a list of ids")
         if not declares_tasks(request.meta):
-            raise _missing_extension("subscriptions/listen with taskIds")
+            raise missing_extension("subscriptions/listen with taskIds")
         owner = principal_id(request.caller.principal)
         kept: list[str] = []
         for task_id in dict.fromkeys(t for t in ids if isinstance(t, str)):
@@ -520,63 +457,6 @@ class TaskRunner:
         ]
         for task_id in expired:
             del self._records[task_id]
-
-
-@attrs.define(eq=False)
-class _TaskCall:
-    """One tool call that may become a task: the request's part, then the task's.
-
-    Until ``start`` the call belongs to its request (its notifications reach the
-    request, its ending is the request's); from then on it runs as the task
-    ``record``, detached from the request, and only ``tasks/get`` and listen
-    streams see it.
-    """
-
-    runner: TaskRunner
-    call: Call
-    record: TaskRecord
-    task_status: trio.TaskStatus[Ending]
-    started: bool = False
-
-    async def execute(self, next: Next) -> None:
-        """Run the rest of the chain; settle the task, or hand the request its
-        ending."""
-        record, exchange = self.record, self.call._exchange
-        exchange.start_task = self.start
-        ending: Ending | None = None
-        try:
-            # The scope absorbs a cancellation (tasks/cancel, the deadline).
-            with record.scope:
-                ending = await next(self.call)
-            if not self.started:
-                assert ending is not None
-                self.task_status.started(ending)
-                return
-            self.runner._settle(record, ending)
-        finally:
-            if self.started and not record.terminal:
-                record.set_status("cancelled", "the server stopped serving")
-                self.runner.publish(record)
-
-    async def start(self) -> str:
-        """Make the call a task: answer the request with ``CreateTaskResult``.
-
-        Raises:
-            Failure: -32603 (HTTP 503) if the shared store cannot be reached.
-        """
-        record, runner = self.record, self.runner
-        await runner._persist(record, self.call.name)
-        self.started = True
-        record.scope.deadline = trio.current_time() + runner.ttl_ms / 1000
-        runner._records[record.task_id] = record
-        self.call._exchange.detach(record.scope, self.ask)
-        created: JsonObject = {"resultType": "task", **record.base()}
-        self.task_status.started(Ending(outcome="ok", result=created))
-        return record.task_id
-
-    async def ask(self, call: Call, needs: NeedsInput) -> Mapping[str, object]:
-        """The task's questions, answered through ``tasks/update``."""
-        return await self.runner._ask(self.record, call, needs)
 
 
 def _orphaned(snapshot: JsonObject) -> JsonObject:
