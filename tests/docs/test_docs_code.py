@@ -16,7 +16,8 @@ The rules, by the block's language (its fence's info string):
   ``...`` matches any lines and a ``...`` inside a line any text.
 * ``json`` and ``toml`` without a title: parsed. ``text`` and bare fences are prose
   (diagrams, shown output). ``bash``: checked with ``bash -n``
-  (set-up and long-running commands are shown, not run).
+  (set-up and long-running commands are shown, not run). ``html`` has a title: it is
+  a file the page's other blocks use (an MCP Apps view).
 """
 
 from __future__ import annotations
@@ -121,6 +122,10 @@ def test_every_code_block_of_the_page_runs(
             tomllib.loads(block.code)
         elif block.language == "bash":
             subprocess.run(["bash", "-n"], input=block.code, text=True, check=True)
+        elif block.language == "html":
+            assert block.title is not None, (
+                f"{where}: an html block is a file: title it"
+            )
         elif block.language not in ("python", "text", ""):
             pytest.fail(f"{where}: no rule runs a {block.language!r} block")
     _run_tests_defined(namespace)

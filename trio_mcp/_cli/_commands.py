@@ -306,7 +306,7 @@ async def _check_report(target: str) -> dict[str, Any]:
                 "ok": True,
                 "server": {"name": server.name, "version": server.version},
                 "catalog": [
-                    {"kind": kind, "name": name, "entry": wire}
+                    {"kind": kind, "name": name, "entry": wire, **_view_of(wire)}
                     for kind, name, wire in entries
                 ],
                 "problems": [],
@@ -316,6 +316,17 @@ async def _check_report(target: str) -> dict[str, Any]:
         if problems is None:
             raise
         return {"ok": False, "server": None, "catalog": [], "problems": problems}
+
+
+def _view_of(entry: dict[str, Any]) -> dict[str, Any]:
+    """A tool's MCP Apps view and who may call the tool, when it has a view."""
+    ui = entry.get("_meta", {}).get("ui", {})
+    if "resourceUri" not in ui:
+        return {}
+    return {
+        "view": ui["resourceUri"],
+        "visibility": ui.get("visibility", ["model", "app"]),
+    }
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -328,6 +339,8 @@ def _check(args: argparse.Namespace) -> int:
         for item in report["catalog"]:
             description = item["entry"].get("description", "")
             print(f"  {item['kind']:8} {item['name']}: {description}")
+            if "view" in item:
+                print(f"  {'':8} view {item['view']} ({', '.join(item['visibility'])})")
     else:
         count = len(report["problems"])
         print(f"{args.target}: {count} problem{'' if count == 1 else 's'}:")
