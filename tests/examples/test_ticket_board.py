@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from docblocks import blocks
 from example_loader import EXAMPLES, load
 from support import META, wire
 from support.apps import APPS_CLIENT, UI, check_listed_tools, check_view_read
@@ -71,16 +70,6 @@ async def test_a_text_only_client_gets_a_short_answer_as_text() -> None:
     assert '"WEB-2"' in result.text
     assert unknown.is_error
     assert "no team 'ops'; the teams are web, api" == unknown.text
-
-
-def test_the_guide_shows_the_examples_view() -> None:
-    [shown] = [
-        b.code
-        for b in blocks(ROOT / "docs" / "guides" / "apps.md")
-        if b.title == "ticket_board.html"
-    ]
-
-    assert HTML.read_text(encoding="utf-8") == shown
 
 
 def test_it_serves_over_stdio_as_a_script() -> None:
