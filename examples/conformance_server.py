@@ -20,7 +20,7 @@ import functools
 import json
 import signal
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import attrs
 import trio
@@ -478,6 +478,90 @@ LISTEN_TOOLS: list[Tool] = [
 ]
 
 
+# -- handshake-era scenarios (--requirements 2025-11-25, served with --legacy) --------
+# Each is written once: a handshake-era client receives the input requests as real
+# server-to-client requests (sampling/createMessage, elicitation/create), a modern one
+# as input_required rounds; logging reaches it after logging/setLevel.
+@tool
+async def test_tool_with_logging() -> list[Content]:
+    """Log three info messages about 50 ms apart, then answer."""
+    ctx = ToolContext.current()
+    for text in ("Tool execution started", "Tool processing data"):
+        await ctx.log("info", text)
+        await trio.sleep(0.05)
+    await ctx.log("info", "Tool execution completed")
+    return [TextContent("Tool with logging executed successfully")]
+
+
+@tool
+def test_sampling(prompt: str) -> list[Content] | NeedsInput:
+    """
+    Ask the client's model to answer a prompt (sampling), then repeat its answer.
+
+    Args:
+        prompt: What to ask the model.
+    """
+    answer = ToolContext.current().input_responses.get("answer")
+    if not isinstance(answer, SampleResult):
+        return NeedsInput({"answer": Sample(prompt, max_tokens=100)})
+    return [TextContent(f"LLM response: {answer.text}")]
+
+
+@attrs.frozen
+class UserResponse:
+    response: str
+
+
+@tool
+def test_elicitation(message: str) -> list[Content] | NeedsInput:
+    """
+    Ask the user a question (elicitation), then report the answer.
+
+    Args:
+        message: The question to show the user.
+    """
+    answer = _answer("response")
+    if answer is None:
+        return NeedsInput({"response": Elicit(message, schema=UserResponse)})
+    content = answer.content
+    text = json.dumps(
+        attrs.asdict(content) if isinstance(content, UserResponse) else None
+    )
+    return [TextContent(f"User response: action={answer.action}, content={text}")]
+
+
+@attrs.frozen
+class Defaults:
+    name: str = "John Doe"
+    age: int = 30
+    score: float = 95.5
+    status: Literal["active", "inactive", "pending"] = "active"
+    verified: bool = True
+
+
+@tool
+def test_elicitation_sep1034_defaults() -> list[Content] | NeedsInput:
+    """Ask for a form whose every field has a default (SEP-1034)."""
+    answer = _answer("form")
+    if answer is None:
+        return NeedsInput(
+            {"form": Elicit("Please review your information", schema=Defaults)}
+        )
+    content = answer.content
+    text = json.dumps(attrs.asdict(content) if isinstance(content, Defaults) else None)
+    return [
+        TextContent(f"Elicitation completed: action={answer.action}, content={text}")
+    ]
+
+
+LEGACY_TOOLS: list[Tool] = [
+    test_tool_with_logging,
+    test_sampling,
+    test_elicitation,
+    test_elicitation_sep1034_defaults,
+]
+
+
 # -- HTTP custom headers (http-custom-header-server-validation) -------------------------
 @tool
 def test_x_mcp_header(
@@ -656,6 +740,7 @@ def _tools() -> list[Tool]:
         *PROBE_TOOLS,
         *MRTR_TOOLS,
         *LISTEN_TOOLS,
+        *LEGACY_TOOLS,
         *HEADER_TOOLS,
         *TASK_TOOLS,
         *extra,
@@ -685,7 +770,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=3001)
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument(
+        "--legacy",
+        action="store_true",
+        help="also serve handshake-era clients (initialize, revisions up to 2025-11-25)",
+    )
     args = parser.parse_args()
+    server.legacy = args.legacy
     trio.run(serve, args.host, args.port)
 
 
