@@ -529,6 +529,11 @@ other peers' start-up and import times; trio_mcp starts once per transport (not 
 times) and imports are the median of 5 (not 10); the catalog's pages are walked 5
 times (not 20) and the guards' A/B runs 20 pairs of blocks (not 40, stdio blocks of
 200 calls, not 400). Its figures are noisier than the full run's: quote the full run.
+
+bash bench/run.sh --instructions [--quick] [--only TEXT] runs bench/instructions.py
+instead: instructions per call under valgrind (stdio echo and search against the Trio
+floor, the in-process HTTP app against the bare app), which the machine's load does
+not move; its --help says how.
 """
 
 

@@ -8,6 +8,11 @@
 #   bash bench/run.sh --quick    under two minutes: small sizes, one repeat, no fastmcp,
 #                                fewer start-up, import, catalog and guard rounds
 #   bash bench/run.sh --help     every option (bench/run.py)
+#   bash bench/run.sh --instructions [--quick] [--only TEXT]
+#                                instructions per call by valgrind instead (bench/
+#                                instructions.py: stdio and in-process HTTP rows against
+#                                the Trio floor and the bare app; 3-5 min, --quick about
+#                                half); the figure a busy machine cannot move
 #
 # Builds bench/.venv first (bench/venv.sh), then prints the table; the report is also
 # kept in bench/results/latest.{md,json} (git-ignored).
@@ -15,4 +20,7 @@ set -euo pipefail
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=bench/venv.sh
 source "$BENCH/venv.sh"
+if [[ "${1:-}" == "--instructions" ]]; then
+    exec "$BENCH/.venv/bin/python" "$BENCH/instructions.py" "${@:2}"
+fi
 exec "$BENCH/.venv/bin/python" "$BENCH/run.py" "$@"

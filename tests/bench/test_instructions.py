@@ -1,0 +1,150 @@
+"""bench/instructions.py's harness without valgrind: its loads are answered right or fail.
+
+valgrind only counts; what it counts is these loads, so each row's load runs here as
+it does under valgrind (real servers over pipes, the real ``server.mount()`` app under
+the fake Hypercorn), and a wrong answer must fail the row rather than be counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from hypothesis import given
+from hypothesis import strategies as st
+
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "instructions.py"
+
+
+def _load() -> Any:
+    """Import bench/instructions.py (bench/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("bench_instructions", SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+bench = _load()
+STDIO_ROWS = [row for row in bench.ROWS if isinstance(row, bench.StdioRow)]
+ASGI_ROWS = [row for row in bench.ROWS if isinstance(row, bench.AsgiRow)]
+
+
+@pytest.mark.parametrize("row", STDIO_ROWS, ids=lambda row: row.name)
+def test_stdio_row_load_is_answered_right(row: Any) -> None:
+    row.serve(40)
+
+
+def test_stdio_row_fails_on_a_wrong_answer() -> None:
+    asks_add = bench.StdioRow(
+        "add answered as echo",
+        bench.BENCH_SERVER,
+        "echo",
+        request=lambda tool, ident: bench.call_request("add", ident),
+    )
+    with pytest.raises(bench.RowFailed, match="structuredContent"):
+        asks_add.serve(3)
+
+
+def test_stdio_row_prelude_must_succeed() -> None:
+    unknown = b'{"jsonrpc":"2.0","id":1,"method":"no/such/method","params":{}}'
+    refused = bench.StdioRow(
+        "refused prelude", bench.BENCH_SERVER, "echo", prelude=[unknown]
+    )
+    with pytest.raises(bench.RowFailed, match="prelude was refused"):
+        refused.serve(1)
+
+
+@pytest.mark.parametrize("row", ASGI_ROWS, ids=lambda row: row.name)
+def test_asgi_row_load_is_answered_right(row: Any) -> None:
+    row.child(40)
+
+
+def _answering(status: int, reply: bytes) -> Any:
+    """A bare app that answers every request with ``status`` and ``reply``."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": reply})
+
+    return app
+
+
+async def test_fake_server_fails_on_a_status_other_than_200() -> None:
+    app = _answering(503, b"{}")
+    with pytest.raises(bench.RowFailed, match="20 of 20 calls got 503"):
+        await bench.drive_trio(app, "echo", 20)
+
+
+async def test_fake_server_fails_on_a_wrong_body() -> None:
+    wrong = b'{"jsonrpc":"2.0","id":1,"result":{"structuredContent":"bye"}}'
+    app = _answering(200, wrong)
+    with pytest.raises(bench.RowFailed, match="'bye' is not 'hello'"):
+        await bench.drive_trio(app, "echo", 20)
+
+
+async def test_fake_server_fails_when_the_app_sends_nothing() -> None:
+    async def silent(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await receive()
+
+    with pytest.raises(bench.RowFailed, match="got 0"):
+        await bench.drive_trio(silent, "echo", 20)
+
+
+def test_fake_asyncio_server_fails_on_a_wrong_body() -> None:
+    wrong = b'data: {"jsonrpc":"2.0","id":1,"result":{"structuredContent":"bye"}}\n\n'
+    app = _answering(200, wrong)
+    with pytest.raises(bench.RowFailed, match="'bye' is not 'hello'"):
+        asyncio.run(bench.drive_asyncio(app, "echo", 20))
+
+
+async def test_fake_server_sends_the_body_then_disconnect() -> None:
+    seen: list[dict[str, Any]] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.extend([await receive(), await receive()])
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b'{"result":{"x":1}}'})
+        with trio.move_on_after(1):
+            seen.append(await receive())
+
+    with pytest.raises(bench.RowFailed):  # the reply is not an echo: checked last
+        await bench.drive_trio(app, "echo", 1)
+    assert [event["type"] for event in seen] == [
+        "http.request",
+        "http.request",
+        "http.disconnect",
+    ]
+    assert [event["more_body"] for event in seen[:2]] == [True, False]
+    assert seen[0]["body"] == bench.call_request("echo", 1)
+
+
+@given(st.integers(min_value=1, max_value=10_000))
+def test_calls_are_split_evenly_over_at_most_16_connections(calls: int) -> None:
+    shares = bench._shares(calls)
+    assert sum(shares) == calls
+    assert len(shares) == min(calls, 16)
+    assert max(shares) - min(shares) <= 1
+
+
+@pytest.mark.parametrize("line", ["summary: 1234", "totals: 1234"])
+def test_valgrind_totals_are_read(tmp_path: Path, line: str) -> None:
+    out = tmp_path / "run.out"
+    out.write_text(f"version: 2\ncmd: python\nevents: Ir\n{line}\n")
+    assert bench.Valgrind.instructions(out) == 1234
+
+
+def test_valgrind_without_a_total_fails(tmp_path: Path) -> None:
+    out = tmp_path / "run.out"
+    out.write_text("version: 2\nevents: Ir\n")
+    with pytest.raises(bench.RowFailed, match="no summary"):
+        bench.Valgrind.instructions(out)
