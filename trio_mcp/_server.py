@@ -587,7 +587,7 @@ class Server:
         require_auth = options.get("require_auth", False) or bool(options.get("auth"))
         check_binding(host, require_auth=require_auth)
         task_status = self._announcing(
-            task_status, host, path, options.get("allow", ())
+            task_status, host, path, options.get("allow", ()), workers
         )
         check_host = is_loopback(host) or options.get("allowed_hosts") is not None
         if workers > 1:
@@ -612,7 +612,12 @@ class Server:
         await serve_hypercorn(app, host=host, port=port, task_status=task_status)
 
     def _announcing(
-        self, status: trio.TaskStatus[int], host: str, path: str, allow: object
+        self,
+        status: trio.TaskStatus[int],
+        host: str,
+        path: str,
+        allow: object,
+        workers: int = 1,
     ) -> trio.TaskStatus[int]:
         """``status``, printing the one banner line once the port is bound."""
         kinds = [
@@ -622,6 +627,8 @@ class Server:
 
         def line(port: int) -> str:
             url = f"http://{where}:{port}{path}"
+            if workers > 1:
+                url += f" ({workers} workers)"
             return banner(self.name, self.version, kinds, url, allow)
 
         return cast("trio.TaskStatus[int]", AnnouncingStatus(status, line))

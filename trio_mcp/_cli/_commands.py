@@ -21,6 +21,7 @@ from trio_mcp import DuplicateName, InvalidDeclaration, Server
 from .._transports._entry import banner
 from ._auth import add_auth_arguments, bearer_auth
 from ._load import CliError, LoadError, open_server
+from ._logs import level_from
 
 __all__ = ["COMMANDS", "catalog_entries", "summary"]
 
@@ -248,10 +249,11 @@ def _redis(url: str) -> Any:
 
 def _serve_workers(args: argparse.Namespace) -> int:
     """Hypercorn's own supervisor of ``--workers`` processes, each loading the target."""
-    from .._http._hypercorn import check_binding
+    from .._http._hypercorn import bind_socket, check_binding
     from .._http._workers import WorkerSpec, run_workers
     from .._loopback import is_loopback
     from .._protocol._state import StateKeyRequired, require_shared_key
+    from .._transports._entry import announce
     from ._load import load_server
 
     if args.broadcast is not None:
@@ -275,9 +277,20 @@ def _serve_workers(args: argparse.Namespace) -> int:
         "max_concurrent": args.max_concurrent,
         "max_waiting": args.max_waiting,
     }
-    spec = WorkerSpec(args.target, options, broadcast_url=args.broadcast)
+    spec = WorkerSpec(
+        args.target,
+        options,
+        broadcast_url=args.broadcast,
+        log_level=level_from(args.log_level),
+    )
+    # Bound here, so the start line names the port (0 picks one) and a port in use
+    # is the one-line error a single process gives. Hypercorn takes the descriptor
+    # over (and closes it).
+    sock = bind_socket(args.host, args.port)
     host = f"[{args.host}]" if ":" in args.host else args.host
-    return run_workers(spec, workers=args.workers, bind=f"{host}:{args.port}")
+    where = f"http://{host}:{sock.getsockname()[1]}{args.path}"
+    announce(summary(server, f"{where} ({args.workers} workers)", args.allow))
+    return run_workers(spec, workers=args.workers, bind=f"fd://{sock.detach()}")
 
 
 # -- check ---------------------------------------------------------------------------

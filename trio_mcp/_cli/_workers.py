@@ -1,7 +1,9 @@
 """The two ends of multi-process serving that need the command line's loader.
 
-``worker_app()`` runs in each Hypercorn worker: it loads the target named by
-``TRIO_MCP_WORKER_SPEC`` and returns the ASGI app. ``python -m
+``worker_app()`` runs in each Hypercorn worker: it sets up logging as ``trio-mcp
+serve`` does in one process (a worker is a fresh process: nothing of the parent's
+logging reaches it), loads the target named by ``TRIO_MCP_WORKER_SPEC`` and returns
+the ASGI app. ``python -m
 trio_mcp._cli._workers WORKERS BIND`` is the supervisor process that
 ``serve_http(workers=N)`` starts.
 """
@@ -18,6 +20,7 @@ from .._changes._redis import RedisBroadcast
 from .._http._app import McpAsgiApp
 from .._http._workers import WorkerSpec, run_workers
 from ._load import load_server
+from ._logs import configure_logging
 
 __all__ = ["main", "worker_app"]
 
@@ -30,6 +33,8 @@ def worker_app() -> McpAsgiApp:
         LoadError: if the target cannot be loaded.
     """
     spec = WorkerSpec.from_environ()
+    if spec.log_level is not None:
+        configure_logging(spec.log_level)
     server = load_server(spec.target)
     url = spec.broadcast_url
     current = server.broadcast

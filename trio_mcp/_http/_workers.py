@@ -67,6 +67,9 @@ class WorkerSpec:
     """Keyword arguments of ``McpAsgiApp`` besides the dispatcher."""
     broadcast_url: str | None = None
     """A Redis URL: every worker's server gets a ``RedisBroadcast`` on it."""
+    log_level: str | None = None
+    """``trio-mcp serve --log-level``: each worker logs to stderr at this level, as
+    one process does (receipts at ``info``); None leaves a worker's logging alone."""
 
     def encode(self) -> str:
         """Return the spec as text for the environment.
