@@ -124,7 +124,9 @@ class Gate:
             if wait is not None:
                 return rate_limited(wait)
             exchange = call._exchange
-            await self._acquire_slot(exchange)
+            # On behalf of the request, not of this task: a call that becomes a
+            # task goes on in another, and the slot is given back at detach.
+            await self.limiter.acquire_on_behalf_of(exchange)
             exchange.hold(partial(self._leave, exchange))
             held = True
             return await next(call)
@@ -137,20 +139,6 @@ class Gate:
         slot and its place are free."""
         self.limiter.release_on_behalf_of(exchange)
         self.admitted -= 1
-
-    async def _acquire_slot(self, exchange: Exchange) -> None:
-        """Take a call slot for the request ``exchange`` (not for a task: the call
-        may go on in another), waiting for one (cancellable, FIFO) if none is free.
-
-        A free slot is taken without a scheduler pass (``acquire_nowait`` refuses
-        while others wait, so the order holds); a cancelled call raises here either
-        way.
-        """
-        await trio.lowlevel.checkpoint_if_cancelled()
-        try:
-            self.limiter.acquire_on_behalf_of_nowait(exchange)
-        except trio.WouldBlock:
-            await self.limiter.acquire_on_behalf_of(exchange)
 
     async def over_limit(self, call: Call) -> float | None:
         """The seconds until the call's caller may call again, if its bucket is

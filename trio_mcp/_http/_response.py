@@ -96,12 +96,9 @@ class Response:
         """Send a notification, starting the event stream if it is the first."""
         if self.scope.cancel_called:
             return
-        await self._hold()
-        try:
+        async with self.lock:
             await self._start_stream()
             await self._write(_sse_data(encode_message(note)))
-        finally:
-            self.lock.release()
 
     async def keep_alive(self) -> None:
         """Write a ``:`` comment after each ``keepalive_interval`` of quiet."""
@@ -126,15 +123,12 @@ class Response:
         own watcher task asks for ``shield`` (Hypercorn shields its socket writes
         anyway, so the shield adds no wait that was not there).
         """
-        await self._hold()
-        try:
+        async with self.lock:
             if shield:
                 with trio.CancelScope(shield=True):
                     await self._send_reply(reply)
             else:
                 await self._send_reply(reply)
-        finally:
-            self.lock.release()
 
     async def _send_reply(self, reply: Reply) -> None:
         if self.streaming:
@@ -145,17 +139,6 @@ class Response:
             # Busy (the thread budget is spent): say when to retry.
             extra = [retry_after_header(BUSY_RETRY_AFTER)]
         await send_json(self.send, reply.http_status, reply.body, extra)
-
-    async def _hold(self) -> None:
-        """Take the lock: at once when it is free (no scheduler pass), else wait.
-
-        A checkpoint either way: a cancelled request raises here.
-        """
-        await trio.lowlevel.checkpoint_if_cancelled()
-        try:
-            self.lock.acquire_nowait()
-        except trio.WouldBlock:
-            await self.lock.acquire()
 
     async def _start_stream(self) -> None:
         if not self.streaming:
