@@ -322,6 +322,20 @@ def test_outside_a_call_nothing_renders_views() -> None:
 
 
 # -- refusals at Server(...) -----------------------------------------------------------
+@pytest.mark.parametrize(
+    ("uri", "csp"),
+    [
+        ("https://desk.example/board", None),
+        ("ui://desk/board", {"connectDomains": ["https://api.example.com/v1"]}),
+    ],
+)
+def test_a_view_a_host_could_not_sandbox_never_reaches_the_server(
+    uri: str, csp: dict[str, list[str]] | None
+) -> None:
+    with pytest.raises(InvalidDeclaration, match="View"):
+        Server("desk", "1.0", resources=[View(uri, HTML, csp=csp)])
+
+
 def test_two_views_with_one_uri_and_different_html_are_refused() -> None:
     other = View("ui://desk/board", "<p>another board</p>")
 
