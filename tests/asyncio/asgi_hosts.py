@@ -71,7 +71,8 @@ async def serving_uvicorn(app: Any, **config: Any) -> AsyncIterator[str]:
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    options = {"log_level": "warning", "lifespan": "auto", **config}
+    # log_config=None: uvicorn's records propagate to the root logger (and caplog).
+    options = {"log_config": None, "lifespan": "auto", **config}
     server = uvicorn.Server(uvicorn.Config(app, **options))
     serving = asyncio.create_task(server.serve(sockets=[sock]), name="uvicorn")
     try:

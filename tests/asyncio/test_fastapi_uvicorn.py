@@ -238,3 +238,47 @@ async def _release_once_refusing(url: str, release: trio.Event) -> None:
         writer.close()
         await asyncio.sleep(0.02)
     release.set()  # a sync Trio call from the host loop: allowed in guest mode
+
+
+def test_uvicorns_graceful_timeout_cancels_a_call_that_would_not_end(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """uvicorn cancels the app's task after ``timeout_graceful_shutdown``: the
+    bridge cancels the Trio side (``ctx.cancel`` fires, a ``cancelled`` receipt),
+    waits for it, and the lifespan then stops the server."""
+    receipts: list[Receipt] = []
+    seen: list[bool] = []
+    started = asyncio.Event()
+
+    @tool
+    async def forever() -> str:
+        """Wait until cancelled."""
+        started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            seen.append(ToolContext.current().cancel.cancelled)
+
+    server = Server("timeout", "1.0", tools=[forever], receipts=receipts.append)
+    app, _ = _host(server)
+
+    async def main() -> list[str]:
+        async with serving_uvicorn(app, timeout_graceful_shutdown=0.2) as url:
+            _, writer = await raw_call(url, "/mcp/", "forever", {})
+            await started.wait()
+        writer.close()
+        return tasks_left()
+
+    with caplog.at_level(logging.ERROR, logger="uvicorn.error"):
+        left = run_clean(main)
+
+    assert [True] == seen
+    assert ["cancelled"] == [r.outcome for r in receipts]
+    assert [] == left
+    # uvicorn's own two lines: the cancellation, then the app's CancelledError
+    # (uvicorn reports any app it cancels so).
+    assert [
+        "Cancel 1 running task(s), timeout graceful shutdown exceeded",
+        "Exception in ASGI application\n",
+    ] == [r.getMessage() for r in caplog.records]
+    assert asyncio.CancelledError is caplog.records[1].exc_info[0]  # type: ignore[index]

@@ -48,6 +48,10 @@ Send = Callable[[Message], Awaitable[None]]
 
 _DISCONNECT: Final = {"type": "http.disconnect"}
 
+#: Seconds a call the host abandoned may take to end after its disconnect, before it
+#: is cancelled outright.
+HOST_GONE_GRACE: Final = 1.0
+
 
 class _Stopped(Exception):
     """The Trio side ended the request without finishing it (the reason says why)."""
@@ -68,9 +72,11 @@ class Exchange:
         "complete",
         "context",
         "done",
+        "gone",
         "host_receive",
         "host_send",
         "loop",
+        "receiving",
         "scope",
         "started",
         "token",
@@ -100,6 +106,10 @@ class Exchange:
         """Whether ``http.response.start`` went to the host."""
         self.complete = False
         """Whether the last body message went to the host."""
+        self.gone = False
+        """Whether the host abandoned the call (it cancelled it)."""
+        self.receiving: asyncio.Task[Any] | None = None
+        """The host ``receive()`` the Trio side is waiting on, if any."""
 
     # -- the asyncio side --------------------------------------------------------
     async def serve(self, spawn: Callable[[Exchange], object]) -> None:
@@ -120,9 +130,9 @@ class Exchange:
             except asyncio.CancelledError:
                 # The host abandons the request: end the Trio side as for a client
                 # that went away, wait for it, then let the cancellation go on.
+                if not cancelled and not self.done.done():
+                    self._host_left()
                 cancelled = True
-                if not self.done.done():
-                    self._cancel_trio_side()
         failure = self.done.exception()
         if cancelled:
             raise asyncio.CancelledError
@@ -136,14 +146,34 @@ class Exchange:
         if not self.done.done():
             self.done.set_exception(_Stopped(status, reason))
 
-    def _cancel_trio_side(self) -> None:
+    def _host_left(self) -> None:
+        """Tell the Trio side the client is gone, as a disconnect would.
+
+        The app reads ``http.disconnect`` (its watcher cancels the request, so the
+        handler's ``ctx.cancel`` fires) and sends go nowhere; what has not ended
+        ``HOST_GONE_GRACE`` seconds later is cancelled.
+        """
+        self.gone = True
+        if self.receiving is not None:
+            self.receiving.cancel()
         try:
-            self.token.run_sync_soon(self.trio_scope.cancel)
+            self.token.run_sync_soon(self._give_up_soon)
         except trio.RunFinishedError:
             self.stop(500, "the Trio run serving this app has ended")
 
+    def _give_up_soon(self) -> None:
+        self.trio_scope.deadline = min(
+            self.trio_scope.deadline, trio.current_time() + HOST_GONE_GRACE
+        )
+
     async def _end(self, stopped: _Stopped) -> None:
-        """Answer a request the Trio side left: a JSON-RPC error, or end the stream."""
+        """Answer a request the Trio side left: a JSON-RPC error, or end the stream.
+
+        Only HTTP is answered: a websocket the Trio app did not accept is closed by
+        the host when the call returns.
+        """
+        if self.scope["type"] != "http":
+            return
         if not self.started:
             await answer(self.host_send, stopped.status, stopped.reason)
         elif not self.complete:
@@ -182,7 +212,10 @@ class Exchange:
 
     async def receive(self) -> Message:
         """The host's next message; ``http.disconnect`` once the host gave up."""
-        message = await self._host_call(self.host_receive)
+        if self.gone:
+            await trio.lowlevel.checkpoint()
+            return _DISCONNECT
+        message = await self._host_call(self.host_receive, receiving=True)
         return _DISCONNECT if message is None else message
 
     async def send(self, message: Message) -> None:
@@ -192,16 +225,23 @@ class Exchange:
             self.started = True
         elif kind == "http.response.body" and not message.get("more_body", False):
             self.complete = True
+        if self.gone:
+            await trio.lowlevel.checkpoint()
+            return
         await self._host_call(self.host_send, message)
 
-    async def _host_call(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
-        """Await ``fn(*args)`` in an asyncio task; None if the host cancelled it.
+    async def _host_call(
+        self, fn: Callable[..., Awaitable[Any]], *args: Any, receiving: bool = False
+    ) -> Any:
+        """Await ``fn(*args)`` in an asyncio task; None if the host gave up on it.
 
         A Trio cancellation cancels the asyncio task and waits for it: if the call
         finished anyway its result is returned (Trio raises at the next checkpoint).
         """
         task = trio.lowlevel.current_task()
         call = self.loop.create_task(_call(fn, *args), context=self.context)
+        if receiving:
+            self.receiving = call
         wake = _Wake(self.token, task)
         call.add_done_callback(wake)
 
@@ -211,11 +251,13 @@ class Exchange:
             return trio.lowlevel.Abort.FAILED
 
         await trio.lowlevel.wait_task_rescheduled(abort)
+        if receiving:
+            self.receiving = None
         if not call.cancelled():
             return call.result()
         if wake.raise_cancel is not None:
             wake.raise_cancel()
-        return None  # cancelled by the host (its loop is being torn down)
+        return None  # the host gave up on the call (or its loop is being torn down)
 
 
 class _Wake:
