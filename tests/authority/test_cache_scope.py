@@ -9,13 +9,11 @@ a per-principal callable, or an authenticated caller (a mount with
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 import httpx
 import pytest
-import trio
-from support import wire
+from support import serving, wire
 
 from trio_mcp import Capability, Server, prompt, resource, tool
 from trio_mcp.testing import McpTestClient
@@ -129,29 +127,26 @@ async def _http_scopes(**mount: Any) -> dict[str, tuple[str, int]]:
     """Every list over Hypercorn on 127.0.0.1, authenticated as alice."""
     server = open_server()
     found = {}
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(partial(server.serve_http, port=0, **mount))
-        async with httpx.AsyncClient(timeout=30) as http:
-            for index, method in enumerate(LISTS):
-                response = await http.post(
-                    f"http://127.0.0.1:{port}/mcp",
-                    json={
-                        "jsonrpc": "2.0",
-                        "id": index,
-                        "method": method,
-                        "params": {"_meta": McpTestClient(server).meta()},
-                    },
-                    headers={
-                        "accept": "application/json, text/event-stream",
-                        "mcp-protocol-version": VERSION,
-                        "mcp-method": method,
-                        "authorization": "Bearer alice-token",
-                    },
-                )
-                assert 200 == response.status_code, response.text
-                result = response.json()["result"]
-                found[method] = (result["cacheScope"], result["ttlMs"])
-        nursery.cancel_scope.cancel()
+    async with serving(server, **mount) as base, httpx.AsyncClient(timeout=30) as http:
+        for index, method in enumerate(LISTS):
+            response = await http.post(
+                f"{base}/mcp",
+                json={
+                    "jsonrpc": "2.0",
+                    "id": index,
+                    "method": method,
+                    "params": {"_meta": McpTestClient(server).meta()},
+                },
+                headers={
+                    "accept": "application/json, text/event-stream",
+                    "mcp-protocol-version": VERSION,
+                    "mcp-method": method,
+                    "authorization": "Bearer alice-token",
+                },
+            )
+            assert 200 == response.status_code, response.text
+            result = response.json()["result"]
+            found[method] = (result["cacheScope"], result["ttlMs"])
     return found
 
 

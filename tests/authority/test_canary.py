@@ -25,7 +25,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,8 +32,8 @@ import canary_app
 import httpx
 import pytest
 import support
-import trio
 from canary_app import CALLS, CANARY, make_server
+from support import serving
 
 from trio_mcp.testing import McpTestClient, ProtocolError
 
@@ -221,34 +220,31 @@ async def _post_all(
     """POST each call (and the extra requests) to a served canary app; every reply."""
     received: list[str] = []
     server = make_server(sink)
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(partial(server.serve_http, port=0))
-        url = f"http://127.0.0.1:{port}/mcp"
-        async with httpx.AsyncClient(timeout=30) as http:
-            requests = [
-                ("tools/call", _call_params(t, a, i))
-                for i, (t, a) in enumerate(server_calls)
-            ]
-            requests += requests_extra
-            for index, (method, params) in enumerate(requests):
-                headers = {
-                    "content-type": "application/json",
-                    "accept": "application/json, text/event-stream",
-                    "mcp-protocol-version": support.VERSION,
-                    "mcp-method": method,
-                }
-                name = params.get("name", params.get("uri"))
-                if name is not None:
-                    headers["mcp-name"] = name
-                body = {
-                    "jsonrpc": "2.0",
-                    "id": index,
-                    "method": method,
-                    "params": params,
-                }
-                response = await http.post(url, json=body, headers=headers)
-                received.append(repr(response.headers) + response.text)
-        nursery.cancel_scope.cancel()
+    async with serving(server) as base, httpx.AsyncClient(timeout=30) as http:
+        url = f"{base}/mcp"
+        requests = [
+            ("tools/call", _call_params(t, a, i))
+            for i, (t, a) in enumerate(server_calls)
+        ]
+        requests += requests_extra
+        for index, (method, params) in enumerate(requests):
+            headers = {
+                "content-type": "application/json",
+                "accept": "application/json, text/event-stream",
+                "mcp-protocol-version": support.VERSION,
+                "mcp-method": method,
+            }
+            name = params.get("name", params.get("uri"))
+            if name is not None:
+                headers["mcp-name"] = name
+            body = {
+                "jsonrpc": "2.0",
+                "id": index,
+                "method": method,
+                "params": params,
+            }
+            response = await http.post(url, json=body, headers=headers)
+            received.append(repr(response.headers) + response.text)
     return received
 
 

@@ -7,14 +7,13 @@ descriptions and the instance a method is bound to grant nothing.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import pytest
-from support import wire
+from support import serving, wire
 
 from trio_mcp import Capability, Server, ToolContext, ToolHints, prompt, resource, tool
 from trio_mcp._authority import closure, resolve_grants
@@ -348,7 +347,6 @@ async def test_a_guarded_resource_makes_its_lists_private_and_reads_private() ->
 async def test_grants_per_principal_over_http(sink: Sink) -> None:
     """api.md: serve_http's allow= may be a function of the principal the host resolved."""
     import httpx
-    import trio
 
     def who(scope: MutableMapping[str, Any]) -> str:
         headers: dict[bytes, bytes] = dict(scope["headers"])
@@ -359,34 +357,32 @@ async def test_grants_per_principal_over_http(sink: Sink) -> None:
 
     server = make_server(sink)
     texts: dict[str, str] = {}
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(
-            functools.partial(server.serve_http, port=0, allow=allow, principal=who)
-        )
-        async with httpx.AsyncClient(timeout=30) as http:
-            for user in ("alice", "bob"):
-                response = await http.post(
-                    f"http://127.0.0.1:{port}/mcp",
-                    json={
-                        "jsonrpc": "2.0",
-                        "id": 1,
-                        "method": "tools/call",
-                        "params": {
-                            "name": "close_ticket",
-                            "arguments": {"ticket_id": 3},
-                            "_meta": McpTestClient(server).meta(),
-                        },
+    async with (
+        serving(server, allow=allow, principal=who) as base,
+        httpx.AsyncClient(timeout=30) as http,
+    ):
+        for user in ("alice", "bob"):
+            response = await http.post(
+                f"{base}/mcp",
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "close_ticket",
+                        "arguments": {"ticket_id": 3},
+                        "_meta": McpTestClient(server).meta(),
                     },
-                    headers={
-                        "accept": "application/json, text/event-stream",
-                        "mcp-protocol-version": "2026-07-28",
-                        "mcp-method": "tools/call",
-                        "mcp-name": "close_ticket",
-                        "x-user": user,
-                    },
-                )
-                texts[user] = response.text
-        nursery.cancel_scope.cancel()
+                },
+                headers={
+                    "accept": "application/json, text/event-stream",
+                    "mcp-protocol-version": "2026-07-28",
+                    "mcp-method": "tools/call",
+                    "mcp-name": "close_ticket",
+                    "x-user": user,
+                },
+            )
+            texts[user] = response.text
 
     assert '"isError":false' in texts["alice"].replace(" ", "")
     assert '"isError":true' in texts["bob"].replace(" ", "")

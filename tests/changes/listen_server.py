@@ -10,18 +10,9 @@ from __future__ import annotations
 import sys
 
 import trio
+from support.echo import echo
 
 from trio_mcp import Prompt, Resource, Server, Tool, ToolContext, prompt, resource, tool
-
-
-@tool
-def echo(text: str) -> str:
-    """Return the text unchanged.
-
-    Args:
-        text: What to echo.
-    """
-    return text
 
 
 @tool

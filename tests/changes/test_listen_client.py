@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from listen_server import RESOURCES, URIS, echo, extra, make_server
+from listen_server import RESOURCES, URIS, extra, make_server
 from support import wire
+from support.echo import echo
 
 from trio_mcp import DuplicateName, McpError, Server, resource, tool
 from trio_mcp.testing import McpTestClient, ProtocolError, check_message

@@ -16,14 +16,13 @@ no thread behind, which a loaded machine does often enough to matter.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import httpx
 import pytest
 import trio
-from support import request, serving_websocket, wire
+from support import port_of, request, serving, serving_websocket, wire
 from support.conn_peer import (
     ENTERED,
     RELEASE,
@@ -53,19 +52,6 @@ def _release_at_the_end() -> Iterator[None]:
         pass
     yield
     RELEASE.set()
-
-
-@asynccontextmanager
-async def serving() -> AsyncIterator[tuple[int, httpx.AsyncClient]]:
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(
-            lambda task_status: make_server().serve_http(
-                port=0, task_status=task_status
-            )
-        )
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as client:
-            yield port, client
-        nursery.cancel_scope.cancel()
 
 
 async def abandon(port: int, n: int, statuses: list[int]) -> None:
@@ -123,7 +109,11 @@ async def test_abandoned_sync_calls_spend_the_budget_then_sync_calls_are_refused
 ):
     statuses: list[int] = []
     calls = 0
-    async with serving() as (port, client):
+    async with (
+        serving(make_server()) as base,
+        httpx.AsyncClient(base_url=base) as client,
+    ):
+        port = port_of(base)
         limiter = trio.CapacityLimiter(PARALLEL)
 
         async def one(n: int) -> None:

@@ -8,22 +8,13 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.echo import echo
 
 from trio_mcp import Call, Ending, Next, Receipt, Secret, Server, tool
 from trio_mcp._json import JsonObject
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 MASK = "**********"
-
-
-@tool
-def echo(text: str) -> str:
-    """Say the text back.
-
-    Args:
-        text: What to say.
-    """
-    return text
 
 
 @tool

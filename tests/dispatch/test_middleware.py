@@ -9,6 +9,7 @@ import httpx
 import pytest
 import trio
 from support import META, VERSION, serving, wire
+from support.echo import echo
 
 from trio_mcp import (
     Call,
@@ -27,16 +28,6 @@ from trio_mcp import (
 from trio_mcp.testing import McpTestClient, ProtocolError, check_message
 
 write = Capability("write", description="Change things")
-
-
-@tool
-def echo(text: str) -> str:
-    """Say the text back.
-
-    Args:
-        text: What to say.
-    """
-    return text
 
 
 @tool

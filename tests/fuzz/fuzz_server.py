@@ -18,6 +18,7 @@ from functools import partial
 
 import attrs
 import trio
+from support.echo import echo
 
 from trio_mcp import Server, prompt, resource, tool
 
@@ -32,17 +33,6 @@ class Pair:
 
     left: str
     right: float
-
-
-@tool
-def echo(text: str) -> str:
-    """
-    Return the text unchanged.
-
-    Args:
-        text: What to return.
-    """
-    return text
 
 
 @tool

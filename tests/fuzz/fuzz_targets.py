@@ -57,7 +57,7 @@ from fuzz_wire import (
     strict_json,
 )
 from hypothesis import example, given
-from support import META
+from support import META, subprocess_env
 from support.sse import sse_frames
 
 from trio_mcp import Server
@@ -244,6 +244,7 @@ class SubprocessTarget(Target):
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            env=subprocess_env(),
         )
         nursery = self.loop.nursery
         assert nursery is not None

@@ -12,13 +12,13 @@ import base64
 import json
 import sys
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import httpx
 import pytest
 import trio
-from support import META, VERSION, serving, serving_app
+from support import META, VERSION, port_of, serving, serving_app
+from support.echo import echo
 from support.sse import sse_messages
 
 from trio_mcp import (
@@ -34,16 +34,6 @@ from trio_mcp.testing import check_message
 
 
 # -- the catalog under test ----------------------------------------------------------
-@tool
-def echo(text: str) -> str:
-    """Return the text unchanged.
-
-    Args:
-        text: What to echo.
-    """
-    return text
-
-
 @tool
 async def count_up(steps: int = 3) -> str:
     """Report progress once per step, then finish.
@@ -528,11 +518,10 @@ async def test_other_loopback_addresses_may_be_bound_without_auth() -> None:
 
 async def test_a_port_in_use_is_a_transport_error() -> None:
     server = make_server()
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(partial(server.serve_http, port=0))
+    async with serving(server) as url:
+        port = port_of(url)
         with pytest.raises(McpError.Transport) as raised:
             await server.serve_http(port=port)
-        nursery.cancel_scope.cancel()
 
     message = str(raised.value)
     assert f"cannot serve HTTP on 127.0.0.1:{port}: address already in use" in message

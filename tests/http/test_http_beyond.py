@@ -4,14 +4,11 @@ revision's schema."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from functools import partial
 from typing import Annotated, Any
 
 import httpx
 import trio
-from support import META
+from support import META, serving
 
 from trio_mcp import Field, Icon, Server, prompt, resource, tool
 from trio_mcp.testing import check_message
@@ -77,14 +74,6 @@ SERVER = Server(
 )
 
 
-@asynccontextmanager
-async def serving() -> AsyncIterator[str]:
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(partial(SERVER.serve_http, port=0))
-        yield f"http://127.0.0.1:{port}/mcp"
-        nursery.cancel_scope.cancel()
-
-
 async def post(
     client: httpx.AsyncClient,
     url: str,
@@ -115,7 +104,8 @@ async def post(
 
 async def test_everything_beyond_the_peers_works_over_streamable_http() -> None:
     read.clear()
-    async with serving() as url, httpx.AsyncClient() as client:
+    async with serving(SERVER) as base, httpx.AsyncClient() as client:
+        url = f"{base}/mcp"
         discovered = await post(client, url, "server/discover", {})
         prompts = await post(client, url, "prompts/list", {})
         completion = await post(

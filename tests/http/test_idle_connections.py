@@ -14,11 +14,10 @@ import contextlib
 import datetime
 import json
 import math
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import pytest
 import trio
+from support import port_of, serving
 from support.conn_peer import call_bytes, make_server, read_reply
 
 from trio_mcp import Limits
@@ -28,18 +27,6 @@ IDLE = 0.5
 CLIENTS = 20
 #: Liveness bounds, not speed targets.
 SLACK = 5.0
-
-
-@asynccontextmanager
-async def serving(limits: Limits) -> AsyncIterator[int]:
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(
-            lambda task_status: make_server().serve_http(
-                port=0, limits=limits, task_status=task_status
-            )
-        )
-        yield port
-        nursery.cancel_scope.cancel()
 
 
 async def closed_by_server(stream: trio.SocketStream) -> bool:
@@ -69,9 +56,12 @@ async def one_call_then_idle(port: int, n: int, closed: list[float]) -> None:
 
 async def test_idle_keep_alive_connections_are_closed_after_the_idle_timeout() -> None:
     closed: list[float] = []
-    async with serving(Limits(idle_timeout=IDLE)) as port, trio.open_nursery() as n:
+    async with (
+        serving(make_server(), limits=Limits(idle_timeout=IDLE)) as url,
+        trio.open_nursery() as n,
+    ):
         for i in range(CLIENTS):
-            n.start_soon(one_call_then_idle, port, i, closed)
+            n.start_soon(one_call_then_idle, port_of(url), i, closed)
     assert len(closed) == CLIENTS
     # Not before the timeout (the connection really was kept alive), soon after it.
     assert min(closed) >= IDLE * 0.8
@@ -82,11 +72,11 @@ async def test_a_connection_stays_open_for_its_next_request_within_the_timeout()
     None
 ):
     async with (
-        serving(Limits(idle_timeout=3.0)) as port,
-        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+        serving(make_server(), limits=Limits(idle_timeout=3.0)) as url,
+        await trio.open_tcp_stream("127.0.0.1", port_of(url)) as stream,
     ):
         for n in range(3):
-            await stream.send_all(call_bytes(port, n))
+            await stream.send_all(call_bytes(port_of(url), n))
             status, body = await read_reply(stream)
             assert status == 200
             assert json.loads(body)["id"] == n
@@ -95,10 +85,10 @@ async def test_a_connection_stays_open_for_its_next_request_within_the_timeout()
 
 async def test_connection_close_closes_the_socket_after_the_reply() -> None:
     async with (
-        serving(Limits(idle_timeout=60)) as port,
-        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+        serving(make_server(), limits=Limits(idle_timeout=60)) as url,
+        await trio.open_tcp_stream("127.0.0.1", port_of(url)) as stream,
     ):
-        await stream.send_all(call_bytes(port, 7, close=True))
+        await stream.send_all(call_bytes(port_of(url), 7, close=True))
         status, body = await read_reply(stream)
         assert status == 200
         assert json.loads(body)["id"] == 7
@@ -107,10 +97,10 @@ async def test_connection_close_closes_the_socket_after_the_reply() -> None:
 
 async def test_an_http_1_0_request_is_answered_and_its_socket_closed() -> None:
     async with (
-        serving(Limits(idle_timeout=60)) as port,
-        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+        serving(make_server(), limits=Limits(idle_timeout=60)) as url,
+        await trio.open_tcp_stream("127.0.0.1", port_of(url)) as stream,
     ):
-        await stream.send_all(call_bytes(port, 8, version=b"HTTP/1.0"))
+        await stream.send_all(call_bytes(port_of(url), 8, version=b"HTTP/1.0"))
         status, body = await read_reply(stream)
         assert status == 200
         assert json.loads(body)["id"] == 8
@@ -137,8 +127,8 @@ async def test_request_headers_sent_a_byte_at_a_time_are_cut_off_at_the_idle_tim
 ):
     """Slowloris: incomplete headers count as idle time, so the timer closes them."""
     async with (
-        serving(Limits(idle_timeout=IDLE)) as port,
-        await trio.open_tcp_stream("127.0.0.1", port) as stream,
+        serving(make_server(), limits=Limits(idle_timeout=IDLE)) as url,
+        await trio.open_tcp_stream("127.0.0.1", port_of(url)) as stream,
         trio.open_nursery() as nursery,
     ):
         await stream.send_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")

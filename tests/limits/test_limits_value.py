@@ -12,8 +12,6 @@ import datetime
 import json
 import math
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
@@ -21,7 +19,7 @@ import attrs
 import httpx
 import pytest
 import trio
-from support import serving_app
+from support import serving, serving_app
 from support.wayout_peer import META, ROOT
 from support.wayout_server import make_server
 from trio_websocket import open_websocket_url
@@ -150,14 +148,6 @@ async def test_serve_stdio_honours_limits_and_the_keyword_overrides_it() -> None
 
 
 # -- HTTP -----------------------------------------------------------------------------------
-@asynccontextmanager
-async def serve_http(**options: Any) -> AsyncIterator[str]:
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(partial(make_server().serve_http, port=0, **options))
-        yield f"http://127.0.0.1:{port}"
-        nursery.cancel_scope.cancel()
-
-
 async def post_echo(base: str, size: int) -> int:
     """POST a call whose body is a little over ``size`` bytes; return the status."""
     body = {
@@ -200,9 +190,9 @@ async def test_mount_honours_limits_and_the_keyword_overrides_it() -> None:
 async def test_serve_http_honours_limits_and_the_keyword_overrides_it() -> None:
     limits = Limits(max_message_bytes=500)
 
-    async with serve_http(limits=limits) as base:
+    async with serving(make_server(), limits=limits) as base:
         limited = await post_echo(base, 1000)
-    async with serve_http(limits=limits, max_message_bytes=5000) as base:
+    async with serving(make_server(), limits=limits, max_message_bytes=5000) as base:
         overridden = await post_echo(base, 1000)
 
     assert (limited, overridden) == (413, 200)

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from support import wire
+from support.echo import echo
 
 from trio_mcp import Server, prompt, resource, tool
 from trio_mcp.testing import McpTestClient, ProtocolError
@@ -21,16 +22,6 @@ VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPS_KEY = "io.modelcontextprotocol/clientCapabilities"
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 SUPPORTED = ["2026-07-28"]
-
-
-@tool
-def echo(text: str) -> str:
-    """Echo the text back.
-
-    Args:
-        text: What to echo.
-    """
-    return text
 
 
 @tool

@@ -7,10 +7,13 @@ directory is on pytest's ``pythonpath`` and mypy's ``mypy_path``).
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 import trio
 
@@ -19,6 +22,8 @@ from trio_mcp import Server
 __all__ = [
     "META",
     "VERSION",
+    "port_of",
+    "subprocess_env",
     "request",
     "serving",
     "serving_app",
@@ -55,6 +60,23 @@ def request(request_id: str | int, method: str, **params: Any) -> dict[str, Any]
         "method": method,
         "params": {"_meta": META, **params},
     }
+
+
+TESTS: Final = Path(__file__).resolve().parents[1]
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    """This process's environment for a Python subprocess, with ``tests/`` first on
+    its ``PYTHONPATH`` (so a server script imports ``support`` as the tests do)."""
+    path = os.pathsep.join(p for p in (str(TESTS), os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": path, **extra}
+
+
+def port_of(url: str) -> int:
+    """The port of a URL that ``serving`` or ``serving_app`` yielded."""
+    port = urlsplit(url).port
+    assert port is not None, url
+    return port
 
 
 @asynccontextmanager

@@ -20,7 +20,7 @@ import trio
 
 from trio_mcp.testing import check_message
 
-from . import META
+from . import META, subprocess_env
 
 __all__ = ["WAIT", "StdioPeer", "cancel_message", "request_message", "running"]
 
@@ -160,6 +160,7 @@ async def running(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE if stderr else subprocess.DEVNULL,
         cwd=ROOT,
+        env=subprocess_env(),
     )
     peer = peer_type(process)
     try:

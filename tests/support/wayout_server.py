@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 import trio
 
+from support.echo import echo
 from trio_mcp import (
     Limits,
     Server,
@@ -63,17 +64,6 @@ class Ticket:
 
 
 # -- the well-behaved -----------------------------------------------------------------
-@tool
-def echo(text: str) -> str:
-    """
-    Return the text unchanged (a lone surrogate too).
-
-    Args:
-        text: What to return.
-    """
-    return text
-
-
 @tool
 async def echo_after_progress(text: str) -> str:
     """

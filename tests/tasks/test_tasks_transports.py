@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import httpx
 import support
 import trio
-from support import serving_app
+from support import serving, serving_app
 from support.stdio_peer import StdioPeer, running
 from tasks_server import TASKS, WITH_TASKS, make_server
 
@@ -84,17 +83,15 @@ class Http:
 
 
 @asynccontextmanager
-async def serving(server: Server) -> AsyncIterator[Http]:
-    async with trio.open_nursery() as nursery, httpx.AsyncClient() as client:
-        port = await nursery.start(partial(server.serve_http, port=0))
-        yield Http(client, f"http://127.0.0.1:{port}/mcp")
-        nursery.cancel_scope.cancel()
+async def over_http(server: Server) -> AsyncIterator[Http]:
+    async with serving(server) as base, httpx.AsyncClient() as client:
+        yield Http(client, f"{base}/mcp")
 
 
 async def test_a_task_over_http_is_routed_by_its_id_and_outlives_its_post() -> None:
     """SEP-2663 "Streamable HTTP: Routing Headers": tasks/* carry Mcp-Name = taskId;
     the CreateTaskResult answers the POST at once and the task runs on."""
-    async with serving(make_server()) as http:
+    async with over_http(make_server()) as http:
         created = await http.call("sleepy", seconds=0.2)
         task_id = created["taskId"]
         working = await http.result("tasks/get", task_id, taskId=task_id)
@@ -107,7 +104,7 @@ async def test_a_task_over_http_is_routed_by_its_id_and_outlives_its_post() -> N
 
 async def test_task_methods_over_http_need_the_matching_mcp_name() -> None:
     """SEP-2243 with SEP-2663: a missing or different Mcp-Name is 400 with -32020."""
-    async with serving(make_server()) as http:
+    async with over_http(make_server()) as http:
         task_id = (await http.call("sleepy", seconds=60))["taskId"]
         missing = await http.post("tasks/get", taskId=task_id)
         wrong = await http.post("tasks/cancel", "another-task", taskId=task_id)
@@ -123,7 +120,7 @@ async def test_task_methods_over_http_need_the_matching_mcp_name() -> None:
 async def test_input_inside_a_task_over_http() -> None:
     """SEP-2663 "Task Update Requests" across separate POSTs: input_required,
     tasks/update per key, then completed."""
-    async with serving(make_server()) as http:
+    async with over_http(make_server()) as http:
         task_id = (await http.call("two_questions"))["taskId"]
         asked = await http.until(task_id, "input_required")
         for key in asked["inputRequests"]:

@@ -12,13 +12,12 @@ one must still be answered.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
 import httpx
 import trio
+from support import serving
 from support.sse import sse_frames
 from support.wayout_peer import META
 from support.wayout_server import make_server
@@ -30,15 +29,6 @@ HOSTILE = "lone \ud800 high, lone \udfff low, a pair \ud83d\ude00"
 #: What HOSTILE means as JSON: the escaped pair is one character, the lone ones stay.
 VALUE = "lone \ud800 high, lone \udfff low, a pair \U0001f600"
 WAIT = 30.0
-
-
-@asynccontextmanager
-async def http_server() -> AsyncIterator[str]:
-    """Serve the way-out server on Hypercorn at 127.0.0.1, port 0; yield the URL."""
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(partial(make_server().serve_http, port=0))
-        yield f"http://127.0.0.1:{port}/mcp"
-        nursery.cancel_scope.cancel()
 
 
 async def post_call(
@@ -80,7 +70,8 @@ def strict(data: bytes) -> dict[str, Any]:
 async def test_http_json_reply_escapes_surrogates_and_the_next_call_is_answered() -> (
     None
 ):
-    async with http_server() as url, httpx.AsyncClient() as client:
+    async with serving(make_server()) as base, httpx.AsyncClient() as client:
+        url = f"{base}/mcp"
         hostile = await post_call(client, url, "echo", {"text": HOSTILE})
         after = await post_call(client, url, "add", {"a": 1, "b": 2})
 
@@ -92,7 +83,8 @@ async def test_http_json_reply_escapes_surrogates_and_the_next_call_is_answered(
 
 async def test_http_sse_escapes_surrogates_in_progress_and_in_the_reply() -> None:
     """A tool that reports progress first turns the reply into an SSE stream."""
-    async with http_server() as url, httpx.AsyncClient() as client:
+    async with serving(make_server()) as base, httpx.AsyncClient() as client:
+        url = f"{base}/mcp"
         response = await post_call(
             client, url, "echo_after_progress", {"text": HOSTILE}, progressToken="p"
         )

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import trio
 from support import serving_websocket
+from support.echo import echo
 from support.ws_peer import WAIT, connected
 from trio_websocket import (
     ConnectionClosed,
@@ -71,16 +72,6 @@ def make_server(probe: Probe) -> Server:
             await trio.sleep_forever()
         finally:
             cancelled.set()
-
-    @tool
-    def echo(text: str) -> str:
-        """
-        Return the text unchanged.
-
-        Args:
-            text: What to return.
-        """
-        return text
 
     return Server("ws-probe", "1.0.0", tools=[nap, wait_here, echo])
 

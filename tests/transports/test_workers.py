@@ -12,11 +12,10 @@ import socket
 import subprocess
 import sys
 import time
-from functools import partial
 
 import pytest
 import trio
-from support import scale_server
+from support import scale_server, serving
 from support.scale_http import call, listening
 from support.scale_procs import (
     HERE,
@@ -135,12 +134,8 @@ async def test_serve_http_with_workers_runs_hypercorns_workers(
     processes answer, and cancelling stops them."""
     monkeypatch.setenv("TRIO_MCP_STATE_KEY", "k" * 40)
     monkeypatch.delenv("SCALE_REDIS_URL", raising=False)
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(
-            partial(scale_server.server.serve_http, port=0, workers=2)
-        )
-        seen = await workers_seen(f"http://127.0.0.1:{port}/mcp")
-        nursery.cancel_scope.cancel()
+    async with serving(scale_server.server, workers=2) as base:
+        seen = await workers_seen(f"{base}/mcp")
 
     assert 2 == len(seen)
     assert all(int(s.rsplit(":", 1)[1]) != os.getpid() for s in seen)
