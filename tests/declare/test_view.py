@@ -123,6 +123,10 @@ def test_a_uri_outside_ui_is_refused(uri: str, says: str) -> None:
         ("https://api.example.com:80/x", "has a path"),
         ("https://[::1", "is not scheme://host[:port]"),
         ("https://[nothing]", "which is no DNS name"),
+        ("https://[fe80::1%eth0]", "which is no DNS name"),
+        pytest.param(
+            "https://a.example:" + "9" * 5000, "a port is 0-65535", id="huge-port"
+        ),
         ("https://*", "which is no DNS name"),
         ("https://a.*.example.com", "which is no DNS name"),
     ],

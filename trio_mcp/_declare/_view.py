@@ -124,7 +124,7 @@ def _authority_problem(authority: str) -> str | None:
     if not _is_host(host):
         return f"has the host {host!r}, which is no DNS name or IP address"
     if port is not None and not (
-        port.isascii() and port.isdigit() and int(port) <= 65535
+        port.isascii() and port.isdigit() and len(port) <= 5 and int(port) <= 65535
     ):
         return f"has the port {port!r}; a port is 0-65535"
     return None
@@ -132,6 +132,8 @@ def _authority_problem(authority: str) -> str | None:
 
 def _is_host(host: str) -> bool:
     if host.startswith("[") and host.endswith("]"):
+        if "%" in host:  # a zone, which no URL of a page can hold
+            return False
         try:
             ipaddress.IPv6Address(host[1:-1])
         except ValueError:
