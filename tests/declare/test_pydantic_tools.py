@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from support import wire
 
 from trio_mcp import (
+    Field,
     InvalidDeclaration,
     Receipt,
     Secret,
@@ -274,3 +275,32 @@ def test_a_docstring_entry_wins_over_a_field_description() -> None:
 
     listed: Any = rate.spec().input_schema
     assert "From the docstring." == listed["properties"]["stars"]["description"]
+
+
+@pytest.mark.parametrize(
+    ("default", "named"),
+    [
+        (pydantic.Field(description="Most results.", ge=1), "pydantic.Field(...)"),
+        (pydantic.Field(20, ge=1), "pydantic.Field(...)"),
+        (Field(ge=1), "trio_mcp.Field(...)"),
+    ],
+)
+def test_a_field_as_a_default_points_at_the_annotation(
+    default: object, named: str
+) -> None:
+    """FastMCP's ``limit: int = Field(...)`` would leave a FieldInfo as the value."""
+
+    def top(limit: int = default) -> int:  # type: ignore[assignment]
+        """
+        Top results.
+
+        Args:
+            limit: Most results.
+        """
+        return limit
+
+    with pytest.raises(InvalidDeclaration) as caught:
+        tool(top)
+
+    assert f"parameter 'limit' has a {named} as its default" in str(caught.value)
+    assert "'limit: Annotated[int, Field(...)]'" in str(caught.value)

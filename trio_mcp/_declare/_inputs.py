@@ -19,7 +19,7 @@ import attrs
 from .._decode import decode
 from .._errors import DecodeError, Problem
 from .._json import JsonObject, JsonValue
-from .._schema import UnsupportedType, json_schema
+from .._schema import UnsupportedType, is_model, json_schema
 from ._content import PromptMessage
 
 __all__ = [
@@ -125,14 +125,16 @@ def _property(name: str, schema: JsonObject, where: str) -> JsonObject:
 
 
 def form_schema(cls: type) -> JsonObject:
-    """Return the elicitation ``requestedSchema`` of an attrs class.
+    """Return the elicitation ``requestedSchema`` of an attrs class or pydantic model.
 
     Raises:
-        TypeError: if ``cls`` is not an attrs class or a field is not a flat form field.
+        TypeError: if ``cls`` is neither, or a field is not a flat form field.
     """
     where = f"Elicit schema {cls.__qualname__}"
-    if not attrs.has(cls):
-        raise TypeError(f"{where}: the schema must be an attrs class")
+    if not (attrs.has(cls) or is_model(cls)):
+        raise TypeError(
+            f"{where}: the schema must be an attrs class or a pydantic model"
+        )
     try:
         schema = json_schema(cls)
     except UnsupportedType as exc:
@@ -157,9 +159,10 @@ def form_schema(cls: type) -> JsonObject:
 class Elicit:
     """Ask the user to fill a form (``elicitation/create`` in form mode).
 
-    ``schema`` is an attrs class of flat fields (strings, with format email, uri, date
-    or date-time; numbers; booleans; string choices). On the retry the response is an
-    ``ElicitResult`` whose ``content`` is an instance of ``schema`` when accepted.
+    ``schema`` is an attrs class or a pydantic model of flat fields (strings, with
+    format email, uri, date or date-time; numbers; booleans; string choices). On the
+    retry the response is an ``ElicitResult`` whose ``content`` is an instance of
+    ``schema`` when accepted.
 
     Raises:
         TypeError: at construction, if the class has a field a form cannot express.

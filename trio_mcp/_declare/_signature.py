@@ -26,6 +26,7 @@ from .._schema import (
     UnsupportedType,
     arguments_schema,
     check_supported,
+    name_of,
     strip,
     union_parts,
 )
@@ -343,11 +344,31 @@ def input_parameters(
             problems.append(f"{where}: parameter '{param.name}'{refused}")
             continue
         default: Any = param.default
+        if _is_field(default):
+            problems.append(
+                f"{where}: parameter '{param.name}' has a {_field_name(default)} as its "
+                "default; a default is a value: put the Field in the annotation, "
+                f"'{param.name}: Annotated[{name_of(annotation)}, Field(...)]', and "
+                "give the default (if any) after '='"
+            )
+            continue
         if default is param.empty:
             # ``T | None`` is never required: a missing value decodes to None.
             default = None if _allows_none(annotation) else attrs.NOTHING
         inputs.append(Input(param.name, annotation, default))
     return inputs, problems
+
+
+def _is_field(value: object) -> bool:
+    """Whether ``value`` is a ``trio_mcp.Field`` or what ``pydantic.Field()`` returns."""
+    kind = type(value)
+    return isinstance(value, Field) or (
+        kind.__module__ == "pydantic.fields" and kind.__name__ == "FieldInfo"
+    )
+
+
+def _field_name(value: object) -> str:
+    return "trio_mcp.Field(...)" if isinstance(value, Field) else "pydantic.Field(...)"
 
 
 def plan_arguments(

@@ -19,6 +19,7 @@ from ._inspect import is_record as is_record
 from ._inspect import is_secret as is_secret
 from ._inspect import is_tagged_union as is_tagged_union
 from ._inspect import kind_of as kind_of
+from ._inspect import name_of as name_of
 from ._inspect import record_fields as record_fields
 from ._inspect import strip as strip
 from ._inspect import union_parts as union_parts
@@ -56,6 +57,7 @@ __all__ = [
     "json_schema",
     "kind_of",
     "literal_values",
+    "name_of",
     "record_fields",
     "strip",
     "union_parts",
