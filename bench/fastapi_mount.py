@@ -13,6 +13,11 @@ stopped with the app's lifespan.
 - ``trio_mcp serve_http``: for reference, the same server on its own stack
   (Hypercorn's Trio worker, no FastAPI, no bridge).
 
+Then the bridge alone, in process (no sockets, no FastAPI): the same ``echo`` call
+through ``trio_mcp.asyncio.mount``'s app under asyncio and through ``server.mount()``'s
+app under Trio, each driven as an ASGI server would, in alternating blocks; the
+difference per call is what the guest run's crossings cost.
+
 The load is ``load.py``'s HTTP client: ``--inflight`` keep-alive connections, every
 reply checked. Each repeat runs the peers in turn (interleaved); the table shows the
 best repeat (req/s, server CPU µs per call from ``/proc``) and the median req/s.
@@ -195,6 +200,75 @@ def report(table: dict[str, Figures], args: argparse.Namespace) -> None:
         )
 
 
+def bridge_alone(calls: int, blocks: int) -> tuple[float, float]:
+    """CPU µs per in-process echo call: through the asyncio mount, and direct (best)."""
+    import asyncio
+
+    import trio
+
+    sys.path.insert(0, str(ROOT / "examples"))
+    from bench_server import server
+
+    from trio_mcp.asyncio import mount
+
+    body = request_body("echo", 1)
+    headers = [
+        (b"host", b"127.0.0.1:8000"),
+        (b"content-type", b"application/json"),
+        (b"accept", b"application/json, text/event-stream"),
+        (b"mcp-protocol-version", b"2026-07-28"),
+        (b"mcp-method", b"tools/call"),
+        (b"mcp-name", b"echo"),
+    ]
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+        "method": "POST", "scheme": "http", "path": "/mcp", "raw_path": b"/mcp",
+        "root_path": "", "query_string": b"", "headers": headers,
+        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000),
+    }  # fmt: skip
+
+    async def one(app: object, sleep: object) -> None:
+        sent = False
+
+        async def receive() -> dict[str, object]:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await sleep()  # type: ignore[operator]
+            return {"type": "http.disconnect"}
+
+        async def send(message: object) -> None:
+            pass
+
+        await app(dict(scope), receive, send)  # type: ignore[operator]
+
+    async def through_asyncio() -> float:
+        app = mount(server)
+        async with app.lifespan():
+            for _ in range(calls // 10):
+                await one(app, asyncio.Event().wait)
+            start = time.process_time()
+            for _ in range(calls):
+                await one(app, asyncio.Event().wait)
+            return time.process_time() - start
+
+    async def direct() -> float:
+        app = server.mount()
+        for _ in range(calls // 10):
+            await one(app, trio.sleep_forever)
+        start = time.process_time()
+        for _ in range(calls):
+            await one(app, trio.sleep_forever)
+        return time.process_time() - start
+
+    bridged, plain = [], []
+    for _ in range(blocks):
+        bridged.append(asyncio.run(through_asyncio()) / calls * 1e6)
+        plain.append(trio.run(direct) / calls * 1e6)
+    return min(bridged), min(plain)
+
+
 def main() -> None:
     """Run every peer ``--repeat`` times, interleaved, and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -212,6 +286,13 @@ def main() -> None:
         for peer in PEERS:
             measure(peer, args, table)
     report(table, args)
+    bridged, plain = bridge_alone(args.calls, 5 if not args.quick else 2)
+    print(
+        f"\nThe bridge alone, in process (echo, {args.calls} calls, best of blocks): "
+        f"{bridged:,.0f} µs CPU per call through the asyncio mount, {plain:,.0f} µs "
+        f"through server.mount() under Trio: the guest run's crossings add "
+        f"{bridged - plain:,.0f} µs per call."
+    )
 
 
 if __name__ == "__main__":

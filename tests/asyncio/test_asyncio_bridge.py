@@ -14,13 +14,15 @@ import json
 from typing import Any
 
 import trio
+import trio.testing
 from asgi_hosts import run_clean
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from support import META
 
-from trio_mcp import Server, tool
+from trio_mcp import Server, ToolContext, tool
 from trio_mcp.asyncio import mount
+from trio_mcp.asyncio._bridge import QUEUED_MESSAGES
 
 
 @tool
@@ -157,3 +159,88 @@ def test_the_asyncio_app_answers_exactly_as_the_trio_app(
     if text is not None and status == 200 and scope["path"] == "/mcp":
         reply = json.loads(_comparable(bridged)[1])
         assert text == reply["result"]["structuredContent"]
+
+
+def test_a_slow_host_holds_the_handler_within_the_queue_bound() -> None:
+    """A host that does not take what is sent (a client not reading) stops the
+    handler once ``QUEUED_MESSAGES`` sends wait; released, every event arrives in
+    order. Checked when every Trio task is blocked, from a Trio system task."""
+    emitted: list[int] = []
+    held_at: list[int] = []
+    release = asyncio.Event()
+
+    async def note_when_blocked() -> None:
+        await trio.testing.wait_all_tasks_blocked()
+        held_at.append(len(emitted))
+        release.set()  # same thread: an asyncio call from Trio code is fine here
+
+    @tool
+    async def chatty(count: int) -> int:
+        """Report progress ``count`` times.
+
+        Args:
+            count: How many notifications.
+        """
+        trio.lowlevel.spawn_system_task(note_when_blocked)
+        ctx = ToolContext.current()
+        for done in range(1, count + 1):
+            emitted.append(done)
+            await ctx.progress(done, count)
+        return count
+
+    server = Server("slow", "1.0", tools=[chatty])
+    params = {
+        "_meta": {**META, "progressToken": "p"},
+        "name": "chatty",
+        "arguments": {"count": 100},
+    }
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    ).encode()
+    headers = {**BASE_HEADERS, "mcp-name": "chatty"}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
+
+    async def main() -> list[Any]:
+        app = mount(server)
+        sent: list[Any] = []
+        delivered = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal delivered
+            if not delivered:
+                delivered = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await asyncio.Event().wait()
+            raise AssertionError("unreachable")
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+            if len(sent) == 2:  # the first event: the client stops reading
+                await release.wait()
+
+        async with app.lifespan():
+            await app(scope, receive, send)
+        return sent
+
+    sent = run_clean(main)
+
+    events = [m["body"] for m in sent if m["type"] == "http.response.body"]
+    data = [json.loads(e.removeprefix(b"data: ")) for e in events if e.strip()]
+    progress = [m["params"]["progress"] for m in data if "method" in m]
+    assert list(range(1, 101)) == progress
+    assert 100 == data[-1]["result"]["structuredContent"]
+    assert 1 == len(held_at)
+    assert held_at[0] < 100  # held before it could emit everything
+    assert held_at[0] <= QUEUED_MESSAGES + 2

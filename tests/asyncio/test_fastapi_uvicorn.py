@@ -282,3 +282,28 @@ def test_uvicorns_graceful_timeout_cancels_a_call_that_would_not_end(
         "Exception in ASGI application\n",
     ] == [r.getMessage() for r in caplog.records]
     assert asyncio.CancelledError is caplog.records[1].exc_info[0]  # type: ignore[index]
+
+
+def test_a_long_event_stream_arrives_whole_and_in_order() -> None:
+    """More notifications than the bridge queues at once (``QUEUED_MESSAGES``): the
+    Trio side waits for the host's sends, and every one arrives in order."""
+    server = Server("stream", "1.0", tools=[steps])
+    app, recorder = _host(server)
+    seen: list[float] = []
+
+    async def on_progress(
+        progress: float, total: float | None, message: str | None
+    ) -> None:
+        seen.append(progress)
+
+    async def main() -> object:
+        async with serving_uvicorn(app) as url, Client(url + "/mcp/") as client:
+            return await client.call_tool(
+                "steps", {"count": 100}, progress_callback=on_progress
+            )
+
+    result = run_clean(main)
+
+    assert "100 steps" == result.structured_content  # type: ignore[attr-defined]
+    assert list(range(1, 101)) == seen
+    assert recorder.check_all() >= 101
