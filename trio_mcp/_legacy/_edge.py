@@ -304,7 +304,7 @@ class _Edge:
     async def _set_level(self, request: Request, session: Session) -> None:
         params = request.params
         level = params.get("level") if isinstance(params, dict) else None
-        if level not in wire.LOG_LEVEL_RANK or not isinstance(level, str):
+        if not isinstance(level, str) or level not in wire.LOG_LEVEL_RANK:
             await self.fail(
                 request.id,
                 wire.INVALID_PARAMS,
