@@ -12,6 +12,7 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -76,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(level_from(args.log_level))
         return run(args)
     except BaseException as exc:
+        if _leaves(exc) and all(isinstance(e, BrokenPipeError) for e in _leaves(exc)):
+            return _reader_gone()
         problem = _user_facing(exc)
         if problem is None:
             raise
@@ -85,6 +88,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exception(exc, file=sys.stderr)
         print(f"trio-mcp {args.command}: {problem}", file=sys.stderr)
         return 2
+
+
+#: The exit status of a process killed by SIGPIPE, as a shell reports it (128 + 13).
+EXIT_READER_GONE = 141
+
+
+def _reader_gone() -> int:
+    """Stop quietly, as Unix tools do, when whoever read our output stopped reading
+    (``trio-mcp call ... | head``): no traceback, nothing more written.
+
+    The interpreter flushes stdout once more on exit; pointing it at the null device
+    first keeps that flush from failing again (Python's own advice for SIGPIPE).
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_READER_GONE
 
 
 def _user_facing(exc: BaseException) -> BaseException | None:

@@ -19,11 +19,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -90,29 +92,91 @@ def install_inspector(node: Node, the_pin: Pin) -> Path:
 
     The install happens in a temporary sibling directory renamed into place, so
     an interrupted or concurrent install never leaves a half-filled one behind.
+    What an earlier one left anyway (a directory at the install's place without
+    the launcher: a copy, an older trio-mcp's interrupted install, a cleaning that
+    stopped halfway; temporary directories of installs killed long ago) is
+    removed first, and the command says so.
     """
     base = _base_dir()
     target = base / f"inspector-{the_pin.version}-{the_pin.digest}"
     if _launcher(target).is_file():
         return _launcher(target)
     base.mkdir(parents=True, exist_ok=True)
+    _clear_leftovers(base, target)
     print(
         f"trio-mcp dev: installing MCP Inspector {the_pin.version} (once) into {target}",
         file=sys.stderr,
     )
-    work = Path(tempfile.mkdtemp(prefix=".inspector-", dir=base))
+    work = Path(tempfile.mkdtemp(prefix=_WORK_PREFIX, dir=base))
     try:
         for name in ("package.json", "package-lock.json"):
             shutil.copyfile(_PIN_DIR / name, work / name)
         _npm_ci(node, work)
-        try:
-            work.rename(target)
-        except OSError:
-            if not _launcher(target).is_file():  # not another install winning
-                raise
+        _put_in_place(work, target)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return _launcher(target)
+
+
+#: The temporary directories of installs in progress, beside the installs.
+_WORK_PREFIX = ".inspector-"
+#: A temporary directory older than this is an install that was killed.
+_STALE_WORK = 24 * 3600.0
+
+
+def _clear_leftovers(base: Path, target: Path) -> None:
+    """Remove an incomplete install at ``target`` and long-dead work directories."""
+    if target.exists() or target.is_symlink():
+        _set_aside(target, "an incomplete MCP Inspector install (no launcher)")
+    now = time.time()
+    for work in base.glob(f"{_WORK_PREFIX}*"):
+        try:
+            stale = now - work.lstat().st_mtime > _STALE_WORK
+        except OSError:  # another process removed it meanwhile
+            continue
+        if stale:
+            _set_aside(work, "the temporary directory of an install that was killed")
+
+
+def _put_in_place(work: Path, target: Path) -> None:
+    """Rename the finished install to ``target``, unless another one got there."""
+    try:
+        work.rename(target)
+        return
+    except OSError:
+        if _launcher(target).is_file():  # a concurrent install finished first
+            return
+    # Something incomplete appeared at ``target`` while npm ran.
+    _set_aside(target, "an incomplete MCP Inspector install (no launcher)")
+    try:
+        work.rename(target)
+    except OSError as exc:
+        if not _launcher(target).is_file():
+            raise CliError(_cannot(target, "put the MCP Inspector at", exc)) from None
+
+
+def _set_aside(path: Path, what: str) -> None:
+    """Move ``path`` out of the way (one rename), then delete it; say so."""
+    aside = path.with_name(f".stale-{path.name}-{secrets.token_hex(4)}")
+    try:
+        path.rename(aside)
+    except FileNotFoundError:  # another process cleared it first
+        return
+    except OSError as exc:
+        raise CliError(_cannot(path, "remove", exc)) from None
+    print(f"trio-mcp dev: {path} held {what}; removed it", file=sys.stderr)
+    if aside.is_dir() and not aside.is_symlink():
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        aside.unlink(missing_ok=True)
+
+
+def _cannot(path: Path, action: str, exc: OSError) -> str:
+    reason = (exc.strerror or str(exc)).lower()
+    return (
+        f"cannot {action} {path}: {reason}; remove it yourself (or set "
+        "TRIO_MCP_INSPECTOR_DIR to a directory you can write) and run trio-mcp dev again"
+    )
 
 
 def _npm_ci(node: Node, where: Path) -> None:
