@@ -15,7 +15,8 @@ so repeat runs agree to about 0.1 % (stdio a little less: how many requests one 
 of the pipe picks up depends on timing). Counting instructions is how a change to the
 request path is judged when the machine's load swings wall-clock and CPU figures.
 
-The rows (``ROWS`` below; a row is one ``StdioRow`` or ``AsgiRow``):
+The rows (``ROWS`` below; a row is one ``StdioRow`` or ``AsgiRow``; the loads and
+their checks are in ``bench/counted_loads.py``):
 
 - stdio: the real stdio loop of a server subprocess over pipes (only the server runs
   under valgrind), fed by this script with 16 requests in flight as
@@ -43,43 +44,33 @@ figures before issue 37 (``BEFORE``) close the report, each with its 5 % budget.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import json
 import os
-import selectors
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from counted_loads import (
+    INFLIGHT,
+    Asgi,
+    Feeder,
+    LoadFailed,
+    call_request,
+    check_reply,
+    hypercorn_asyncio,
+    hypercorn_trio,
+    succeeded,
+)
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 PY = sys.executable
-INFLIGHT = 16
 RUN_LIMIT = 300.0  # seconds for one valgrind run, start to exit
-REVISION = "2026-07-28"
-META = {
-    "io.modelcontextprotocol/protocolVersion": REVISION,
-    "io.modelcontextprotocol/clientCapabilities": {},
-}
-ARGUMENTS: dict[str, dict[str, Any]] = {
-    "echo": {"text": "hello"},
-    "add": {"a": 2, "b": 3},
-    "search": {"query": "printer"},
-}
-TITLE = "Benchmark record with a short title"
-EXPECTED: dict[str, Any] = {
-    "echo": "hello",
-    "add": 5,
-    "search": [{"id": f"T-{i}", "title": f"printer {TITLE} {i}"} for i in range(1, 21)],
-}
 #: This script's figures on 99c34a4, main before issue 37's one chain landed; the
 #: issue lets a call cost at most 5 % more. (The issue quotes 496k and 827k from
 #: earlier ad-hoc valgrind harnesses; this one counts 441k and 811k on the same code,
@@ -90,35 +81,6 @@ BEFORE = {
     "trio_mcp HTTP echo": 810_000,
 }
 BUDGET = 0.05
-
-Asgi = Callable[[dict[str, Any], Any, Any], Awaitable[None]]
-
-
-class RowFailed(Exception):
-    """A row could not be measured: a wrong reply, a server that died, a time-out."""
-
-
-# -- requests and replies (the bytes bench/load.py sends) ------------------------------
-
-
-def call_request(tool: str, ident: int) -> bytes:
-    """A revision 2026-07-28 ``tools/call`` request, compact JSON, no newline."""
-    params = {"_meta": META, "name": tool, "arguments": ARGUMENTS[tool]}
-    message = {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}
-    return json.dumps(message, separators=(",", ":")).encode()
-
-
-def check_reply(tool: str, message: Any) -> str:
-    """ "" when ``message`` is the right answer to a call of ``tool``, else what is wrong."""
-    result = message.get("result") if isinstance(message, dict) else None
-    if not isinstance(result, dict) or result.get("isError"):
-        return f"not a successful result: {message!r:.300}"
-    got = result.get("structuredContent")
-    want = EXPECTED[tool]
-    if got == want or got == {"result": want}:
-        return ""
-    return f"structuredContent {got!r:.200} is not {want!r:.200}"
-
 
 # -- valgrind --------------------------------------------------------------------------
 
@@ -146,7 +108,7 @@ class Valgrind:
         for line in out.read_text().splitlines():
             if line.startswith(("summary:", "totals:")):
                 return int(line.split()[1])
-        raise RowFailed(f"valgrind wrote no summary to {out}")
+        raise LoadFailed(f"valgrind wrote no summary to {out}")
 
 
 def measured_env() -> dict[str, str]:
@@ -183,8 +145,13 @@ class StdioRow:
         self.serve(calls, valgrind.argv(out))
         return valgrind.instructions(out)
 
-    def serve(self, calls: int, prefix: Sequence[str] = ()) -> None:
-        """Start the server (``prefix`` first), feed it, close its input, await its exit."""
+    def serve(
+        self, calls: int, prefix: Sequence[str] = (), limit: float = RUN_LIMIT
+    ) -> None:
+        """Start the server (``prefix`` first), feed it, close its input, await its exit.
+
+        ``limit`` seconds bound the whole run, start to exit.
+        """
         with subprocess.Popen(
             [*prefix, *self.argv],
             cwd=ROOT,
@@ -193,270 +160,20 @@ class StdioRow:
             stdout=subprocess.PIPE,
         ) as proc:
             try:
-                feeder = Feeder(proc, time.monotonic() + RUN_LIMIT)
+                feeder = Feeder(proc, time.monotonic() + limit)
                 for line in self.prelude:
-                    feeder.exchange([line], 1, _succeeded)
+                    feeder.exchange([line], 1, succeeded)
                 lines = [self.request(self.tool, 1_000 + i) for i in range(calls)]
                 feeder.exchange(lines, INFLIGHT, lambda m: check_reply(self.tool, m))
                 feeder.close()
                 proc.wait(timeout=max(1.0, feeder.deadline - time.monotonic()))
             except subprocess.TimeoutExpired as exc:
-                raise RowFailed(f"{self.name}: the server did not exit") from exc
+                raise LoadFailed(f"{self.name}: the server did not exit") from exc
             finally:
                 if proc.poll() is None:
                     proc.kill()
         if proc.returncode != 0:
-            raise RowFailed(f"{self.name}: the server exited with {proc.returncode}")
-
-
-def _succeeded(message: Any) -> str:
-    """ "" for a reply that carries a result (a prelude's), else what it carries."""
-    return "" if "result" in message else f"the prelude was refused: {message!r:.300}"
-
-
-class Feeder:
-    """Requests into a subprocess's stdin, replies out of its stdout, non-blocking."""
-
-    def __init__(self, proc: subprocess.Popen[bytes], deadline: float) -> None:
-        assert proc.stdin is not None
-        assert proc.stdout is not None
-        self.proc = proc
-        self.deadline = deadline
-        self.wfd = proc.stdin.fileno()
-        self.rfd = proc.stdout.fileno()
-        os.set_blocking(self.wfd, False)
-        os.set_blocking(self.rfd, False)
-        self.pending = b""
-
-    def exchange(
-        self, lines: list[bytes], inflight: int, check: Callable[[Any], str]
-    ) -> None:
-        """Send ``lines`` with at most ``inflight`` unanswered; check every reply."""
-        waiting = {json.loads(line)["id"] for line in lines if b'"id"' in line}
-        answered = sent = 0
-        out = bytearray()
-        with selectors.DefaultSelector() as sel:
-            sel.register(self.rfd, selectors.EVENT_READ)
-            while answered < len(waiting) or sent < len(lines) or out:
-                while sent < len(lines) and sent - answered < inflight:
-                    out += lines[sent] + b"\n"
-                    sent += 1
-                if out:
-                    with contextlib.suppress(BlockingIOError):
-                        del out[: os.write(self.wfd, out)]
-                events = {key.fd for key, _ in sel.select(self._left())}
-                if self.rfd in events:
-                    answered += self._replies(waiting, check)
-                elif not events and self._left() == 0:
-                    raise RowFailed(f"no reply within {RUN_LIMIT:.0f} s")
-
-    def _left(self) -> float:
-        return max(0.0, min(0.5, self.deadline - time.monotonic()))
-
-    def _replies(self, waiting: set[Any], check: Callable[[Any], str]) -> int:
-        """Read what is there; check and count every complete reply."""
-        try:
-            data = os.read(self.rfd, 1 << 18)
-        except BlockingIOError:
-            return 0
-        if not data:
-            raise RowFailed(f"the server closed stdout (exit {self.proc.poll()})")
-        *lines, self.pending = (self.pending + data).split(b"\n")
-        count = 0
-        for line in filter(bytes.strip, lines):
-            message = json.loads(line)
-            if "id" not in message:
-                continue  # a notification
-            if message["id"] not in waiting:
-                raise RowFailed(f"a reply to an unknown id: {line[:200]!r}")
-            if problem := check(message):
-                raise RowFailed(problem)
-            waiting.discard(message["id"])
-            count += 1
-        return count
-
-    def close(self) -> None:
-        """End of input: the server finishes what it has and exits."""
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()
-
-
-# -- HTTP: an ASGI app in process, under a Hypercorn-like fake server ------------------
-
-
-def http_scope(tool: str) -> dict[str, Any]:
-    """The ASGI scope of a ``POST /mcp`` calling ``tool``, as Hypercorn gives it."""
-    headers = [
-        (b"host", b"127.0.0.1:8000"),
-        (b"content-type", b"application/json"),
-        (b"accept", b"application/json, text/event-stream"),
-        (b"mcp-protocol-version", REVISION.encode()),
-        (b"mcp-method", b"tools/call"),
-        (b"mcp-name", tool.encode()),
-    ]
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "raw_path": b"/mcp",
-        "root_path": "",
-        "query_string": b"",
-        "headers": headers,
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-        "extensions": {},
-    }
-
-
-class Exchange:
-    """One request as the fake server sees it: the app's ``send``, the status, the body.
-
-    Per ``send`` one checkpoint (Hypercorn writes each message to the socket); once
-    the last body part is in, ``http.disconnect`` is queued for ``receive`` (as
-    Hypercorn does when the stream closes) and ``ended`` lets the connection go on.
-    """
-
-    def __init__(
-        self,
-        to_app: Callable[[dict[str, Any]], None],
-        ended: Any,
-        checkpoint: Callable[[], Awaitable[None]],
-    ) -> None:
-        self.to_app = to_app
-        self.ended = ended
-        self.checkpoint = checkpoint
-        self.status = 0
-        self.body: list[bytes] = []
-        self.finished = False
-
-    async def send(self, message: MutableMapping[str, Any]) -> None:
-        """The app's ``send``."""
-        await self.checkpoint()
-        if message["type"] == "http.response.start":
-            self.status = message["status"]
-            return
-        self.body.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            self.finished = True
-            self.to_app({"type": "http.disconnect"})
-            self.ended.set()
-
-    async def serve(self, app: Asgi, scope: dict[str, Any], receive: Any) -> None:
-        """The request's task: the app, then ``ended`` even if it sent no reply."""
-        try:
-            await app(dict(scope), receive, self.send)
-        finally:
-            self.ended.set()
-
-
-@dataclass
-class Calls:
-    """The fake server's tally: statuses that were not 200, each connection's last."""
-
-    tool: str
-    wrong: list[int] = field(default_factory=list)
-    last: list[Exchange] = field(default_factory=list)
-
-    def check(self, calls: int) -> None:
-        """Fail unless every call got 200 and each connection's last reply is right."""
-        if self.wrong:
-            raise RowFailed(f"{len(self.wrong)} of {calls} calls got {self.wrong[0]}")
-        for exchange in self.last:
-            if not exchange.finished:
-                raise RowFailed("a response never ended")
-            body = b"".join(exchange.body)
-            if body.startswith((b"event:", b"data:", b":")):  # an SSE stream
-                body = next(
-                    line[5:] for line in body.splitlines() if line.startswith(b"data:")
-                )
-            if problem := check_reply(self.tool, json.loads(body)):
-                raise RowFailed(problem)
-
-
-def request_events(tool: str) -> list[dict[str, Any]]:
-    """The ``receive`` events of a call as Hypercorn queues them for a one-read body.
-
-    h11 gives the body (``more_body`` True) and then the end of the message, which
-    Hypercorn passes on as an empty last part. Copied per request.
-    """
-    body = call_request(tool, 1)
-    return [
-        {"type": "http.request", "body": body, "more_body": True},
-        {"type": "http.request", "body": b"", "more_body": False},
-    ]
-
-
-async def drive_trio(app: Asgi, tool: str, calls: int) -> None:
-    """``calls`` requests to ``app`` over 16 keep-alive connections, as Hypercorn-Trio."""
-    import trio
-
-    scope, events, tally = http_scope(tool), request_events(tool), Calls(tool)
-    checkpoint = trio.lowlevel.checkpoint
-
-    async def connection(count: int) -> None:
-        async with trio.open_nursery() as requests:  # the connection's task group
-            for _ in range(count):
-                to_app, receive = trio.open_memory_channel[dict[str, Any]](10)
-                for event in events:
-                    to_app.send_nowait(dict(event))
-                exchange = Exchange(to_app.send_nowait, trio.Event(), checkpoint)
-                requests.start_soon(exchange.serve, app, scope, receive.receive)
-                await exchange.ended.wait()
-                if exchange.status != 200:
-                    tally.wrong.append(exchange.status)
-            tally.last.append(exchange)
-
-    async with trio.open_nursery() as server:
-        for count in _shares(calls):
-            server.start_soon(connection, count)
-    tally.check(calls)
-
-
-async def drive_asyncio(app: Asgi, tool: str, calls: int) -> None:
-    """The same fake server on asyncio, as Hypercorn's asyncio worker."""
-    scope, events, tally = http_scope(tool), request_events(tool), Calls(tool)
-
-    async def checkpoint() -> None:
-        await asyncio.sleep(0)
-
-    async def connection(count: int) -> None:
-        async with asyncio.TaskGroup() as requests:  # the connection's task group
-            for _ in range(count):
-                queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(10)
-                for event in events:
-                    queue.put_nowait(dict(event))
-                exchange = Exchange(queue.put_nowait, asyncio.Event(), checkpoint)
-                requests.create_task(exchange.serve(app, scope, queue.get))
-                await exchange.ended.wait()
-                if exchange.status != 200:
-                    tally.wrong.append(exchange.status)
-            tally.last.append(exchange)
-
-    async with asyncio.TaskGroup() as server:
-        for count in _shares(calls):
-            server.create_task(connection(count))
-    tally.check(calls)
-
-
-def _shares(calls: int) -> list[int]:
-    """``calls`` split over the 16 connections (none empty)."""
-    each, extra = divmod(calls, INFLIGHT)
-    return [n for i in range(INFLIGHT) if (n := each + (i < extra))]
-
-
-def hypercorn_trio(app: Asgi, tool: str, calls: int) -> None:
-    """The fake Hypercorn-Trio server (``drive_trio``) run to completion."""
-    import trio
-
-    trio.run(drive_trio, app, tool, calls)
-
-
-def hypercorn_asyncio(app: Asgi, tool: str, calls: int) -> None:
-    """The fake Hypercorn-asyncio server (``drive_asyncio``) run to completion."""
-    asyncio.run(drive_asyncio(app, tool, calls))
+            raise LoadFailed(f"{self.name}: the server exited with {proc.returncode}")
 
 
 @dataclass(frozen=True)
@@ -485,9 +202,9 @@ class AsgiRow:
                 timeout=RUN_LIMIT,
             )
         except subprocess.TimeoutExpired as exc:
-            raise RowFailed(f"{self.name}: no end within {RUN_LIMIT:.0f} s") from exc
+            raise LoadFailed(f"{self.name}: no end within {RUN_LIMIT:.0f} s") from exc
         if done.returncode != 0:
-            raise RowFailed(f"{self.name}: {done.stderr.strip()[-500:]}")
+            raise LoadFailed(f"{self.name}: {done.stderr.strip()[-500:]}")
         return valgrind.instructions(out)
 
     def child(self, calls: int) -> None:
@@ -567,7 +284,7 @@ def measure(
                 try:
                     small = figure.row.instructions(base, valgrind, Path(work))
                     large = figure.row.instructions(calls, valgrind, Path(work))
-                except RowFailed as exc:
+                except LoadFailed as exc:
                     figure.failure = str(exc)
                     continue
                 figure.per_call.append((large - small) / (calls - base))
