@@ -31,7 +31,7 @@ from ._verbatim import verbatim_check
 if TYPE_CHECKING:
     import cattrs
 
-__all__ = ["FORMATS", "install_leaf_hooks", "json_key"]
+__all__ = ["FORMATS", "canonical", "install_leaf_hooks", "json_key"]
 
 Hook = Callable[[object, object], object]
 
@@ -119,6 +119,15 @@ def json_key(value: object) -> tuple[str, object]:
     if isinstance(value, int | float):
         return ("number", value)
     return (type(value).__name__, value)
+
+
+def canonical(value: object) -> object:
+    """Return a hashable key equal exactly when JSON Schema calls values equal."""
+    if isinstance(value, list):
+        return ("array", tuple(canonical(v) for v in value))
+    if isinstance(value, dict):
+        return ("object", frozenset((k, canonical(v)) for k, v in value.items()))
+    return json_key(value)
 
 
 def _choices_factory(tp: object) -> Hook:

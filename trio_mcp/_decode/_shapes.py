@@ -35,7 +35,7 @@ from .._schema import (
     record_fields,
     union_parts,
 )
-from ._hooks import json_key
+from ._hooks import canonical
 from ._problems import FALLBACK, REQUIRED, UNKNOWN, Invalid, at, refusal_message
 
 if TYPE_CHECKING:
@@ -45,15 +45,6 @@ __all__ = ["install_shape_hooks"]
 
 Hook = Callable[[object, object], object]
 _LISTS: tuple[object, ...] = (list, Sequence, MutableSequence)
-
-
-def _canonical(value: object) -> object:
-    """Return a hashable key equal exactly when JSON Schema calls values equal."""
-    if isinstance(value, list):
-        return ("array", tuple(_canonical(v) for v in value))
-    if isinstance(value, dict):
-        return ("object", frozenset((k, _canonical(v)) for k, v in value.items()))
-    return json_key(value)
 
 
 def _array_factory(tp: object, converter: cattrs.Converter) -> Hook:
@@ -70,7 +61,7 @@ def _array_factory(tp: object, converter: cattrs.Converter) -> Hook:
     def array(value: object, _: object) -> object:
         if not isinstance(value, list):
             raise Invalid("expected an array")
-        if unique and len({_canonical(v) for v in value}) != len(value):
+        if unique and len({canonical(v) for v in value}) != len(value):
             raise Invalid("items must be unique")
         result = inner(value, tp)
         return build(result) if unique else result

@@ -56,12 +56,17 @@ def verbatim_check(passthrough: JsonObject, *, formats: bool = False) -> Check:
     """
     import jsonschema
 
+    from ._compiled import compile_valid
+
     validator = jsonschema.Draft202012Validator(
         copy.deepcopy(passthrough), format_checker=_formats() if formats else None
     )
+    # The common case, a valid value, through closures when the schema compiles.
+    valid = compile_valid(passthrough, _format_checks() if formats else None)
+    is_valid = validator.is_valid if valid is None else valid
 
     def check(value: object) -> list[Exception]:
-        if validator.is_valid(value):  # stops at the first error: the common case
+        if is_valid(value):
             return []
         return [
             _placed(path, message)
@@ -82,6 +87,24 @@ def _formats() -> object:
     for name, hook in FORMATS.items():
         checker.checks(name, raises=Invalid)(_accepts(hook))
     return checker
+
+
+def _format_checks() -> dict[str, Callable[[str], bool]]:
+    """The same formats as ``_formats``, as checks of a string."""
+    from ._hooks import FORMATS
+
+    return {name: _fits(hook) for name, hook in FORMATS.items()}
+
+
+def _fits(hook: Callable[[object, object], object]) -> Callable[[str], bool]:
+    def fits(value: str) -> bool:
+        try:
+            hook(value, None)
+        except Invalid:
+            return False
+        return True
+
+    return fits
 
 
 def _accepts(hook: Callable[[object, object], object]) -> Callable[[object], bool]:
