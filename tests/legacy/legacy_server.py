@@ -6,7 +6,7 @@ served to a handshake-era client through real server-to-client requests.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import trio
@@ -50,6 +50,11 @@ class Summary:
 @attrs.frozen
 class UserName:
     name: str
+
+
+@attrs.frozen
+class Toppings:
+    toppings: list[Literal["cheese", "olives", "basil"]]
 
 
 @tool
@@ -180,6 +185,15 @@ def ask_twice() -> str | NeedsInput:
 
 
 @tool
+def ask_toppings() -> str | NeedsInput:
+    """Ask for several choices at once (a multi-select form)."""
+    answer = ToolContext.current().input_responses.get("toppings")
+    if not isinstance(answer, ElicitResult) or not isinstance(answer.content, Toppings):
+        return NeedsInput({"toppings": Elicit("Toppings?", schema=Toppings)})
+    return ", ".join(answer.content.toppings)
+
+
+@tool
 def ask_all() -> str | NeedsInput:
     """Ask elicitation, sampling and roots in one round."""
     got = ToolContext.current().input_responses
@@ -252,6 +266,7 @@ TOOLS: list[Tool] = [
     ask_roots,
     ask_url,
     ask_twice,
+    ask_toppings,
     ask_all,
 ]
 

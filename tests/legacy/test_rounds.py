@@ -262,3 +262,27 @@ async def test_rounds_waiting_for_the_client_are_bounded() -> None:
 
 def test_the_default_server_has_no_legacy_edge() -> None:
     assert Server("s", "1").legacy is False
+
+
+async def test_a_multi_select_form_needs_2025_11_25() -> None:
+    async def pick(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"toppings": ["basil", "cheese"]}}
+
+    async with LegacyPeer(make_server(), capabilities=ALL_CAPS, answer=pick) as peer:
+        await peer.initialize()
+        picked = await _call(peer, "ask_toppings")
+    async with LegacyPeer(
+        make_server(), revision="2025-06-18", capabilities=ALL_CAPS, answer=pick
+    ) as old:
+        await old.initialize()
+        with pytest.raises(LegacyError) as caught:
+            await _call(old, "ask_toppings")
+
+    assert "basil, cheese" == picked["content"][0]["text"]
+    assert (
+        "array"
+        == peer.asked[0]["params"]["requestedSchema"]["properties"]["toppings"]["type"]
+    )
+    assert -32603 == caught.value.code
+    assert "2025-06-18 cannot show" in str(caught.value.message)
+    assert [] == old.asked

@@ -8,6 +8,8 @@ the transport, message by message.
 - ``_session``: the ``Session`` value (revision, the client's capabilities and info,
   log level, subscriptions) and ``negotiate``;
 - ``_shapes``: modern results in a legacy revision's shapes (pure);
+- ``_translate``: one legacy request as the modern one and its reply back (pure: what
+  every transport's edge does per request);
 - ``_rounds``: a modern ``input_required`` round as server-to-client requests (pure,
   plus ``drive_round`` parameterised by how a request is asked);
 - ``_listens``: updates and list changes from one internal ``subscriptions/listen``;
@@ -16,5 +18,15 @@ the transport, message by message.
 
 from ._edge import legacy_edge
 from ._session import ALL_REVISIONS, REVISIONS, Session, negotiate
+from ._translate import legacy_reply, modern_params, round_of
 
-__all__ = ["ALL_REVISIONS", "REVISIONS", "Session", "legacy_edge", "negotiate"]
+__all__ = [
+    "ALL_REVISIONS",
+    "REVISIONS",
+    "Session",
+    "legacy_edge",
+    "legacy_reply",
+    "modern_params",
+    "negotiate",
+    "round_of",
+]

@@ -65,33 +65,15 @@ from ._rounds import (
     next_params,
 )
 from ._session import ALL_REVISIONS, BadInitialize, Session, negotiate
-from ._shapes import OutputSchemaOf, initialize_result, legacy_error, legacy_result
+from ._shapes import OutputSchemaOf, initialize_result
+from ._translate import FORWARDED, BadParams, legacy_reply, modern_params, round_of
 
-__all__ = ["FORWARDED", "Write", "legacy_edge"]
+__all__ = ["Write", "legacy_edge"]
 
 log = logging.getLogger("trio_mcp")
 
 Write = Callable[[list[bytes]], Awaitable[None]]
 """The loop's writer: whole encoded messages, in order."""
-
-#: Legacy methods the core serves once translated (the others are the edge's own).
-FORWARDED: Final = frozenset(
-    {
-        "tools/list",
-        "tools/call",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "prompts/list",
-        "prompts/get",
-        "completion/complete",
-    }
-)
-#: The methods whose reply may be ``input_required`` (a round).
-_ROUNDS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
-#: Params a legacy request cannot carry into the core: the edge's rounds own the
-#: first two, and 2025-11-25's in-core tasks are not served.
-_DROPPED: Final = ("inputResponses", "requestState", "task")
 
 
 class _Unread:
@@ -315,12 +297,11 @@ class _Edge:
         await self.reply(request.id, {})
 
     async def _forward(self, request: Request, session: Session) -> None:
-        params = {} if request.params is None else request.params
-        if not isinstance(params, dict):
-            await self.fail(request.id, wire.INVALID_PARAMS, "params must be an object")
+        try:
+            modern = modern_params(request.params, session)
+        except BadParams as exc:
+            await self.fail(request.id, wire.INVALID_PARAMS, str(exc))
             return
-        modern = {k: v for k, v in params.items() if k not in _DROPPED}
-        modern["_meta"] = session.modern_meta(params.get("_meta"))
         call = _Call(request.id, request.method, modern, self.new_id())
         self.by_client[call.client_id] = call
         await self._send_call(call)
@@ -441,25 +422,19 @@ class _Edge:
         """The loop's reply to a carried request: shaped, or the next round."""
         session = self.session
         assert session is not None
-        result = message.get("result")
-        if (
-            isinstance(result, dict)
-            and result.get("resultType") == "input_required"
-            and call.method in _ROUNDS
-        ):
-            return self._next_round(call, result, session)
+        round_result = round_of(call.method, message)
+        if round_result is not None:
+            return self._next_round(call, round_result, session)
         self._forget(call)
-        if isinstance(result, dict):
-            shaped = legacy_result(
-                call.method, call.params, result, session, self.output_schema
-            )
-            return encode_message(wire.result_message(call.client_id, shaped))
-        error = message.get("error")
-        if isinstance(error, dict):
-            error = legacy_error(call.method, error)
-        return encode_message(
-            {"jsonrpc": wire.JSONRPC, "id": call.client_id, "error": error}
+        reply = legacy_reply(
+            call.client_id,
+            call.method,
+            call.params,
+            message,
+            session,
+            self.output_schema,
         )
+        return encode_message(reply)
 
     def _next_round(
         self, call: _Call, result: JsonObject, session: Session

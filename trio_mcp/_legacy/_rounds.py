@@ -114,7 +114,24 @@ def _params(method: str, params: JsonValue, session: Session) -> JsonObject:
         shaped["elicitationId"] = secrets.token_hex(16)
     elif not session.has("url_elicitation"):
         shaped.pop("mode", None)  # 2025-06-18 has form mode only, unnamed
+    if not session.has("rich_forms") and _has_multi_select(shaped):
+        raise RoundFailed(
+            wire.INTERNAL_ERROR,
+            "this form has a multi-select field, which protocol revision "
+            f"{session.revision} cannot show (2025-11-25 can)",
+        )
     return shaped
+
+
+def _has_multi_select(params: JsonObject) -> bool:
+    """Whether a form asks for a list of choices (SEP-1330, 2025-11-25 and later)."""
+    schema = params.get("requestedSchema")
+    fields = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(fields, dict):
+        return False
+    return any(
+        isinstance(f, dict) and f.get("type") == "array" for f in fields.values()
+    )
 
 
 def input_response(request: ClientRequest, answer: Answer) -> JsonValue:
