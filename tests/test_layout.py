@@ -11,6 +11,7 @@ module named"); this test names the clash before either does.
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -87,3 +88,17 @@ def test_every_file_name_is_unique() -> None:
     clashes = {name: paths for name, paths in seen.items() if len(paths) > 1}
 
     assert {} == clashes, "rename one of each: pytest and mypy import them by name"
+
+
+def test_no_file_shadows_a_standard_module() -> None:
+    """A server script under tests/ runs with its own folder first on ``sys.path``
+    (``python tests/support/wayout_server.py``), and the scale-out replicas get
+    tests/support on ``PYTHONPATH``: a ``http.py`` there would stand in for the
+    standard library's ``http`` in those processes."""
+    shadowing = sorted(
+        str(path.relative_to(TESTS))
+        for path in python_files()
+        if path.stem in sys.stdlib_module_names
+    )
+
+    assert [] == shadowing, "rename these: they hide a standard module of that name"

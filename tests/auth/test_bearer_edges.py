@@ -29,7 +29,8 @@ import trio
 from joserfc import jwt
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 from oauth_provider import AUDIENCE, RESOURCE_SERVER, Provider, new_key
-from support import META
+from support.mcp_http import headers_for
+from support.mcp_http import post as post_rpc
 
 from trio_mcp import (
     Capability,
@@ -84,23 +85,12 @@ def token_for(key: RSAKey, issuer: str, **changes: Any) -> str:
 async def post(
     url: str, method: str, params: dict[str, Any], token: str | None, name: str
 ) -> httpx.Response:
-    headers = {
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-        "mcp-name": name,
-    }
-    if token is not None:
-        headers["authorization"] = f"Bearer {token}"
-    body = {
-        "jsonrpc": "2.0",
-        "id": 7,
-        "method": method,
-        "params": {"_meta": META, **params},
-    }
+    extra = {} if token is None else {"authorization": f"Bearer {token}"}
+    headers = headers_for(method, name, **extra)
     async with httpx.AsyncClient() as client:
-        with trio.fail_after(15):
-            return await client.post(url + "/mcp", json=body, headers=headers)
+        return await post_rpc(
+            client, url, method, params, headers=headers, request_id=7, wait=15
+        )
 
 
 async def serve(auth: BearerAuth, receipts: list[Receipt] | None = None) -> Any:

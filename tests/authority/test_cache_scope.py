@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from support import serving, wire
+from support.mcp_http import headers_for, post
 
 from trio_mcp import Capability, Server, prompt, resource, tool
 from trio_mcp.testing import McpTestClient
@@ -129,20 +130,14 @@ async def _http_scopes(**mount: Any) -> dict[str, tuple[str, int]]:
     found = {}
     async with serving(server, **mount) as base, httpx.AsyncClient(timeout=30) as http:
         for index, method in enumerate(LISTS):
-            response = await http.post(
-                f"{base}/mcp",
-                json={
-                    "jsonrpc": "2.0",
-                    "id": index,
-                    "method": method,
-                    "params": {"_meta": McpTestClient(server).meta()},
-                },
-                headers={
-                    "accept": "application/json, text/event-stream",
-                    "mcp-protocol-version": VERSION,
-                    "mcp-method": method,
-                    "authorization": "Bearer alice-token",
-                },
+            response = await post(
+                http,
+                base,
+                method,
+                request_id=index,
+                meta=McpTestClient(server).meta(),
+                headers=headers_for(method, authorization="Bearer alice-token"),
+                wait=30,
             )
             assert 200 == response.status_code, response.text
             result = response.json()["result"]

@@ -34,6 +34,7 @@ import pytest
 import support
 from canary_app import CALLS, CANARY, make_server
 from support import serving
+from support.mcp_http import post
 
 from trio_mcp.testing import McpTestClient, ProtocolError
 
@@ -221,29 +222,16 @@ async def _post_all(
     received: list[str] = []
     server = make_server(sink)
     async with serving(server) as base, httpx.AsyncClient(timeout=30) as http:
-        url = f"{base}/mcp"
         requests = [
             ("tools/call", _call_params(t, a, i))
             for i, (t, a) in enumerate(server_calls)
         ]
         requests += requests_extra
         for index, (method, params) in enumerate(requests):
-            headers = {
-                "content-type": "application/json",
-                "accept": "application/json, text/event-stream",
-                "mcp-protocol-version": support.VERSION,
-                "mcp-method": method,
-            }
             name = params.get("name", params.get("uri"))
-            if name is not None:
-                headers["mcp-name"] = name
-            body = {
-                "jsonrpc": "2.0",
-                "id": index,
-                "method": method,
-                "params": params,
-            }
-            response = await http.post(url, json=body, headers=headers)
+            response = await post(
+                http, base, method, params, name=name, request_id=index, wait=30
+            )
             received.append(repr(response.headers) + response.text)
     return received
 

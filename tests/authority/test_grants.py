@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pytest
 from support import serving, wire
+from support.mcp_http import headers_for, post
 
 from trio_mcp import Capability, Server, ToolContext, ToolHints, prompt, resource, tool
 from trio_mcp._authority import closure, resolve_grants
@@ -362,25 +363,14 @@ async def test_grants_per_principal_over_http(sink: Sink) -> None:
         httpx.AsyncClient(timeout=30) as http,
     ):
         for user in ("alice", "bob"):
-            response = await http.post(
-                f"{base}/mcp",
-                json={
-                    "jsonrpc": "2.0",
-                    "id": 1,
-                    "method": "tools/call",
-                    "params": {
-                        "name": "close_ticket",
-                        "arguments": {"ticket_id": 3},
-                        "_meta": McpTestClient(server).meta(),
-                    },
-                },
-                headers={
-                    "accept": "application/json, text/event-stream",
-                    "mcp-protocol-version": "2026-07-28",
-                    "mcp-method": "tools/call",
-                    "mcp-name": "close_ticket",
-                    "x-user": user,
-                },
+            response = await post(
+                http,
+                base,
+                "tools/call",
+                {"name": "close_ticket", "arguments": {"ticket_id": 3}},
+                meta=McpTestClient(server).meta(),
+                headers=headers_for("tools/call", "close_ticket", **{"x-user": user}),
+                wait=30,
             )
             texts[user] = response.text
 

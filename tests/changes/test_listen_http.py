@@ -13,45 +13,19 @@ from typing import Any
 import httpx
 import trio
 from listen_server import make_server
-from support import META, serving
+from support import serving
+from support.mcp_http import rpc
 from support.sse import listening
 
 from trio_mcp import Server
-from trio_mcp.testing import check_message
 
 WAIT = 10.0
 SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 
 
-def body(request_id: Any, method: str, **params: Any) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": method,
-        "params": {"_meta": META, **params},
-    }
-
-
-def headers(method: str, name: str | None = None) -> dict[str, str]:
-    out = {
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-    }
-    if name is not None:
-        out["mcp-name"] = name
-    return out
-
-
 async def call(client: httpx.AsyncClient, url: str, name: str, **arguments: Any) -> Any:
-    with trio.fail_after(WAIT):
-        response = await client.post(
-            f"{url}/mcp",
-            json=body(name, "tools/call", name=name, arguments=arguments),
-            headers=headers("tools/call", name),
-        )
-    message = response.json()
-    check_message(message, "tools/call")
+    params = {"name": name, "arguments": arguments}
+    message = await rpc(client, url, "tools/call", params, name=name)
     return message["result"]["structuredContent"]
 
 

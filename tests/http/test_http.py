@@ -19,6 +19,7 @@ import pytest
 import trio
 from support import META, VERSION, port_of, serving, serving_app
 from support.echo import echo
+from support.mcp_http import checked, headers_for, post, request_body
 from support.sse import sse_messages
 
 from trio_mcp import (
@@ -79,52 +80,6 @@ def make_server(**kwargs: Any) -> Server:
 
 
 # -- helpers -------------------------------------------------------------------------
-def headers_for(method: str, name: str | None = None, **extra: str) -> dict[str, str]:
-    out = {
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": VERSION,
-        "mcp-method": method,
-    }
-    if name is not None:
-        out["mcp-name"] = name
-    out.update(extra)
-    return out
-
-
-def request_body(
-    method: str, params: dict[str, Any] | None = None, request_id: int = 1
-) -> dict[str, Any]:
-    full: dict[str, Any] = {"_meta": dict(META)}
-    full.update(params or {})
-    return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": full}
-
-
-async def post(
-    client: httpx.AsyncClient,
-    url: str,
-    method: str,
-    params: dict[str, Any] | None = None,
-    *,
-    name: str | None = None,
-    headers: dict[str, str] | None = None,
-) -> httpx.Response:
-    with trio.fail_after(10):
-        return await client.post(
-            url + "/mcp",
-            json=request_body(method, params),
-            headers=headers if headers is not None else headers_for(method, name),
-        )
-
-
-def checked(response: httpx.Response, method: str | None) -> dict[str, Any]:
-    """The response's one JSON-RPC message, validated against the schema."""
-    assert response.headers["content-type"] == "application/json"
-    message: dict[str, Any] = response.json()
-    check_message(message, method)
-    return message
-
-
 async def read_response(stream: trio.SocketStream) -> tuple[int, bytes]:
     """Read one HTTP/1.1 response with a Content-Length body from a raw stream."""
     data = b""

@@ -25,7 +25,8 @@ from starlette.routing import Mount
 from starlette.testclient import TestClient
 from support import serving, serving_app
 from support.asgi import asgi_exchange
-from test_http import headers_for, make_server, post, request_body
+from support.mcp_http import headers_for, post, request_body
+from test_http import make_server
 
 from trio_mcp import ProtectedResource
 from trio_mcp.testing import check_message

@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import httpx
-import trio
-from support import META, serving
+from support import serving
+from support.mcp_http import rpc
 
 from trio_mcp import Field, Icon, Server, prompt, resource, tool
-from trio_mcp.testing import check_message
 
 VERSION = "2026-07-28"
 ICON = Icon("https://example.com/i.png", mime_type="image/png", sizes=("32x32",))
@@ -74,41 +73,12 @@ SERVER = Server(
 )
 
 
-async def post(
-    client: httpx.AsyncClient,
-    url: str,
-    method: str,
-    params: dict[str, Any],
-    name: str | None = None,
-) -> dict[str, Any]:
-    headers = {
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": VERSION,
-        "mcp-method": method,
-    }
-    if name is not None:
-        headers["mcp-name"] = name
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": method,
-        "params": {"_meta": META, **params},
-    }
-    with trio.fail_after(10):
-        response = await client.post(url, json=body, headers=headers)
-    message: dict[str, Any] = response.json()
-    check_message(message, method)
-    return message
-
-
 async def test_everything_beyond_the_peers_works_over_streamable_http() -> None:
     read.clear()
-    async with serving(SERVER) as base, httpx.AsyncClient() as client:
-        url = f"{base}/mcp"
-        discovered = await post(client, url, "server/discover", {})
-        prompts = await post(client, url, "prompts/list", {})
-        completion = await post(
+    async with serving(SERVER) as url, httpx.AsyncClient() as client:
+        discovered = await rpc(client, url, "server/discover", {})
+        prompts = await rpc(client, url, "prompts/list", {})
+        completion = await rpc(
             client,
             url,
             "completion/complete",
@@ -117,28 +87,28 @@ async def test_everything_beyond_the_peers_works_over_streamable_http() -> None:
                 "argument": {"name": "language", "value": "p"},
             },
         )
-        deep = await post(
+        deep = await rpc(
             client,
             url,
             "resources/read",
             {"uri": "files://a/b/c.txt"},
             name="files://a/b/c.txt",
         )
-        climbing = await post(
+        climbing = await rpc(
             client,
             url,
             "resources/read",
             {"uri": "files://a/%2e%2e/b"},
             name="files://a/%2e%2e/b",
         )
-        good = await post(
+        good = await rpc(
             client,
             url,
             "tools/call",
             {"name": "rate", "arguments": {"score": "n/a"}},
             name="rate",
         )
-        bad = await post(
+        bad = await rpc(
             client,
             url,
             "tools/call",

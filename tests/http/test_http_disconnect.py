@@ -20,7 +20,7 @@ import trio
 import trio.testing
 from support import META
 from support.asgi import http_scope
-from test_http import headers_for
+from support.mcp_http import headers_for
 
 from trio_mcp import Receipt, Server, tool
 from trio_mcp._http._disconnect import GRACE

@@ -19,7 +19,7 @@ import pytest
 import trio
 from support import META, serving
 from support.asgi import http_scope
-from test_http import checked, headers_for, post
+from support.mcp_http import checked, headers_for, post
 
 from trio_mcp import Server, tool
 

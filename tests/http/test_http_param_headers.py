@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import httpx
 import pytest
 from support import serving
-from test_http import headers_for, post
+from support.mcp_http import headers_for, post
 
 from trio_mcp import (
     Field,

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import trio
 from prometheus_client.parser import text_string_to_metric_families
-from support import META, VERSION, serving
+from support import mcp_http, serving
 
 from trio_mcp import (
     Capability,
@@ -90,21 +90,7 @@ async def scrape(
 async def post(
     client: httpx.AsyncClient, url: str, method: str, **params: Any
 ) -> httpx.Response:
-    headers = {
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": VERSION,
-        "mcp-method": method,
-    }
-    if "name" in params:
-        headers["mcp-name"] = params["name"]
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": method,
-        "params": {"_meta": META, **params},
-    }
-    with trio.fail_after(10):
-        return await client.post(url + "/mcp", json=body, headers=headers)
+    return await mcp_http.post(client, url, method, params, name=params.get("name"))
 
 
 def delta(after: Counter[Any], before: Counter[Any]) -> dict[Any, int]:

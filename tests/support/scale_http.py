@@ -16,6 +16,7 @@ import trio
 
 import support
 from support import sse
+from support.mcp_http import headers_for, request_body
 from support.sse import SseStream
 from trio_mcp.testing import check_message
 
@@ -27,27 +28,15 @@ META = {
 
 
 def headers(method: str, name: str | None = None) -> dict[str, str]:
-    out = {
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-        "connection": "close",
-    }
-    if name is not None:
-        out["mcp-name"] = name
-    return out
+    return headers_for(method, name, connection="close")
 
 
 async def call(
     url: str, name: str, arguments: dict[str, Any] | None = None, **params: Any
 ) -> dict[str, Any]:
     """Call a tool on a fresh connection; return the JSON-RPC result, checked."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"_meta": META, "name": name, "arguments": arguments or {}, **params},
-    }
+    params = {"name": name, "arguments": arguments or {}, **params}
+    body = request_body("tools/call", params, meta=META)
     with trio.fail_after(WAIT):
         async with httpx.AsyncClient(timeout=WAIT) as client:
             response = await client.post(
@@ -82,12 +71,7 @@ TASK_META = {
 async def rpc(url: str, method: str, routed: str | None = None, **params: Any) -> Any:
     """Send one request as a client of the tasks extension; return the whole
     message (result or error), checked against the schema, and the HTTP status."""
-    body = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": method,
-        "params": {"_meta": TASK_META, **params},
-    }
+    body = request_body(method, params, meta=TASK_META)
     with trio.fail_after(WAIT):
         async with httpx.AsyncClient(timeout=WAIT) as client:
             response = await client.post(

@@ -17,6 +17,7 @@ import httpx
 import support
 import trio
 from support import serving, serving_app
+from support.mcp_http import headers_for, request_body
 from support.stdio_peer import StdioPeer, running
 from tasks_server import TASKS, WITH_TASKS, make_server
 
@@ -27,15 +28,6 @@ WAIT = 10.0
 SERVER = Path(__file__).with_name("tasks_server.py")
 META = {**support.META, "io.modelcontextprotocol/clientCapabilities": WITH_TASKS}
 ACCEPT = {"action": "accept", "content": {"ok": True}}
-
-
-def body(request_id: Any, method: str, **params: Any) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": method,
-        "params": {"_meta": META, **params},
-    }
 
 
 class Http:
@@ -50,16 +42,11 @@ class Http:
         self, method: str, routed: str | None = None, **params: Any
     ) -> httpx.Response:
         self.ids += 1
-        headers = {
-            "accept": "application/json, text/event-stream",
-            "mcp-protocol-version": "2026-07-28",
-            "mcp-method": method,
-        }
-        if routed is not None:
-            headers["mcp-name"] = routed
         with trio.fail_after(WAIT):
             response = await self.client.post(
-                self.url, json=body(self.ids, method, **params), headers=headers
+                self.url,
+                json=request_body(method, params, self.ids, META),
+                headers=headers_for(method, routed),
             )
         check_message(response.json(), method)
         return response
@@ -159,7 +146,7 @@ class Peer(StdioPeer):
 
     async def request(self, method: str, **params: Any) -> dict[str, Any]:
         self.ids += 1
-        await self.send(body(self.ids, method, **params))
+        await self.send(request_body(method, params, self.ids, META))
         reply = await self.reply(self.ids)
         assert "result" in reply, reply
         result: dict[str, Any] = reply["result"]
