@@ -23,6 +23,7 @@ OTHER = {
     "support": "helpers shared by the other folders",
     "docs": "the docs' code blocks and the newcomer's walk through them",
     "examples": "the servers in examples/",
+    "bench": "the loads bench/ counts",
     "fuzz": "byte-boundary Hypothesis over every transport",
 }
 
