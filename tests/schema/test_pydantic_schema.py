@@ -283,3 +283,19 @@ def test_what_a_pydantic_field_sets_beyond_that_is_refused_by_name(
         json_schema(Annotated[int, field])
 
     assert named in str(caught.value)
+
+
+def test_an_older_pydantic_is_named_with_the_version_needed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Fresh(BaseModel):  # not cached by an earlier walk
+        a: int
+
+    monkeypatch.setattr(pydantic, "VERSION", "2.11.7")
+
+    with pytest.raises(UnsupportedType) as caught:
+        json_schema(Fresh)
+
+    assert "pydantic 2.11.7 is installed; trio_mcp needs pydantic 2.12 or newer" in str(
+        caught.value
+    )

@@ -201,6 +201,9 @@ def model_schema(cls: type) -> JsonObject:
             schema, the model contains itself, holds a pydantic secret type, or
             brings a ``$ref`` that is not into its own ``$defs``.
     """
+    old = _too_old()
+    if old is not None:
+        raise Refused(cls.__name__, old)
     foreign = next(_secret_types(cls, "", set()), None)
     if foreign is not None:
         raise Refused(foreign[1], FOREIGN_SECRET, foreign[0])
@@ -215,6 +218,26 @@ def model_schema(cls: type) -> JsonObject:
         ) from None
     defs = raw.pop("$defs", {})
     return _Inliner(defs).node(raw, "", ())
+
+
+#: The oldest pydantic whose serializer leaves computed fields out on request.
+OLDEST = (2, 12)
+
+
+def _too_old() -> str | None:
+    """Why the installed pydantic cannot serve models here, or None."""
+    import pydantic
+
+    version = str(pydantic.VERSION)
+    parts = [
+        int("".join(c for c in p if c.isdigit()) or 0) for p in version.split(".")[:2]
+    ]
+    if tuple(parts) >= OLDEST:
+        return None
+    return (
+        f"pydantic {version} is installed; trio_mcp needs pydantic "
+        f"{'.'.join(map(str, OLDEST))} or newer (pip install 'trio-mcp[pydantic]')"
+    )
 
 
 class _Inliner:
