@@ -210,17 +210,18 @@ class _Edge:
         if isinstance(value, dict) and _is_response(value):
             self._answered(value)
             return
+        # The loop takes what the edge has read as it is: no second parse.
         message = classify(value)
         if isinstance(message, Fault):
-            await self.to_loop.send(raw)
+            await self.to_loop.send(message)
         elif isinstance(message, Notification):
-            await self._notified(message, raw)
+            await self._notified(message)
         elif message.method == "initialize":
             await self._initialize(message)
         elif _modern(message.params):
             if message.method == "server/discover":
                 self.discovers.add(message.id)
-            await self.to_loop.send(raw)
+            await self.to_loop.send(message)
         else:
             await self._legacy(message)
 
@@ -281,7 +282,7 @@ class _Edge:
         discover_id = self.new_id()
         self.initializing = (discover_id, request.id)
         params: JsonObject = {"_meta": session.modern_meta(None)}
-        await self.to_loop.send(_request(discover_id, "server/discover", params))
+        await self.to_loop.send(Request(discover_id, "server/discover", params))
 
     async def _set_level(self, request: Request, session: Session) -> None:
         params = request.params
@@ -308,9 +309,9 @@ class _Edge:
 
     async def _send_call(self, call: _Call) -> None:
         self.calls[call.internal_id] = call
-        await self.to_loop.send(_request(call.internal_id, call.method, call.params))
+        await self.to_loop.send(Request(call.internal_id, call.method, call.params))
 
-    async def _notified(self, message: Notification, raw: object) -> None:
+    async def _notified(self, message: Notification) -> None:
         if message.method in (
             "notifications/initialized",
             "notifications/roots/list_changed",
@@ -325,16 +326,14 @@ class _Edge:
             else None
         )
         if call is None:
-            await self.to_loop.send(raw)
+            await self.to_loop.send(message)
             return
         self._forget(call)
         if call.scope is not None:
             call.scope.cancel()  # it waits in a round: nothing reaches the loop
             return
         cancel: JsonObject = {"requestId": call.internal_id}
-        await self.to_loop.send(
-            encode_message(wire.notification_message("notifications/cancelled", cancel))
-        )
+        await self.to_loop.send(Notification("notifications/cancelled", cancel))
 
     def _forget(self, call: _Call) -> None:
         self.calls.pop(call.internal_id, None)
@@ -367,9 +366,9 @@ class _Edge:
         error = wire.error_message(request_id, code, message, data)
         await self.to_writer.send([encode_message(error)])
 
-    async def send_loop(self, data: bytes) -> None:
+    async def send_loop(self, message: Request | Notification) -> None:
         """Hand the loop a message of the edge's own (a listen, a cancellation)."""
-        await self.to_loop.send(data)
+        await self.to_loop.send(message)
 
     async def _loop_write(self, batch: list[bytes]) -> None:
         """The loop's writer: each message shaped for its era, then written."""

@@ -20,7 +20,7 @@ import trio
 
 from .._json import JsonObject, JsonValue, encode_message
 from .._protocol import _wire as wire
-from .._protocol._jsonrpc import Request
+from .._protocol._jsonrpc import Notification, Request
 from ._session import MAX_SUBSCRIPTIONS, Session
 
 if TYPE_CHECKING:
@@ -104,13 +104,7 @@ class Listens:
             "_meta": session.modern_meta(None),
             "notifications": wanted,
         }
-        message: JsonObject = {
-            "jsonrpc": wire.JSONRPC,
-            "id": listen_id,
-            "method": "subscriptions/listen",
-            "params": params,
-        }
-        await self.edge.send_loop(encode_message(message))
+        await self.edge.send_loop(Request(listen_id, "subscriptions/listen", params))
         await state.acked.wait()
         if state.error is not None:
             self.open.pop(listen_id, None)
@@ -119,10 +113,8 @@ class Listens:
 
     async def _close(self, listen_id: str) -> None:
         self.open.pop(listen_id, None)
-        cancel = wire.notification_message(
-            "notifications/cancelled", {"requestId": listen_id}
-        )
-        await self.edge.send_loop(encode_message(cancel))
+        cancel: JsonObject = {"requestId": listen_id}
+        await self.edge.send_loop(Notification("notifications/cancelled", cancel))
 
     async def _fail(self, request_id: str | int, error: JsonValue) -> None:
         code, message = wire.INTERNAL_ERROR, "the subscription could not be opened"

@@ -116,6 +116,8 @@ class Oversized:
 
 Received = str | bytes | Oversized
 """One message as the framing layer read it."""
+Taken = Received | Request | Notification | Fault
+"""What the loop takes: a message as read, or as an ``Edge`` already parsed it."""
 
 
 def oversized_fault(limit: int) -> Fault:
@@ -178,7 +180,7 @@ class _Load:
 
 async def serve_messages(
     dispatcher: Dispatcher,
-    incoming: trio.abc.ReceiveChannel[Received | list[Received]],
+    incoming: trio.abc.ReceiveChannel[Taken | list[Received]],
     write: Write,
     *,
     caller: Caller,
@@ -258,7 +260,7 @@ class _Loop:
                     break
             await write(batch)
 
-    async def take(self, raw: Received, nursery: trio.Nursery) -> None:
+    async def take(self, raw: Taken, nursery: trio.Nursery) -> None:
         """Act on one incoming message; never waits for a call slot."""
         message = _read(raw, self.limits.max_depth)
         if isinstance(message, Fault):
@@ -402,9 +404,11 @@ class _Busy:
         return busy(self.reason)
 
 
-def _read(raw: Received, max_depth: int) -> Request | Notification | Fault:
+def _read(raw: Taken, max_depth: int) -> Request | Notification | Fault:
     if isinstance(raw, Oversized):
         return oversized_fault(raw.size_limit)
+    if isinstance(raw, Request | Notification | Fault):
+        return raw  # parsed (depth limit included) by an edge
     return parse_message(raw, max_depth=max_depth)
 
 
