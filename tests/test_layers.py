@@ -24,6 +24,7 @@ LAYERS = {
     "_json": 0,
     "_instance": 0,
     "_loopback": 0,
+    "_checks": 1,  # the checks of public constructors (InvalidArgument)
     "_protocol": 1,
     "_authority": 1,
     "_limits": 1,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import attrs
 
+from . import _checks as checks
+from ._errors import InvalidArgument
 from ._units import (
     DEFAULT_MAX_CONCURRENT,
     DEFAULT_MAX_DEPTH,
@@ -21,24 +23,14 @@ from ._units import (
 __all__ = ["Limits"]
 
 
-def _at_least_one(
-    instance: object, attribute: attrs.Attribute[int], value: int
-) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"Limits.{attribute.name} must be an integer of at least 1")
-
-
-def _at_least_zero(
-    instance: object, attribute: attrs.Attribute[int], value: int
-) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"Limits.{attribute.name} must be an integer of at least 0")
+_at_least_one = checks.at_least(1)
+_at_least_zero = checks.at_least(0)
 
 
 def _duration(value: Seconds, name: str) -> float:
     result = seconds(value, what=f"Limits.{name}")
     if result is None:
-        raise TypeError(f"Limits.{name} must be seconds or a timedelta, not None")
+        raise InvalidArgument(f"Limits.{name} must be seconds or a timedelta, not None")
     return result
 
 
@@ -68,7 +60,7 @@ def _positive(
     instance: object, attribute: attrs.Attribute[float], value: float
 ) -> None:
     if not value > 0:
-        raise ValueError(f"Limits.{attribute.name} must be positive")
+        raise checks.invalid(f"Limits.{attribute.name}", "positive seconds", value)
 
 
 @attrs.frozen(kw_only=True)
@@ -111,9 +103,7 @@ class Limits:
     )
     max_waiting: int = attrs.field(default=64, validator=_at_least_zero)
     max_listens: int = attrs.field(default=256, validator=_at_least_one)
-    grace_period: float = attrs.field(
-        default=5.0, converter=_grace_period, validator=attrs.validators.ge(0)
-    )
+    grace_period: float = attrs.field(default=5.0, converter=_grace_period)
     keepalive_interval: float = attrs.field(
         default=15.0, converter=_keepalive_interval, validator=_positive
     )

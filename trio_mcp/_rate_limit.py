@@ -17,6 +17,8 @@ from typing import Final
 
 import attrs
 
+from . import _checks as checks
+from ._errors import InvalidArgument
 from ._units import seconds
 
 __all__ = ["Bucket", "RateLimit", "take"]
@@ -25,31 +27,31 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 def _per(value: float | timedelta) -> float:
-    result = seconds(value, what="RateLimit.per")
-    if result is None or not result > 0 or result == float("inf"):
-        raise ValueError("RateLimit.per must be a positive, finite number of seconds")
+    try:
+        result = seconds(value, what="RateLimit.per", finite=True)
+    except InvalidArgument:
+        result = None
+    if result is None or not result > 0:
+        raise InvalidArgument(
+            "RateLimit.per must be a positive, finite number of seconds"
+        )
     return result
 
 
-def _calls(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"RateLimit.{attribute.name} must be an integer of at least 1")
-
-
-def _burst(
-    instance: object, attribute: attrs.Attribute[int | None], value: object
-) -> None:
-    if value is not None:
-        _calls(instance, attribute, value)  # type: ignore[arg-type]
+_calls = checks.at_least(1)
+_burst = checks.optional(_calls)
 
 
 def _networks(values: Iterable[str]) -> frozenset[Network]:
     if isinstance(values, str):
         values = (values,)
+    listed = checks.as_tuple(
+        values, "RateLimit.trusted_proxies", "a list of IP addresses or networks"
+    )
     try:
-        return frozenset(ipaddress.ip_network(v.strip(), strict=False) for v in values)
-    except ValueError as exc:
-        raise ValueError(
+        return frozenset(ipaddress.ip_network(v.strip(), strict=False) for v in listed)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise InvalidArgument(
             f"RateLimit.trusted_proxies takes IP addresses or networks: {exc}"
         ) from None
 

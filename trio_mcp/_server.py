@@ -26,6 +26,7 @@ import trio
 
 from ._authority import Grants, ReceiptSink
 from ._changes import Broadcast, Change
+from ._checks import as_tuple, invalid
 from ._declare import Icon, Prompt, Resource, Tool, View, implementation_extras
 from ._dispatch import Catalog, Dispatcher, Middleware
 from ._errors import AlreadyRunning, InvalidArgument, McpError
@@ -108,13 +109,11 @@ def _check_strings(name: object, version: object, instructions: object) -> None:
 
 
 def _check_middleware(middleware: Iterable[Middleware]) -> tuple[Middleware, ...]:
-    steps = tuple(middleware)
+    expected = "async callables step(call, next)"
+    steps = as_tuple(middleware, "Server(middleware=...)", f"a list of {expected}")
     for step in steps:
         if not callable(step):
-            raise TypeError(
-                f"Server(middleware=...) takes async callables step(call, next), "
-                f"got {step!r}"
-            )
+            raise invalid("each of Server(middleware=...)", expected, step)
     return steps
 
 
@@ -164,10 +163,10 @@ class Server:
             settable as the ``legacy`` attribute before serving.
 
     Raises:
-        ValueError: if a state key is shorter than 32 bytes.
-        TypeError: if ``name``, ``version`` or ``instructions`` is not a string,
-            ``icons`` holds something other than ``Icon`` values, or a middleware
-            step is not callable.
+        McpError.InvalidArgument: if a state key is shorter than 32 bytes, ``name``,
+            ``version`` or ``instructions`` is not a string, ``icons`` holds
+            something other than ``Icon`` values, or a middleware step is not
+            callable (also a ``ValueError`` and a ``TypeError``).
         McpError.InvalidDeclaration: listing every problem found in the declarations.
         McpError.DuplicateName: if two declarations share a wire name.
     """

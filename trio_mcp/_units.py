@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime
 import math
 
+from ._errors import InvalidArgument
+
 __all__ = [
     "DEFAULT_LIST_TTL_SECONDS",
     "DEFAULT_MAX_CONCURRENT",
@@ -37,24 +39,29 @@ def seconds(value: Seconds | None, *, what: str, finite: bool = False) -> float 
     and NaN or infinity when ``finite`` (a deadline, a cache lifetime).
 
     Raises:
-        TypeError: for a value that is not a number or a timedelta.
-        ValueError: for a negative value, or a NaN or infinite one if ``finite``.
+        McpError.InvalidArgument: for a value that is not a number or a timedelta,
+            a negative value, or a NaN or infinite one if ``finite`` (also a
+            ``TypeError`` and a ``ValueError``, what this raised before).
     """
     if value is None:
         return None
     if isinstance(value, datetime.timedelta):
         result = value.total_seconds()
     elif isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"{what} must be seconds (int or float) or a timedelta")
+        raise InvalidArgument(
+            f"{what} must be seconds (int or float) or a timedelta, not {value!r}"
+        )
     else:
         try:
             result = float(value)
         except OverflowError:  # an int beyond float: infinite for our purposes
             result = math.inf
     if finite and not math.isfinite(result):
-        raise ValueError(f"{what} must be a finite number of seconds, not {result}")
-    if result < 0:
-        raise ValueError(f"{what} must not be negative")
+        raise InvalidArgument(
+            f"{what} must be a finite number of seconds, not {result}"
+        )
+    if not result >= 0:  # NaN too, when not ``finite``
+        raise InvalidArgument(f"{what} must not be negative, not {result}")
     return result
 
 

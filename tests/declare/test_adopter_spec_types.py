@@ -3,8 +3,8 @@ breaks the revision's schema (api.md "Calls as values": specs are validated).
 
 ``ToolSpec(..., title=5)``, ``ToolHints(read_only="yes")`` or ``Icon(5)`` used to be
 accepted, and ``tools/list`` then sent entries the revision's schema refuses. Each
-spec value now checks its fields when built (TypeError or ValueError naming the
-field); well-formed specs are listed and every message validates (the test
+spec value now checks its fields when built (``McpError.InvalidArgument``, also a
+TypeError and a ValueError, naming the class and field); well-formed specs are listed and every message validates (the test
 client checks each against the revision's schema).
 """
 
@@ -17,6 +17,7 @@ import pytest
 
 from trio_mcp import (
     Icon,
+    InvalidArgument,
     PromptArgument,
     PromptSpec,
     ResourceSpec,
@@ -71,7 +72,7 @@ BAD: dict[str, tuple[Callable[[], object], str]] = {
 def test_a_spec_field_of_the_wrong_type_is_refused_naming_it(case: str) -> None:
     build, field = BAD[case]
 
-    with pytest.raises((TypeError, ValueError), match=f"'{field}'"):
+    with pytest.raises(InvalidArgument, match=rf"\w\.{field} must be "):
         build()
 
 

@@ -12,12 +12,40 @@ from typing import TypeAlias
 
 import attrs
 
+from .. import _checks as checks
+from .._errors import InvalidArgument
+
 __all__ = ["Capability", "Grants", "closure", "resolve_grants"]
 
 
 def _as_tuple(caps: Iterable[Capability]) -> tuple[Capability, ...]:
     """Typed for attrs' mypy plugin, so ``requires=[cap]`` type-checks (``tuple`` does not)."""
-    return tuple(caps)
+    return checks.as_tuple(caps, "Capability.requires", "a list of Capability values")
+
+
+def _requires(
+    instance: Capability,
+    attribute: attrs.Attribute[tuple[Capability, ...]],
+    value: tuple[Capability, ...],
+) -> None:
+    for cap in value:
+        if not isinstance(cap, Capability):
+            raise checks.invalid("each of Capability.requires", "a Capability", cap)
+
+
+def _name(instance: Capability, attribute: attrs.Attribute[str], name: str) -> None:
+    if (
+        not isinstance(name, str)
+        or not name
+        or not name.replace("_", "")
+        .replace(".", "")
+        .replace("-", "")
+        .replace(":", "")
+        .isalnum()
+    ):
+        raise InvalidArgument(
+            f"capability name {name!r} must be letters, digits, '_', '-', '.' or ':'"
+        )
 
 
 @attrs.frozen
@@ -30,25 +58,14 @@ class Capability:
         requires: Capabilities that must be granted as well whenever this one is used.
     """
 
-    name: str
-    description: str = attrs.field(kw_only=True)
+    name: str = attrs.field(validator=_name)
+    description: str = attrs.field(kw_only=True, validator=checks.text)
     requires: tuple[Capability, ...] = attrs.field(
-        default=(), kw_only=True, converter=_as_tuple
+        default=(),
+        kw_only=True,
+        converter=_as_tuple,
+        validator=_requires,
     )
-
-    def __attrs_post_init__(self) -> None:
-        if (
-            not self.name
-            or not self.name.replace("_", "")
-            .replace(".", "")
-            .replace("-", "")
-            .replace(":", "")
-            .isalnum()
-        ):
-            raise ValueError(
-                f"capability name {self.name!r} must be letters, digits, '_', '-', "
-                "'.' or ':'"
-            )
 
 
 #: What a host grants: capabilities (or their names), or a function of the principal.

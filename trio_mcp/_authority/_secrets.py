@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, final, get_args
 
 import attrs
 
+from .._errors import InvalidArgument
 from ._redact import MASK, register, track
 
 if TYPE_CHECKING:
@@ -34,6 +35,11 @@ class Secret(Generic[T]):
     _value: T
 
     def __attrs_post_init__(self) -> None:
+        if isinstance(self._value, Secret):
+            raise InvalidArgument(
+                "Secret(...) must hold the plaintext, not another Secret: pass the "
+                "Secret itself, or Secret(secret.reveal())"
+            )
         # Inside a call, remember the plaintext so error messages, notifications
         # and log records of that call can mask it; process-wide, mask it in every
         # log record while this Secret lives (see _redact).

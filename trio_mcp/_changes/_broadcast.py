@@ -27,6 +27,8 @@ from typing import Final, Literal
 import attrs
 import trio
 
+from .. import _checks as checks
+
 __all__ = [
     "DEFAULT_BUFFER_SIZE",
     "Broadcast",
@@ -179,9 +181,8 @@ class Broadcast:
     """
 
     def __init__(self, *, buffer_size: int = DEFAULT_BUFFER_SIZE) -> None:
-        if buffer_size < 1:
-            raise ValueError("buffer_size must be at least 1")
-        self.buffer_size = buffer_size
+        where = f"{type(self).__name__}(buffer_size=...)"
+        self.buffer_size = checks.count(buffer_size, where, 1)
         self._subscriptions: set[Subscription] = set()
         self._published = 0
         self._coalesced = 0

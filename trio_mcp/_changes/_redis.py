@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Final, NoReturn
 
 import trio
 
-from .._errors import InvalidArgument
+from .. import _checks as checks
 from .._redis import RedisConnection
 from ._broadcast import DEFAULT_BUFFER_SIZE, Broadcast, Change
 
@@ -88,23 +88,30 @@ class RedisBroadcast(Broadcast):
         max_reconnect_delay: float = 5.0,
     ) -> None:
         super().__init__(buffer_size=buffer_size)
+        where = "RedisBroadcast({}=...)".format
+        self.channel = checks.string(channel, where("channel"))
+        if not checks.is_finite_number(outage_grace) or outage_grace < 0:
+            raise checks.invalid(
+                where("outage_grace"), "a finite number of seconds >= 0", outage_grace
+            )
+        self.outage_grace = float(outage_grace)
+        self.max_unsent = checks.count(max_unsent, where("max_unsent"), 1)
+        self.reconnect_delay = checks.positive(
+            reconnect_delay, where("reconnect_delay")
+        )
+        self.max_reconnect_delay = checks.positive(
+            max_reconnect_delay, where("max_reconnect_delay")
+        )
         self._redis = RedisConnection(
             url,
             owner="RedisBroadcast",
             log=log,
             connect_timeout=5.0,
-            reconnect_delay=reconnect_delay,
-            max_reconnect_delay=max_reconnect_delay,
+            reconnect_delay=self.reconnect_delay,
+            max_reconnect_delay=self.max_reconnect_delay,
             lost=self._lost,
         )
-        if max_unsent < 1:
-            raise InvalidArgument("max_unsent must be at least 1")
         self.url = url
-        self.channel = channel
-        self.outage_grace = outage_grace
-        self.max_unsent = max_unsent
-        self.reconnect_delay = reconnect_delay
-        self.max_reconnect_delay = max_reconnect_delay
         self.origin = secrets.token_hex(8)
         """Tags this process's messages so it skips its own echo."""
         self.connected = False

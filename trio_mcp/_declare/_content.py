@@ -11,6 +11,7 @@ from typing import Literal, TypeAlias
 
 import attrs
 
+from .. import _checks as checks
 from .._json import JsonObject
 
 __all__ = [
@@ -32,11 +33,12 @@ def _b64(data: bytes) -> str:
 
 
 # Checked when built, so a block the revision's schema refuses never reaches the
-# wire: the handler that builds one fails at that line (docs/errors.md, InvalidReply).
-is_str = attrs.validators.instance_of(str)
-is_optional_str = attrs.validators.optional(is_str)
-_bytes = attrs.validators.instance_of(bytes)
-_optional_object = attrs.validators.optional(attrs.validators.instance_of(dict))
+# wire: the handler that builds one fails at that line with McpError.InvalidArgument
+# (docs/errors.md, InvalidReply).
+is_str = checks.text
+is_optional_str = checks.optional(checks.text)
+_bytes = checks.of_type(bytes, "bytes")
+_optional_object = checks.optional(checks.mapping)
 
 
 @attrs.frozen
@@ -145,8 +147,9 @@ class EmbeddedResource:
     """A resource's contents embedded in a result."""
 
     resource: ResourceContents = attrs.field(
-        validator=attrs.validators.instance_of(
-            (TextResourceContents, BlobResourceContents)
+        validator=checks.of_type(
+            (TextResourceContents, BlobResourceContents),
+            "a TextResourceContents or BlobResourceContents",
         )
     )
 
@@ -172,10 +175,14 @@ class PromptMessage:
     """One message of a prompt: a role and one content block."""
 
     role: Literal["user", "assistant"] = attrs.field(
-        validator=attrs.validators.in_(("user", "assistant"))
+        validator=checks.one_of("user", "assistant")
     )
     content: Content = attrs.field(
-        validator=attrs.validators.instance_of(CONTENT_TYPES)
+        validator=checks.of_type(
+            CONTENT_TYPES,
+            "a content block (TextContent, ImageContent, AudioContent, ResourceLink "
+            "or EmbeddedResource)",
+        )
     )
 
     @classmethod

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .. import _checks as checks
 from .._json import JsonObject
 from ._values import Icon
 
@@ -16,21 +17,19 @@ def implementation_extras(
     """Return ``title``, ``websiteUrl`` and ``icons`` as ``serverInfo`` keys, when set.
 
     Raises:
-        TypeError: if ``icons`` holds anything but ``Icon`` values, or ``title`` or
-            ``website_url`` is not a string.
+        McpError.InvalidArgument: if ``icons`` holds anything but ``Icon`` values,
+            or ``title`` or ``website_url`` is not a string (also a ``TypeError``).
     """
     out: JsonObject = {}
     for key, value in (("title", title), ("websiteUrl", website_url)):
         if value is not None:
             if not isinstance(value, str):
-                raise TypeError(f"Server({key}=...) takes a string, got {value!r}")
+                raise checks.invalid(f"Server({key}=...)", "a str or None", value)
             out[key] = value
-    listed = tuple(icons)
+    listed = checks.as_tuple(icons, "Server(icons=...)", "a list of trio_mcp.Icon")
     for icon in listed:
         if not isinstance(icon, Icon):
-            raise TypeError(
-                f"Server(icons=...) takes trio_mcp.Icon values, got {icon!r}"
-            )
+            raise checks.invalid("each of Server(icons=...)", "a trio_mcp.Icon", icon)
     if listed:
         out["icons"] = [icon.to_wire() for icon in listed]
     return out

@@ -16,8 +16,9 @@ from typing import ClassVar, Final, Literal, TypeAlias, final
 
 import attrs
 
+from .. import _checks as checks
 from .._decode import decode
-from .._errors import DecodeError, Problem
+from .._errors import DecodeError, InvalidArgument, Problem
 from .._json import JsonObject, JsonValue
 from .._schema import UnsupportedType, is_model, json_schema
 from ._content import PromptMessage
@@ -74,14 +75,14 @@ def _property(name: str, schema: JsonObject, where: str) -> JsonObject:
     if isinstance(any_of, list):
         rest = [s for s in any_of if s != {"type": "null"}]
         if len(rest) != 1 or not isinstance(rest[0], dict):
-            raise TypeError(
+            raise InvalidArgument(
                 f"{where}: field '{name}' is a union; a form field is one flat type"
             )
         schema = {**rest[0], **schema}
     if schema.get("default", 0) is None:
         del schema["default"]
     if schema.get("writeOnly"):
-        raise TypeError(
+        raise InvalidArgument(
             f"{where}: field '{name}' is a secret; never request secrets with a form "
             "(use ElicitUrl)"
         )
@@ -89,23 +90,23 @@ def _property(name: str, schema: JsonObject, where: str) -> JsonObject:
     if kind == "string" and "enum" in schema:
         shape = "enum"
         if not all(isinstance(v, str) for v in schema["enum"]):  # type: ignore[union-attr]
-            raise TypeError(f"{where}: field '{name}' has non-string choices")
+            raise InvalidArgument(f"{where}: field '{name}' has non-string choices")
     elif kind in ("integer", "number"):
         shape = "number"
     elif kind in ("string", "boolean", "array"):
         shape = kind
     else:
-        raise TypeError(
+        raise InvalidArgument(
             f"{where}: field '{name}' is not a flat form field; use str, int, float, "
             "bool, a Literal or Enum of strings, date/datetime, or a list of string choices"
         )
     extra = sorted(set(schema) - _ALLOWED[shape])
     if extra:
-        raise TypeError(
+        raise InvalidArgument(
             f"{where}: field '{name}' uses {', '.join(extra)}, which a form cannot express"
         )
     if shape == "string" and schema.get("format", "email") not in _STRING_FORMATS:
-        raise TypeError(
+        raise InvalidArgument(
             f"{where}: field '{name}' has a string format a form cannot express; "
             f"use one of {', '.join(sorted(_STRING_FORMATS))}"
         )
@@ -116,7 +117,7 @@ def _property(name: str, schema: JsonObject, where: str) -> JsonObject:
             and set(items) == {"type", "enum"}
             and items["type"] == "string"
         ):
-            raise TypeError(
+            raise InvalidArgument(
                 f"{where}: field '{name}' is a list; a form list is a multi-select "
                 "of string choices (list[Literal[...]])"
             )
@@ -128,17 +129,18 @@ def form_schema(cls: type) -> JsonObject:
     """Return the elicitation ``requestedSchema`` of an attrs class or pydantic model.
 
     Raises:
-        TypeError: if ``cls`` is neither, or a field is not a flat form field.
+        McpError.InvalidArgument: if ``cls`` is neither, or a field is not a flat
+            form field (also a ``TypeError``, what this raised before).
     """
     where = f"Elicit schema {cls.__qualname__}"
     if not (attrs.has(cls) or is_model(cls)):
-        raise TypeError(
+        raise InvalidArgument(
             f"{where}: the schema must be an attrs class or a pydantic model"
         )
     try:
         schema = json_schema(cls)
     except UnsupportedType as exc:
-        raise TypeError(f"{where}: {exc}") from None
+        raise InvalidArgument(f"{where}: {exc}") from None
     properties = schema.get("properties")
     assert isinstance(properties, dict)
     out: JsonObject = {
@@ -165,11 +167,14 @@ class Elicit:
     ``schema`` when accepted.
 
     Raises:
-        TypeError: at construction, if the class has a field a form cannot express.
+        McpError.InvalidArgument: at construction, if ``schema`` is not an attrs
+            class or has a field a form cannot express (also a ``TypeError``).
     """
 
-    message: str
-    schema: type
+    message: str = attrs.field(validator=checks.text)
+    schema: type = attrs.field(
+        validator=checks.of_type(type, "an attrs class or a pydantic model")
+    )
     requested_schema: JsonObject = attrs.field(init=False, eq=False, repr=False)
     client_capability: ClassVar[JsonObject] = {"elicitation": {}}
 
@@ -202,8 +207,8 @@ class ElicitUrl:
     finished; learn the outcome on the retry from your own records.
     """
 
-    message: str
-    url: str
+    message: str = attrs.field(validator=checks.text)
+    url: str = attrs.field(validator=checks.text)
     client_capability: ClassVar[JsonObject] = {"elicitation": {"url": {}}}
 
     def to_wire(self) -> JsonObject:
@@ -223,6 +228,10 @@ def _message(item: str | PromptMessage | Mapping[str, JsonValue]) -> JsonObject:
         return {"role": "user", "content": {"type": "text", "text": item}}
     if isinstance(item, PromptMessage):
         return item.to_wire()
+    if not isinstance(item, Mapping):
+        raise checks.invalid(
+            "each of Sample.messages", "a str, a PromptMessage or a wire dict", item
+        )
     return dict(item)
 
 
@@ -234,7 +243,23 @@ def _messages(
 ) -> tuple[JsonObject, ...]:
     if isinstance(value, str | PromptMessage | Mapping):
         return (_message(value),)
-    return tuple(_message(m) for m in value)
+    listed = checks.as_tuple(
+        value,
+        "Sample.messages",
+        "a str, a PromptMessage, a wire dict or a list of them",
+    )
+    if not listed:
+        raise checks.invalid("Sample.messages", "at least one message", value)
+    return tuple(_message(m) for m in listed)
+
+
+def _stop_sequences(value: Sequence[str] | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    listed = checks.as_tuple(value, "Sample.stop_sequences", "a list of str or None")
+    for item in listed:
+        checks.string(item, "each of Sample.stop_sequences")
+    return listed
 
 
 @final
@@ -247,12 +272,22 @@ class Sample:
     """
 
     messages: tuple[JsonObject, ...] = attrs.field(converter=_messages)
-    max_tokens: int
-    system_prompt: str | None = None
-    temperature: float | None = None
-    stop_sequences: tuple[str, ...] | None = None
-    model_preferences: JsonObject | None = None
-    metadata: JsonObject | None = None
+    max_tokens: int = attrs.field(validator=checks.at_least(1))
+    system_prompt: str | None = attrs.field(
+        default=None, validator=checks.optional(checks.text)
+    )
+    temperature: float | None = attrs.field(
+        default=None, validator=checks.optional(checks.finite_number)
+    )
+    stop_sequences: tuple[str, ...] | None = attrs.field(
+        default=None, converter=_stop_sequences
+    )
+    model_preferences: JsonObject | None = attrs.field(
+        default=None, validator=checks.optional(checks.mapping)
+    )
+    metadata: JsonObject | None = attrs.field(
+        default=None, validator=checks.optional(checks.mapping)
+    )
     client_capability: ClassVar[JsonObject] = {"sampling": {}}
 
     def __init__(
@@ -274,7 +309,7 @@ class Sample:
             max_tokens=max_tokens,
             system_prompt=system_prompt,
             temperature=temperature,
-            stop_sequences=None if stop_sequences is None else tuple(stop_sequences),
+            stop_sequences=stop_sequences,
             model_preferences=model_preferences,
             metadata=metadata,
         )

@@ -12,6 +12,8 @@ from typing import final
 
 import attrs
 
+from .. import _checks as checks
+from .._errors import InvalidArgument
 from .._json import JsonValue, dumps
 from ._inputs import INPUT_REQUESTS, InputRequest
 
@@ -19,13 +21,21 @@ __all__ = ["Answer", "NeedsInput"]
 
 
 def _requests(value: Mapping[str, InputRequest]) -> dict[str, InputRequest]:
+    if not isinstance(value, Mapping):
+        raise checks.invalid(
+            "NeedsInput.requests", "a mapping of keys to input requests", value
+        )
     out = dict(value)
     for key, request in out.items():
         if not isinstance(key, str) or not key:
-            raise TypeError("input request keys are non-empty strings")
+            raise checks.invalid(
+                "each key of NeedsInput.requests", "a non-empty str", key
+            )
         if not isinstance(request, INPUT_REQUESTS):
-            raise TypeError(
-                f"input request '{key}' must be Elicit, ElicitUrl, Sample or ListRoots"
+            raise checks.invalid(
+                f"NeedsInput.requests[{key!r}]",
+                "Elicit, ElicitUrl, Sample or ListRoots",
+                request,
             )
     return out
 
@@ -34,7 +44,10 @@ def _json_state(instance: object, attribute: object, value: JsonValue) -> None:
     try:
         dumps(value)
     except (TypeError, ValueError) as exc:
-        raise TypeError("NeedsInput state must be a JSON value") from exc
+        raise InvalidArgument(
+            "NeedsInput.state must be a JSON value (dicts, lists, str, numbers, "
+            "bool, None)"
+        ) from exc
 
 
 @final
@@ -51,7 +64,8 @@ class NeedsInput:
             change it, and it opens only for the same caller and request.
 
     Raises:
-        TypeError: if a request is not an input request or the state is not JSON.
+        McpError.InvalidArgument: if a request is not an input request or the state
+            is not JSON (also a ``TypeError``, what this raised before).
     """
 
     requests: Mapping[str, InputRequest] = attrs.field(

@@ -19,6 +19,7 @@ from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 import attrs
 
+from .. import _checks as checks
 from .._authority import Capability
 from .._json import JsonObject, JsonValue
 from .._units import Seconds, seconds
@@ -69,6 +70,10 @@ Completer: TypeAlias = Callable[
 
 
 def _completers(value: Mapping[str, Completer] | None) -> Mapping[str, Completer]:
+    if value is not None and not isinstance(value, Mapping):
+        raise checks.invalid("complete=", "a mapping of names to completers", value)
+    # Each key and completer is checked with the declaration (InvalidDeclaration
+    # naming the parameter), like the rest of what a decorator is given.
     return MappingProxyType(dict(value or {}))
 
 
@@ -81,8 +86,8 @@ def _complete_field() -> Mapping[str, Completer]:
 
 # Each spec checks its fields when built, so no listing can break the revision's
 # schema, whoever wrote the spec (docs/calls-as-values.md).
-_opt_bool = attrs.validators.optional(attrs.validators.instance_of(bool))
-_object = attrs.validators.instance_of(dict)
+_opt_bool = checks.optional(checks.flag)
+_object = checks.mapping
 
 
 def _timeout(value: Seconds | None) -> float | None:
@@ -94,15 +99,15 @@ def _ttl(value: Seconds | None) -> float | None:
 
 
 def _icons(value: Iterable[Icon]) -> tuple[Icon, ...]:
-    icons = tuple(value)
+    icons = checks.as_tuple(value, "icons=", "a list of Icon values")
     for icon in icons:
         if not isinstance(icon, Icon):
-            raise TypeError(f"icons= takes Icon values, got {icon!r}")
+            raise checks.invalid("each of icons=", "an Icon", icon)
     return icons
 
 
 def _strings(value: Iterable[str]) -> tuple[str, ...]:
-    return tuple(value)
+    return checks.as_tuple(value, "Icon.sizes", "a list of str such as ['48x48']")
 
 
 def _visibility(value: Iterable[str] | None) -> tuple[Visibility, ...] | None:
@@ -111,15 +116,15 @@ def _visibility(value: Iterable[str] | None) -> tuple[Visibility, ...] | None:
 
 def _meta(value: Mapping[str, JsonValue] | None) -> JsonObject | None:
     if value is not None and not isinstance(value, Mapping):
-        raise TypeError(f"meta= takes a mapping (the _meta object), got {value!r}")
+        raise checks.invalid("meta=", "a mapping (the _meta object) or None", value)
     return None if value is None else dict(value)
 
 
 def _caps(value: Iterable[Capability]) -> tuple[Capability, ...]:
-    caps = tuple(value)
+    caps = checks.as_tuple(value, "caps=", "a list of Capability values")
     for cap in caps:
         if not isinstance(cap, Capability):
-            raise TypeError(f"caps= takes Capability values, got {cap!r}")
+            raise checks.invalid("each of caps=", "a Capability", cap)
     return caps
 
 
@@ -132,11 +137,10 @@ class Icon:
     sizes: tuple[str, ...] = attrs.field(
         default=(),
         converter=_strings,
-        validator=attrs.validators.deep_iterable(is_str),
+        validator=checks.each(is_str, "a str such as '48x48'"),
     )
     theme: str | None = attrs.field(
-        default=None,
-        validator=attrs.validators.optional(attrs.validators.in_(("light", "dark"))),
+        default=None, validator=checks.optional(checks.one_of("light", "dark"))
     )
 
     def to_wire(self) -> JsonObject:
@@ -195,27 +199,27 @@ class ToolSpec:
     description: str | None = attrs.field(validator=is_optional_str)
     input_schema: JsonObject = attrs.field(validator=_object)
     output_schema: JsonObject | None = attrs.field(
-        default=None, validator=attrs.validators.optional(_object)
+        default=None, validator=checks.optional(_object)
     )
     title: str | None = attrs.field(default=None, validator=is_optional_str)
     annotations: ToolHints | None = attrs.field(
         default=None,
-        validator=attrs.validators.optional(attrs.validators.instance_of(ToolHints)),
+        validator=checks.optional(checks.of_type(ToolHints, "a ToolHints")),
     )
     icons: tuple[Icon, ...] = attrs.field(default=(), converter=_icons)
     caps: tuple[Capability, ...] = attrs.field(default=(), converter=_caps)
     timeout: float | None = attrs.field(default=None, converter=_timeout)
     task: TaskSupport | None = attrs.field(
-        default=None, validator=attrs.validators.in_((None, "optional", "required"))
+        default=None, validator=checks.optional(checks.one_of("optional", "required"))
     )
     """``"optional"`` or ``"required"``: calls may (or must) run as tasks."""
     task_start: TaskStart = attrs.field(
-        default="call", validator=attrs.validators.in_(("call", "handler"))
+        default="call", validator=checks.one_of("call", "handler")
     )
     """``"handler"``: the task exists once the handler calls ``task_started()``."""
     view: View | None = attrs.field(
         default=None,
-        validator=attrs.validators.optional(attrs.validators.instance_of(View)),
+        validator=checks.optional(checks.of_type(View, "a View")),
     )
     """The MCP App view a host renders for the tool (``_meta.ui.resourceUri``)."""
     visibility: tuple[Visibility, ...] | None = attrs.field(
@@ -367,7 +371,7 @@ class ResourceSpec:
     timeout: float | None = attrs.field(default=None, converter=_timeout)
     ttl: float | None = attrs.field(default=None, converter=_ttl)
     """Seconds a read may be cached (``ttlMs``); None means 0."""
-    updatable: bool = False
+    updatable: bool = attrs.field(default=False, validator=checks.flag)
     complete: Mapping[str, Completer] = _complete_field()
     """Completers of template variables, for ``completion/complete``."""
     meta: JsonObject | None = attrs.field(default=None, converter=_meta, hash=False)
@@ -448,9 +452,7 @@ class PromptArgument:
 
     name: str = attrs.field(validator=is_str)
     description: str | None = attrs.field(default=None, validator=is_optional_str)
-    required: bool = attrs.field(
-        default=False, validator=attrs.validators.instance_of(bool)
-    )
+    required: bool = attrs.field(default=False, validator=checks.flag)
 
     def to_wire(self) -> JsonObject:
         """Return the protocol's ``PromptArgument``."""
@@ -462,7 +464,7 @@ class PromptArgument:
 
 
 def _arguments(value: Iterable[PromptArgument]) -> tuple[PromptArgument, ...]:
-    return tuple(value)
+    return checks.as_tuple(value, "PromptSpec.arguments", "a list of PromptArgument")
 
 
 @attrs.frozen
@@ -474,8 +476,8 @@ class PromptSpec:
     arguments: tuple[PromptArgument, ...] = attrs.field(
         default=(),
         converter=_arguments,
-        validator=attrs.validators.deep_iterable(
-            attrs.validators.instance_of(PromptArgument)
+        validator=checks.each(
+            checks.of_type(PromptArgument, "a PromptArgument"), "a PromptArgument"
         ),
     )
     title: str | None = attrs.field(default=None, validator=is_optional_str)

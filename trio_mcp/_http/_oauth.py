@@ -31,8 +31,10 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from .. import _checks as checks
 from .._authority import resolve_grants
 from .._dispatch import Call, Caller, Ending, Next
+from .._errors import InvalidArgument
 from .._json import encode_message
 from .._protocol import _wire as wire
 from ._response import Answer, Scope, Send, send_fault, send_json
@@ -126,12 +128,15 @@ class BearerGate(Protocol):
 def _strings(values: Iterable[str]) -> tuple[str, ...]:
     """A tuple of strings; a bare string (a common slip) is refused, not split."""
     if isinstance(values, str):
-        raise TypeError(f"expected a list of strings, got the string {values!r}")
-    return tuple(values)
+        raise InvalidArgument(f"expected a list of strings, got the string {values!r}")
+    return checks.as_tuple(values, "ProtectedResource", "a list of strings")
 
 
 def _http_url(value: str) -> bool:
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+    except ValueError:  # an unbalanced IPv6 bracket
+        return False
     return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
@@ -141,13 +146,18 @@ def _check_servers(
     value: tuple[str, ...],
 ) -> None:
     if not value:
-        raise ValueError(
+        raise InvalidArgument(
             "authorization_servers needs at least one issuer URL, such as "
             "'https://auth.example.com'"
         )
     for url in value:
-        if not _http_url(url) or urlsplit(url).query or urlsplit(url).fragment:
-            raise ValueError(
+        if (
+            not isinstance(url, str)
+            or not _http_url(url)
+            or urlsplit(url).query
+            or urlsplit(url).fragment
+        ):
+            raise InvalidArgument(
                 f"authorization server {url!r} must be an http(s) issuer URL "
                 "without query or fragment (RFC 8414 §2)"
             )
@@ -156,8 +166,10 @@ def _check_servers(
 def _check_resource(
     instance: object, attribute: attrs.Attribute[str | None], value: str | None
 ) -> None:
-    if value is not None and (not _http_url(value) or urlsplit(value).fragment):
-        raise ValueError(
+    if value is not None and (
+        not isinstance(value, str) or not _http_url(value) or urlsplit(value).fragment
+    ):
+        raise InvalidArgument(
             f"resource {value!r} must be the absolute http(s) URL clients use for "
             "the MCP endpoint, without fragment (RFC 9728 §2)"
         )
@@ -187,18 +199,24 @@ class ProtectedResource:
         resource_documentation: A URL of documentation for developers.
 
     Raises:
-        ValueError: if there is no authorization server, or a URL is not an
-            absolute http(s) URL.
-        TypeError: if a list argument is given as one string.
+        McpError.InvalidArgument: if there is no authorization server, a URL is not
+            an absolute http(s) URL, or a list argument is given as one string
+            (also a ``ValueError`` and a ``TypeError``, what this raised before).
     """
 
     authorization_servers: tuple[str, ...] = attrs.field(
         converter=_strings, validator=_check_servers
     )
-    scopes_supported: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    scopes_supported: tuple[str, ...] = attrs.field(
+        default=(), converter=_strings, validator=checks.each(checks.text, "a str")
+    )
     resource: str | None = attrs.field(default=None, validator=_check_resource)
-    resource_name: str | None = None
-    resource_documentation: str | None = None
+    resource_name: str | None = attrs.field(
+        default=None, validator=checks.optional(checks.text)
+    )
+    resource_documentation: str | None = attrs.field(
+        default=None, validator=checks.optional(checks.text)
+    )
 
     def document(self, resource: str) -> JsonObject:
         """The metadata document (RFC 9728 §2) for the resource identifier given."""

@@ -37,7 +37,8 @@ from typing import Any, Final
 
 import attrs
 
-from .._errors import McpError
+from .._checks import as_tuple
+from .._errors import InvalidArgument, McpError
 from .._json import JsonObject, JsonValue, dumps
 
 __all__ = [
@@ -169,9 +170,9 @@ _B64_ALPHABET: Final = frozenset(
 def _key_bytes(key: bytes | str) -> bytes:
     raw = key.encode() if isinstance(key, str) else key
     if not isinstance(raw, bytes):
-        raise TypeError("a state key is bytes or str")
+        raise InvalidArgument("a state key is bytes or str")
     if len(raw) < MIN_KEY_BYTES:
-        raise ValueError(
+        raise InvalidArgument(
             f"a state key must be at least {MIN_KEY_BYTES} bytes; "
             "make one with secrets.token_urlsafe(32)"
         )
@@ -184,8 +185,9 @@ def parse_keys(
     """Return the keys to use: configured, else from the environment, else random.
 
     Raises:
-        ValueError: if a configured key is shorter than 32 bytes or the list is empty.
-        TypeError: if a key is neither bytes nor str.
+        McpError.InvalidArgument: if a configured key is shorter than 32 bytes or
+            neither bytes nor str, or the list is empty (a ``ValueError`` and a
+            ``TypeError``, what this raised before).
     """
     if config is None:
         env = (os.environ if environ is None else environ).get(ENV_STATE_KEY, "")
@@ -195,9 +197,12 @@ def parse_keys(
         return tuple(_key_bytes(p) for p in parts)
     if isinstance(config, bytes | str):
         return (_key_bytes(config),)
-    keys = tuple(_key_bytes(k) for k in config)
+    listed = as_tuple(
+        config, "Server(state_key=...)", "a key (bytes or str), a list of keys or None"
+    )
+    keys = tuple(_key_bytes(k) for k in listed)
     if not keys:
-        raise ValueError("state_key is an empty list; give at least one key")
+        raise InvalidArgument("state_key is an empty list; give at least one key")
     return keys
 
 

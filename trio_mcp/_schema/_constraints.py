@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 import attrs
 
+from .. import _checks as checks
+
 if TYPE_CHECKING:
     from .._json import JsonObject, JsonValue
 
@@ -53,6 +55,15 @@ F = TypeVar("F", bound=Callable[..., object])
 V = TypeVar("V")
 
 
+# Types only here (and finite bounds: JSON has no NaN). A negative length, a pattern
+# that does not compile and bounds that admit no value are refused when the
+# declaration is built (McpError.InvalidDeclaration naming the parameter), whether
+# they came from a Field or from annotated-types.
+_optional_text = checks.optional(checks.text)
+_optional_count = checks.optional(checks.integer)
+_optional_number = checks.optional(checks.finite_number)
+
+
 @attrs.frozen(kw_only=True)
 class Field:
     """Constraints and documentation for one parameter or attrs field.
@@ -62,27 +73,29 @@ class Field:
     in the JSON Schema and enforced when decoding.
     """
 
-    description: str | None = None
+    description: str | None = attrs.field(default=None, validator=_optional_text)
     """Text for the property's ``description``."""
-    min_length: int | None = None
+    min_length: int | None = attrs.field(default=None, validator=_optional_count)
     """Fewest characters of a string (``minLength``)."""
-    max_length: int | None = None
+    max_length: int | None = attrs.field(default=None, validator=_optional_count)
     """Most characters of a string (``maxLength``)."""
-    pattern: str | None = None
+    pattern: str | None = attrs.field(default=None, validator=_optional_text)
     """A regular expression the string must contain a match of (``re.search``)."""
-    ge: Number | None = None
+    ge: Number | None = attrs.field(default=None, validator=_optional_number)
     """Smallest number allowed (``minimum``)."""
-    le: Number | None = None
+    le: Number | None = attrs.field(default=None, validator=_optional_number)
     """Largest number allowed (``maximum``)."""
-    gt: Number | None = None
+    gt: Number | None = attrs.field(default=None, validator=_optional_number)
     """The number must be greater (``exclusiveMinimum``)."""
-    lt: Number | None = None
+    lt: Number | None = attrs.field(default=None, validator=_optional_number)
     """The number must be less (``exclusiveMaximum``)."""
-    min_items: int | None = None
+    min_items: int | None = attrs.field(default=None, validator=_optional_count)
     """Fewest items of an array (``minItems``)."""
-    max_items: int | None = None
+    max_items: int | None = attrs.field(default=None, validator=_optional_count)
     """Most items of an array (``maxItems``)."""
-    json_schema: JsonObject | None = attrs.field(default=None, hash=False)
+    json_schema: JsonObject | None = attrs.field(
+        default=None, hash=False, validator=checks.optional(checks.mapping)
+    )
     """JSON Schema 2020-12 keywords merged verbatim into the schema, for what the
     type table cannot derive (``anyOf``, ``const``, ``if``/``then``/``else``,
     ``$defs`` with local ``$ref`` ...). Decoding enforces every keyword that asserts

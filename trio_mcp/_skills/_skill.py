@@ -21,6 +21,7 @@ from pathlib import Path
 import attrs
 import trio
 
+from .._checks import invalid
 from .._declare import (
     BlobResourceContents,
     ResourceRead,
@@ -59,7 +60,24 @@ class Skill:
 
     @classmethod
     def from_directory(cls, path: str | os.PathLike[str]) -> Skill:
-        """The skill in the folder at ``path`` (its name is the folder's name)."""
+        """The skill in the folder at ``path`` (its name is the folder's name).
+
+        The folder is read and checked when the ``Server`` is built.
+
+        Raises:
+            McpError.InvalidArgument: if ``path`` is not a path (a str or an
+                ``os.PathLike``); also a ``TypeError``, what this raised before.
+        """
+        try:
+            given: object = os.fspath(path)
+        except TypeError:
+            given = None
+        if not isinstance(given, str) or not given:
+            raise invalid(
+                "Skill.from_directory(path)",
+                "the path of a skill's folder (a non-empty str or a pathlib.Path)",
+                path,
+            )
         return cls(Path(os.path.abspath(path)))
 
     @classmethod

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 
 import trio
 
+from .. import _checks as checks
 from .._rate_limit import Bucket, RateLimit, take
 
 __all__ = ["MemoryStore", "Store"]
@@ -47,9 +48,7 @@ class MemoryStore(Store):
     """
 
     def __init__(self, *, max_keys: int = 100_000) -> None:
-        if max_keys < 1:
-            raise ValueError("max_keys must be at least 1")
-        self.max_keys = max_keys
+        self.max_keys = checks.count(max_keys, "MemoryStore(max_keys=...)", 1)
         self._buckets: dict[str, Bucket] = {}
 
     def __repr__(self) -> str:

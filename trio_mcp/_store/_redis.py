@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import trio
 
-from .._errors import InvalidArgument
+from .. import _checks as checks
 from .._json import JsonObject
 from .._rate_limit import RateLimit
 from .._redis import RedisConnection, reason
@@ -145,17 +145,13 @@ class RedisStore(Store):
         timeout: float = 2.0,
         heartbeat: float = 10.0,
     ) -> None:
-        if not timeout > 0:
-            raise InvalidArgument("RedisStore timeout must be positive")
-        if not heartbeat > 0:
-            raise InvalidArgument("RedisStore heartbeat must be positive")
+        self.timeout = checks.positive(timeout, "RedisStore(timeout=...)")
+        self.heartbeat = checks.positive(heartbeat, "RedisStore(heartbeat=...)")
+        self.prefix = checks.string(prefix, "RedisStore(prefix=...)")
         self._redis = RedisConnection(
-            url, owner="RedisStore", log=log, connect_timeout=timeout
+            url, owner="RedisStore", log=log, connect_timeout=self.timeout
         )
-        self.heartbeat = heartbeat
         self.url = url
-        self.prefix = prefix
-        self.timeout = timeout
         self.origin = secrets.token_hex(8)
         """This process's tag: its inbox, and its own changes on the channel."""
         self.on_op: OpHandler | None = None

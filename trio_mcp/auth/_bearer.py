@@ -63,9 +63,10 @@ class BearerAuth:
         timeout: Most seconds one request to the issuer may take.
 
     Raises:
-        ValueError: for a URL that is not absolute http(s), a forbidden or unknown
-            algorithm, a negative number.
-        TypeError: for a scope mapped to something that is not a ``Capability``.
+        McpError.InvalidArgument: for a URL that is not absolute http(s), a
+            forbidden or unknown algorithm, a negative number, a scope mapped to
+            something that is not a ``Capability`` (also a ``ValueError`` and a
+            ``TypeError``, what this raised before).
     """
 
     def __init__(

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from trio_mcp import Capability, Secret
+from trio_mcp import _checks as checks
 from trio_mcp._errors import InvalidArgument
 
 __all__ = ["DEFAULT_ALGORITHMS", "Introspection", "Settings"]
@@ -32,7 +33,9 @@ FORBIDDEN_ALGORITHMS = frozenset({"none", "HS256", "HS384", "HS512"})
 
 
 def _secret(value: str | Secret[str]) -> Secret[str]:
-    return value if isinstance(value, Secret) else Secret(value)
+    if isinstance(value, Secret):
+        return value
+    return Secret(checks.string(value, "Introspection.client_secret"))
 
 
 def _finite(value: object) -> bool:
@@ -55,8 +58,16 @@ def _non_negative(
 
 
 def _url(name: str, value: str) -> str:
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc or parts.fragment:
+    try:
+        parts = urlsplit(value) if isinstance(value, str) else None
+    except ValueError:  # an unbalanced IPv6 bracket
+        parts = None
+    if (
+        parts is None
+        or parts.scheme not in ("http", "https")
+        or not parts.netloc
+        or parts.fragment
+    ):
         raise InvalidArgument(
             f"{name} {value!r} must be an absolute http(s) URL, such as 'https://auth.example.com'"
         )
@@ -77,9 +88,11 @@ class Introspection:
             a revoked token stops working within it. 0 asks every time.
     """
 
-    client_id: str
+    client_id: str = attrs.field(validator=checks.text)
     client_secret: Secret[str] = attrs.field(converter=_secret)
-    endpoint: str | None = None
+    endpoint: str | None = attrs.field(
+        default=None, validator=checks.optional(checks.text)
+    )
     cache_ttl: float = attrs.field(default=30.0, validator=_non_negative)
 
     def __attrs_post_init__(self) -> None:
@@ -92,7 +105,7 @@ def scope_names(name: str, values: Iterable[str]) -> tuple[str, ...]:
         raise InvalidArgument(
             f"{name} must be a list of strings, not the string {values!r}"
         )
-    out = tuple(values)
+    out = checks.as_tuple(values, name, "a list of str")
     for value in out:
         if not isinstance(value, str) or not value or " " in value:
             raise InvalidArgument(f"{name}: {value!r} is not a scope or algorithm name")
@@ -123,10 +136,14 @@ def scope_map(
     scopes: Mapping[str, Iterable[Capability]] | None,
 ) -> dict[str, frozenset[str]]:
     """Each scope's capability names, checked."""
+    if scopes is not None and not isinstance(scopes, Mapping):
+        raise checks.invalid(
+            "BearerAuth(scopes=...)", "a mapping of scopes to Capability lists", scopes
+        )
     out: dict[str, frozenset[str]] = {}
     for scope, caps in (scopes or {}).items():
         scope_names("scopes", [scope])
-        listed = tuple(caps)
+        listed = checks.as_tuple(caps, f"scopes[{scope!r}]", "a list of Capability")
         if not all(isinstance(c, Capability) for c in listed):
             raise InvalidArgument(
                 f"scope {scope!r} must map to Capability values, got {listed!r}"
@@ -166,6 +183,10 @@ class Settings:
         if not _finite(self.timeout) or self.timeout <= 0:
             raise InvalidArgument(
                 f"timeout must be a finite number > 0, not {self.timeout!r}"
+            )
+        if not isinstance(self.hide_ungranted, bool):
+            raise checks.invalid(
+                "BearerAuth(hide_ungranted=...)", "True or False", self.hide_ungranted
             )
         if self.introspection is not None and not isinstance(
             self.introspection, Introspection
