@@ -17,6 +17,7 @@ import attrs
 import jsonschema
 import pytest
 import trio
+import trio.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import wire
@@ -316,7 +317,7 @@ async def test_a_concurrent_calls_secret_never_changes_another_reply() -> None:
 
     async with McpTestClient(SERVER) as client, trio.open_nursery() as nursery:
         nursery.start_soon(holding, client)
-        await trio.sleep(0.05)
+        await trio.testing.wait_all_tasks_blocked()  # "hold" has the secret now
         seen["plain"] = (
             await client.call_tool("plain", {"text": "content is king"})
         ).structured

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
+import trio.testing
 from support import META, VERSION, serving, wire
 from support.echo import echo
 
@@ -268,7 +269,9 @@ async def test_a_step_that_raises_ends_its_call_only() -> None:
     assert "builtins.ValueError" == receipts[0].error_type
 
 
-async def test_a_step_runs_under_the_calls_cancellation() -> None:
+async def test_a_step_runs_under_the_calls_cancellation(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     """A step awaits inside the call: a timed-out handler is still its ending."""
     outcomes: list[str] = []
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from trio_mcp import Receipt, Server, prompt, resource
 from trio_mcp.testing import McpTestClient, ProtocolError
@@ -124,7 +125,9 @@ async def test_bad_prompt_arguments_are_invalid_params_listing_the_problem(
     assert ["invalid"] == [r.outcome for r in receipts]
 
 
-async def test_a_resource_read_past_its_timeout_is_cancelled() -> None:
+async def test_a_resource_read_past_its_timeout_is_cancelled(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     receipts: list[Receipt] = []
     async with McpTestClient(make_server(receipts)) as client:
         with pytest.raises(ProtocolError) as caught:
@@ -135,7 +138,9 @@ async def test_a_resource_read_past_its_timeout_is_cancelled() -> None:
     assert [("resource", "timeout")] == [(r.kind, r.outcome) for r in receipts]
 
 
-async def test_a_prompt_past_its_timeout_is_cancelled() -> None:
+async def test_a_prompt_past_its_timeout_is_cancelled(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     receipts: list[Receipt] = []
     async with McpTestClient(make_server(receipts)) as client:
         with pytest.raises(ProtocolError) as caught:

@@ -116,7 +116,9 @@ def make_server(receipts: list[Receipt]) -> Server:
     )
 
 
-async def test_a_call_past_its_timeout_is_cancelled_and_says_so() -> None:
+async def test_a_call_past_its_timeout_is_cancelled_and_says_so(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     receipts: list[Receipt] = []
     async with McpTestClient(make_server(receipts)) as client:
         late = await client.exchange("tools/call", {"name": "slow", "arguments": {}})
@@ -233,7 +235,9 @@ async def test_every_receipt_is_logged_as_one_record_named_receipt(
     assert "quick" == records[0].receipt["name"]  # type: ignore[attr-defined]
 
 
-async def test_an_async_sink_gets_the_receipt_of_a_cancelled_call() -> None:
+async def test_an_async_sink_gets_the_receipt_of_a_cancelled_call(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     """The receipt is delivered under a shield: the call's cancellation does not
     cancel the sink's own awaits."""
     delivered: list[Receipt] = []

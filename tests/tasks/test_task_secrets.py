@@ -11,6 +11,7 @@ from typing import Any
 
 import attrs
 import trio
+import trio.testing
 from support.scale_procs import RedisServer
 
 from trio_mcp import (
@@ -83,7 +84,9 @@ async def views(
     return seen
 
 
-async def test_a_task_masks_its_questions_result_and_error() -> None:
+async def test_a_task_masks_its_questions_result_and_error(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
     asking, failed, done = await views(Server("t", "1", tools=[tleak]))
 
     assert "input_required" == asking["status"], asking

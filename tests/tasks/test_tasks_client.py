@@ -29,6 +29,10 @@ from trio_mcp.testing import McpTestClient, ProtocolError
 
 WAIT = 10.0
 
+#: Every test here runs in-process on Trio's mock clock: polls, TTLs and handler
+#: pauses take no real time (the memory store keeps time by Trio's clock).
+pytestmark = pytest.mark.usefixtures("autojump_clock")
+
 
 def client(
     server: Server, caps: dict[str, Any] | None = None, **kwargs: Any

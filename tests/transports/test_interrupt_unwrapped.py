@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import trio
+from trio.testing import MockClock
 
 from trio_mcp._transports._interrupt import interrupts_unwrapped
 
@@ -31,14 +32,14 @@ async def _nested(stop: BaseException) -> None:
 
 def test_an_interrupt_in_nested_nurseries_leaves_bare() -> None:
     with pytest.raises(KeyboardInterrupt) as caught:
-        trio.run(_nested, KeyboardInterrupt())
+        trio.run(_nested, KeyboardInterrupt(), clock=MockClock(autojump_threshold=0))
     assert type(caught.value) is KeyboardInterrupt
 
 
 def test_a_system_exit_in_a_group_stays_grouped() -> None:
     """A handler's ``sys.exit()`` is its failure, not the user's Ctrl-C."""
     with pytest.raises(BaseExceptionGroup) as caught:
-        trio.run(_nested, SystemExit(3))
+        trio.run(_nested, SystemExit(3), clock=MockClock(autojump_threshold=0))
     assert caught.group_contains(SystemExit, depth=2)
 
 
