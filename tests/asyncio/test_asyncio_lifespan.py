@@ -27,7 +27,7 @@ from asgi_hosts import (
 from fastapi import FastAPI
 from support import META
 
-from trio_mcp import Server, tool
+from trio_mcp import Receipt, Server, ToolContext, tool
 from trio_mcp.asyncio import mount
 
 TASKS = "io.modelcontextprotocol/tasks"
@@ -279,3 +279,56 @@ def test_a_lifespan_entered_twice_stops_with_the_last_exit(entered: int) -> None
         return seen
 
     assert [True, False] == run_clean(main)
+
+
+def test_a_call_still_running_when_the_lifespan_ends_is_cancelled_and_answered() -> (
+    None
+):
+    """After the grace, a running call ends as if its client had left (its
+    ``ctx.cancel`` fires, a ``cancelled`` receipt), and the client still there is
+    answered 503."""
+    receipts: list[Receipt] = []
+    seen: list[bool] = []
+    started = asyncio.Event()
+
+    @tool
+    async def forever() -> str:
+        """Wait until cancelled."""
+        started.set()
+        try:
+            await trio.sleep_forever()
+        finally:
+            seen.append(ToolContext.current().cancel.cancelled)
+
+    server = Server("stopping", "1.0", tools=[forever], receipts=receipts.append)
+    mcp_app = mount(server)
+
+    async def main() -> httpx.Response:
+        transport = httpx.ASGITransport(app=mcp_app)
+        async with httpx.AsyncClient(transport=transport) as client:
+            async with mcp_app.lifespan():
+                call = asyncio.create_task(
+                    client.post(
+                        "http://127.0.0.1/mcp",
+                        json={
+                            "jsonrpc": "2.0",
+                            "id": 1,
+                            "method": "tools/call",
+                            "params": {
+                                "_meta": META,
+                                "name": "forever",
+                                "arguments": {},
+                            },
+                        },
+                        headers=headers_for("tools/call", "forever"),
+                    )
+                )
+                await started.wait()
+            return await call
+
+    response = run_clean(main)
+
+    assert [True] == seen
+    assert ["cancelled"] == [r.outcome for r in receipts]
+    assert 503 == response.status_code
+    assert "shutting down" in response.json()["error"]["message"]

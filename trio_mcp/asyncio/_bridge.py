@@ -108,7 +108,9 @@ class Exchange:
         self.complete = False
         """Whether the last body message was sent (queued) to the host."""
         self.gone = False
-        """Whether the host abandoned the call (it cancelled it)."""
+        """Whether the Trio side is to read a disconnect and send nowhere."""
+        self.left_with: tuple[int, str] | None = None
+        """How the host call answers after ``leave(answer)``."""
         self.receiving: asyncio.Task[Message] | None = None
         """The host ``receive()`` under way or done and not yet handed over."""
         self.last_send: asyncio.Task[None] | None = None
@@ -140,6 +142,8 @@ class Exchange:
         if cancelled:
             raise asyncio.CancelledError
         failure = self.done.exception() or self.send_error
+        if failure is None and self.left_with is not None:
+            failure = _Stopped(*self.left_with)
         if isinstance(failure, _Stopped):
             await self._end(failure)
         elif failure is not None:
@@ -167,23 +171,30 @@ class Exchange:
             self.done.set_exception(_Stopped(status, reason))
 
     def _host_left(self) -> None:
-        """Tell the Trio side the client is gone, as a disconnect would.
-
-        The app reads ``http.disconnect`` (its watcher cancels the request, so the
-        handler's ``ctx.cancel`` fires) and sends go nowhere; what has not ended
-        ``HOST_GONE_GRACE`` seconds later is cancelled.
-        """
-        self.gone = True
-        if self.receiving is not None:
-            self.receiving.cancel()
-        for sending in self.sending:
-            sending.cancel()
+        """The host cancelled its call: ``leave()``, and cut what has not ended
+        ``HOST_GONE_GRACE`` seconds later."""
+        self.leave()
         if self.done.done():
             return
         try:
             self.token.run_sync_soon(self._give_up_soon)
         except trio.RunFinishedError:
             self.stop(500, "the Trio run serving this app has ended")
+
+    def leave(self, reply: tuple[int, str] | None = None) -> None:
+        """Tell the Trio side the client is gone, as a disconnect would (either side).
+
+        The app reads ``http.disconnect`` from now on (its watcher cancels the
+        request, so the handler's ``ctx.cancel`` fires) and its sends go nowhere.
+        With ``reply`` (the app is stopping; the client is still there) the host
+        call then answers it: that status and reason, or the end of the stream.
+        """
+        self.gone = True
+        self.left_with = reply
+        if self.receiving is not None:
+            self.receiving.cancel()
+        for sending in self.sending:
+            sending.cancel()
 
     def _give_up_soon(self) -> None:
         self.trio_scope.deadline = min(
@@ -271,14 +282,14 @@ class Exchange:
         await trio.lowlevel.checkpoint_if_cancelled()
         if self.send_error is not None:
             raise self.send_error
+        if self.gone:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return
         kind = message["type"]
         if kind == "http.response.start":
             self.started = True
         elif kind == "http.response.body" and not message.get("more_body", False):
             self.complete = True
-        if self.gone:
-            await trio.lowlevel.cancel_shielded_checkpoint()
-            return
         size = len(message.get("body", b""))
         sending = self._host_task(self._send_after, self.last_send, message)
         sending.add_done_callback(partial(self._sent, size))

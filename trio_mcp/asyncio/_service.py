@@ -5,7 +5,8 @@ A service is a task of the guest run. It drives the Trio ASGI app's own lifespan
 exactly the service's life), then serves requests in a nursery of its own until
 asked to stop. Stopping is graceful, as under ``serve_http``: open listen streams
 get their result (``app.close()``), running requests have ``SHUTDOWN_GRACE`` seconds
-to finish, the rest are cancelled (their handlers see ``ctx.cancel`` fire), and the
+to finish, then the rest end as if their clients had left (their handlers see
+``ctx.cancel`` fire) and are cut ``LEAVING_GRACE`` seconds later at most, and the
 lifespan ends last, so running tasks are cancelled only then.
 
 Invariants:
@@ -37,6 +38,8 @@ log = logging.getLogger("trio_mcp.http")
 #: Seconds running requests have to finish once the app stops (Hypercorn's
 #: ``graceful_timeout`` under ``serve_http``).
 SHUTDOWN_GRACE: Final = 1.0
+#: Seconds the requests still running then have to end as for a client that left.
+LEAVING_GRACE: Final = 0.25
 
 State = Literal["new", "starting", "serving", "stopping", "stopped", "failed"]
 
@@ -175,6 +178,12 @@ class Service:
                     await self._stop.wait()
                     self.app.close()  # listen streams get their result and end
                     with trio.move_on_after(SHUTDOWN_GRACE):
+                        await self._drained()
+                    # What still runs is told its client left (ctx.cancel fires),
+                    # then cut.
+                    for exchange in list(self.exchanges):
+                        exchange.leave((503, self.refusal()))
+                    with trio.move_on_after(LEAVING_GRACE):
                         await self._drained()
                     requests.cancel_scope.cancel()
                 shutdown.set()
