@@ -110,7 +110,7 @@ class Exchange:
         self.gone = False
         """Whether the Trio side is to read a disconnect and send nowhere."""
         self.left_with: tuple[int, str] | None = None
-        """How the host call answers after ``leave(answer)``."""
+        """How the host call answers after ``leave(reply)``."""
         self.receiving: asyncio.Task[Message] | None = None
         """The host ``receive()`` under way or done and not yet handed over."""
         self.last_send: asyncio.Task[None] | None = None
