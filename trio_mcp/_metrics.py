@@ -19,8 +19,10 @@ Two sinks, each optional:
   that is the chosen exporter.
 
 Without either, nothing is built on the request's path: ``start()`` returns None.
-Names are bounded: a tool or prompt name is recorded only when the catalog has it,
-so a client cannot grow the label set; resource URIs are never labels.
+Labels are bounded, from the catalog and the protocol only: a method the server does
+not serve and a tool or prompt name the catalog does not have are recorded as
+``OTHER`` (``_OTHER``), so no request can add a series; resource URIs are never
+labels.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DURATION",
+    "OTHER",
     "Measure",
     "count",
     "enable_prometheus",
@@ -46,6 +49,9 @@ __all__ = [
 ]
 
 DURATION: Final = "mcp.server.operation.duration"
+#: The one label value of every method and name a client made up (the
+#: OpenTelemetry conventions' spelling for an unknown HTTP method).
+OTHER: Final = "_OTHER"
 #: The buckets the semantic conventions advise for MCP operation durations.
 BUCKETS: Final = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 Event = Literal["refused", "busy", "rate_limited"]

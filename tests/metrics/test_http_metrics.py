@@ -130,7 +130,7 @@ async def test_the_histogram_counts_every_call_by_method_and_name() -> None:
         ("tools/call", "measured_echo", "", ""): 3,
         ("tools/call", "measured_fails", "", "tool_error"): 1,
         ("tools/call", "measured_guarded", "", "tool_error"): 1,
-        ("tools/call", "", "", "-32602"): 1,
+        ("tools/call", "_OTHER", "", "-32602"): 1,
         ("prompts/get", "", "measured_prompt", ""): 2,
         ("tools/list", "", "", ""): 1,
         ("server/discover", "", "", ""): 1,

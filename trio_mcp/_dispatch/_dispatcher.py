@@ -227,7 +227,7 @@ class Dispatcher(Calls):
         raw_meta = (
             request.params.get("_meta") if isinstance(request.params, dict) else None
         )
-        measure = _metrics.start(request.method)
+        measure = _metrics.start(self._metric_method(request.method))
         error_code: int | None = None
         with _otel.request_span(
             request.method, raw_meta if isinstance(raw_meta, dict) else None, request.id
@@ -261,16 +261,25 @@ class Dispatcher(Calls):
         except Exception as exc:
             return _internal(request, exc), wire.INTERNAL_ERROR
 
+    def _metric_method(self, method: str) -> str:
+        """The method as a metric label: a method this server serves, else
+        ``_OTHER``, so no request can add a series (as the OpenTelemetry HTTP
+        conventions do for request methods)."""
+        return method if method in self.methods else _metrics.OTHER
+
     def _metric_name(self, request: Request) -> str | None:
-        """The tool or prompt a request names, if the catalog has it (bounded labels)."""
+        """The tool or prompt a request names as a metric label: the catalog's
+        name, ``_OTHER`` for one it does not have; None for other methods."""
+        method = request.method
+        if method == "tools/call":
+            table: Mapping[str, object] = self.catalog.tools
+        elif method == "prompts/get":
+            table = self.catalog.prompts
+        else:
+            return None
         params = request.params
         name = params.get("name") if isinstance(params, dict) else None
-        if not isinstance(name, str):
-            return None
-        table = self.catalog.tools if request.method == "tools/call" else None
-        if request.method == "prompts/get":
-            table = self.catalog.prompts  # type: ignore[assignment]
-        return name if table is not None and name in table else None
+        return name if isinstance(name, str) and name in table else _metrics.OTHER
 
     def _reply(self, request_id: str | int, ending: Ending) -> Reply:
         """The reply to a call that ended with ``ending``: its result or its error.
