@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
 import re
@@ -214,16 +215,31 @@ def test_no_public_signature_says_any(module: types.ModuleType) -> None:
     assert [] == offenders
 
 
-def test_the_auth_package_exports_what_api_md_promises() -> None:
-    assert ["BearerAuth", "Introspection", "TokenPrincipal"] == trio_mcp.auth.__all__
-    assert public_names(trio_mcp.auth) == set(trio_mcp.auth.__all__)
-    for name in trio_mcp.auth.__all__:
-        assert "trio_mcp.auth" == getattr(trio_mcp.auth, name).__module__
+#: The packages api.md names beside trio_mcp, each imported only by who uses it
+#: (``auth`` comes with the extra of that name), and what each exports.
+OPTIONAL = {
+    "auth": ["BearerAuth", "Introspection", "TokenPrincipal"],
+    "asyncio": ["AsyncioApp", "mount"],
+}
 
 
+@pytest.mark.parametrize(("name", "exported"), OPTIONAL.items(), ids=list(OPTIONAL))
+def test_an_optional_package_exports_what_api_md_promises(
+    name: str, exported: list[str]
+) -> None:
+    package = importlib.import_module(f"trio_mcp.{name}")
+
+    assert exported == package.__all__
+    assert public_names(package) == set(package.__all__)
+    for attr in package.__all__:
+        assert f"trio_mcp.{name}" == getattr(package, attr).__module__
+
+
+@pytest.mark.parametrize("name", list(OPTIONAL))
 @pytest.mark.parametrize("module", ["trio_mcp", "trio_mcp.testing"])
-def test_importing_never_loads_the_auth_package(module: str) -> None:
-    """api.md: ``import trio_mcp`` never imports trio_mcp.auth (extra ``auth``)."""
+def test_importing_never_loads_an_optional_package(module: str, name: str) -> None:
+    """api.md: ``import trio_mcp`` never imports trio_mcp.auth (extra ``auth``) nor
+    trio_mcp.asyncio."""
     code = f"import json, sys, {module}\nprint(json.dumps(sorted(sys.modules)))\n"
     completed = subprocess.run(
         [sys.executable, "-c", code],
@@ -233,26 +249,4 @@ def test_importing_never_loads_the_auth_package(module: str) -> None:
         timeout=60,
     )
 
-    assert "trio_mcp.auth" not in json.loads(completed.stdout)
-
-
-def test_the_asyncio_package_exports_what_api_md_promises() -> None:
-    assert ["AsyncioApp", "mount"] == trio_mcp.asyncio.__all__
-    assert public_names(trio_mcp.asyncio) == set(trio_mcp.asyncio.__all__)
-    for name in trio_mcp.asyncio.__all__:
-        assert "trio_mcp.asyncio" == getattr(trio_mcp.asyncio, name).__module__
-
-
-@pytest.mark.parametrize("module", ["trio_mcp", "trio_mcp.testing"])
-def test_importing_never_loads_the_asyncio_package(module: str) -> None:
-    """api.md: ``trio_mcp.asyncio`` is imported only by who uses it."""
-    code = f"import json, sys, {module}\nprint(json.dumps(sorted(sys.modules)))\n"
-    completed = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-
-    assert "trio_mcp.asyncio" not in json.loads(completed.stdout)
+    assert f"trio_mcp.{name}" not in json.loads(completed.stdout)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 
 import trio
+from support.conn_peer import double
 
 from trio_mcp import Receipt, Server, ToolContext, tool
 from trio_mcp.testing import McpTestClient
@@ -37,16 +38,6 @@ async def test_forty_abandoned_sync_handlers_do_not_starve_a_new_sync_call() -> 
         entered.release()
         release.wait(timeout=60)
         return n
-
-    @tool
-    def double(n: int) -> int:
-        """
-        Double a number, synchronously.
-
-        Args:
-            n: The number.
-        """
-        return 2 * n
 
     receipts: list[Receipt] = []
     server = Server("threads", "1", tools=[stuck, double], receipts=receipts.append)

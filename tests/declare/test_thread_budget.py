@@ -29,6 +29,7 @@ from support.conn_peer import (
     call_bytes,
     call_headers,
     call_json,
+    double,
     make_server,
     read_reply,
 )
@@ -172,17 +173,6 @@ def stuck_briefly() -> str:
     ENTERED.release()
     RELEASE.wait(timeout=60)
     return "released"
-
-
-@tool
-def double(n: int) -> int:
-    """
-    Double a number, synchronously.
-
-    Args:
-        n: The number.
-    """
-    return 2 * n
 
 
 def counters() -> dict[str, float]:

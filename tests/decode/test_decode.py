@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import datetime
-import enum
 import uuid
 from typing import Annotated, Literal, NewType
 
 import attrs
 import pytest
+from support.values import Circle, Color, Square
 
 from trio_mcp._decode import decode
 from trio_mcp._errors import DecodeError, Problem
 from trio_mcp._schema import Field, UnsupportedType
 
 Handle = NewType("Handle", str)
-
-
-class Color(enum.Enum):
-    RED = "red"
-    BLUE = "blue"
 
 
 @attrs.frozen
@@ -33,16 +28,6 @@ class Query:
     filters: list[Filter]
     limit: Annotated[int, Field(ge=1, le=100)] = 20
     note: str | None = None
-
-
-@attrs.define
-class Circle:
-    radius: float
-
-
-@attrs.define
-class Square:
-    side: float
 
 
 def problems(tp: object, value: object) -> list[tuple[str, str]]:

@@ -3,27 +3,13 @@
 from __future__ import annotations
 
 import datetime
-import enum
 import uuid
 
 import attrs
+from support.values import Circle, Color, Square
 
 from trio_mcp._authority import Secret
 from trio_mcp._decode import decode, encode
-
-
-class Color(enum.Enum):
-    RED = "red"
-
-
-@attrs.define
-class Circle:
-    radius: float
-
-
-@attrs.define
-class Square:
-    side: float
 
 
 @attrs.frozen

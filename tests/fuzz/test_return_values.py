@@ -20,7 +20,6 @@ lives for the whole module. For every value:
 from __future__ import annotations
 
 import datetime
-import enum
 import json
 import math
 import uuid
@@ -36,6 +35,7 @@ from fuzz_wire import fuzz_settings, run_rounds, strict_json
 from hypothesis import given
 from hypothesis import strategies as st
 from support import META
+from support.values import Color
 
 from trio_mcp import (
     AudioContent,
@@ -57,13 +57,6 @@ from trio_mcp import (
 
 #: What each declaration returns next, by case name; set by the test.
 VALUES: dict[str, Any] = {}
-
-
-class Color(enum.Enum):
-    """An enum with values."""
-
-    RED = "red"
-    GREEN = "green"
 
 
 @attrs.frozen

@@ -18,6 +18,7 @@ import httpx
 import pytest
 import trio
 from support import META, VERSION, port_of, serving, serving_app
+from support.conn_peer import read_reply
 from support.echo import echo
 from support.mcp_http import checked, headers_for, post, request_body
 from support.sse import sse_messages
@@ -80,20 +81,6 @@ def make_server(**kwargs: Any) -> Server:
 
 
 # -- helpers -------------------------------------------------------------------------
-async def read_response(stream: trio.SocketStream) -> tuple[int, bytes]:
-    """Read one HTTP/1.1 response with a Content-Length body from a raw stream."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        data += await stream.receive_some()
-    head, _, body = data.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    fields = dict(line.lower().split(": ", 1) for line in lines[1:])
-    length = int(fields["content-length"])
-    while len(body) < length:
-        body += await stream.receive_some()
-    return int(lines[0].split()[1]), body
-
-
 # -- plain requests ------------------------------------------------------------------
 async def test_discover_is_answered_with_application_json() -> None:
     """Spec: a single JSON-RPC response may be sent as application/json."""
@@ -185,18 +172,23 @@ async def test_batch_is_400_with_32600() -> None:
     assert checked(response, None)["error"]["code"] == -32600
 
 
-async def test_oversized_body_is_413_with_32600_and_no_id() -> None:
+async def oversized_call() -> httpx.Response:
+    """A 2000-character echo to a server that reads at most 1000 bytes."""
     async with (
         serving(make_server(), max_message_bytes=1000) as url,
         httpx.AsyncClient() as client,
     ):
-        response = await post(
+        return await post(
             client,
             url,
             "tools/call",
             {"name": "echo", "arguments": {"text": "x" * 2000}},
             name="echo",
         )
+
+
+async def test_oversized_body_is_413_with_32600_and_no_id() -> None:
+    response = await oversized_call()
 
     assert response.status_code == 413
     message = checked(response, None)
@@ -211,17 +203,7 @@ async def test_the_413_closes_the_connection_so_no_request_is_lost_on_it() -> No
     connection the server was closing, and lost it (about 1 in 500 requests after an
     oversized one, found by the HTTP wire fuzzer).
     """
-    async with (
-        serving(make_server(), max_message_bytes=1000) as url,
-        httpx.AsyncClient() as client,
-    ):
-        response = await post(
-            client,
-            url,
-            "tools/call",
-            {"name": "echo", "arguments": {"text": "x" * 2000}},
-            name="echo",
-        )
+    response = await oversized_call()
 
     assert response.status_code == 413
     assert "close" == response.headers.get("connection")
@@ -233,7 +215,7 @@ async def test_oversized_chunked_body_is_answered_before_it_ends() -> None:
     The client sends 5 KiB of a chunked body and never ends it; the 413 arrives anyway.
     """
     async with serving(make_server(), max_message_bytes=4096) as url:
-        port = int(url.rsplit(":", 1)[1])
+        port = port_of(url)
         head = "".join(f"{k}: {v}\r\n" for k, v in headers_for("tools/list").items())
         chunk = b"400\r\n" + b" " * 1024 + b"\r\n"
         with trio.fail_after(10):
@@ -244,7 +226,7 @@ async def test_oversized_chunked_body_is_answered_before_it_ends() -> None:
             )
             for _ in range(5):
                 await stream.send_all(chunk)
-            status, body = await read_response(stream)
+            status, body = await read_reply(stream)
             await stream.aclose()
 
     assert status == 413
@@ -719,7 +701,7 @@ async def test_client_disconnect_cancels_the_handler() -> None:
 
     server = Server("cancel", "1", tools=[forever], receipts=sink)
     async with serving(server) as url:
-        port = int(url.rsplit(":", 1)[1])
+        port = port_of(url)
         body = json.dumps(request_body("tools/call", {"name": "forever"})).encode()
         head = "".join(
             f"{k}: {v}\r\n" for k, v in headers_for("tools/call", "forever").items()

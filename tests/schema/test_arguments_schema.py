@@ -9,7 +9,6 @@ included, or the same error.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import json
 import math
 from typing import Annotated, Any, Literal, TypedDict
@@ -17,16 +16,12 @@ from typing import Annotated, Any, Literal, TypedDict
 import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.values import Color
 
 from trio_mcp import Field, tool
 from trio_mcp._authority import Secret
 from trio_mcp._declare._signature import Input, Plan, _arguments_class
 from trio_mcp._schema import UnsupportedType, arguments_schema, json_schema
-
-
-class Color(enum.Enum):
-    RED = "red"
-    BLUE = "blue"
 
 
 @attrs.frozen

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal, NewType, Optional
 import attrs
 import pytest
 from jsonschema import Draft202012Validator
+from support.values import Circle, Square
 
 from trio_mcp._authority import Secret
 from trio_mcp._schema import Field, UnsupportedType, json_schema
@@ -32,16 +33,6 @@ class Level(enum.IntEnum):
 class Address:
     street: str
     zip: str = "00000"
-
-
-@attrs.define
-class Circle:
-    radius: float
-
-
-@attrs.define
-class Square:
-    side: float
 
 
 @attrs.define
