@@ -21,7 +21,7 @@ from . import _checks as checks
 from ._errors import InvalidArgument
 from ._units import seconds
 
-__all__ = ["Bucket", "RateLimit", "take"]
+__all__ = ["Bucket", "Network", "RateLimit", "networks", "take"]
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -42,18 +42,25 @@ _calls = checks.at_least(1)
 _burst = checks.optional(_calls)
 
 
-def _networks(values: Iterable[str]) -> frozenset[Network]:
+def networks(values: Iterable[str], where: str) -> frozenset[Network]:
+    """IP addresses or networks (``"10.0.0.0/8"``), as networks.
+
+    Raises:
+        InvalidArgument: naming ``where`` for anything else.
+    """
     if isinstance(values, str):
         values = (values,)
-    listed = checks.as_tuple(
-        values, "RateLimit.trusted_proxies", "a list of IP addresses or networks"
-    )
+    listed = checks.as_tuple(values, where, "a list of IP addresses or networks")
     try:
         return frozenset(ipaddress.ip_network(v.strip(), strict=False) for v in listed)
     except (ValueError, TypeError, AttributeError) as exc:
         raise InvalidArgument(
-            f"RateLimit.trusted_proxies takes IP addresses or networks: {exc}"
+            f"{where} takes IP addresses or networks: {exc}"
         ) from None
+
+
+def _networks(values: Iterable[str]) -> frozenset[Network]:
+    return networks(values, "RateLimit.trusted_proxies")
 
 
 @attrs.frozen
@@ -71,10 +78,12 @@ class RateLimit:
         calls: Calls allowed per ``per`` seconds, on average.
         per: The period, in seconds or as a ``timedelta``.
         burst: Most calls allowed at once after a quiet spell; ``calls`` if None.
-        trusted_proxies: Addresses or networks (``"10.0.0.0/8"``) of reverse
-            proxies whose ``Forwarded`` or ``X-Forwarded-For`` header names the
-            client. Without it those headers are ignored, since any client can
-            send them.
+        trusted_proxies: The older spelling of the ``trusted_proxies=`` option of
+            ``mount``, ``serve_http`` and ``serve_websocket`` (which wins when both
+            are given): addresses or networks of reverse proxies whose forwarding
+            header (``forwarded_header=``, ``X-Forwarded-For`` by default) names
+            the client. Without either, forwarding headers are ignored, since any
+            client can send them.
     """
 
     calls: int = attrs.field(validator=_calls)

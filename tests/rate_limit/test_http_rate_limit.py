@@ -3,7 +3,7 @@
 The principal comes from an ``x-user`` header through ``principal=``, so two
 callers share one loopback address and still get separate buckets; anonymous
 callers are told apart by address, through ``X-Forwarded-For`` only from a proxy
-the server trusts.
+the server trusts (tests/http/test_forwarded.py has the rest of the address rules).
 """
 
 from __future__ import annotations
@@ -105,11 +105,7 @@ async def test_forwarded_for_counts_only_from_a_trusted_proxy() -> None:
             statuses[name] = [
                 (await call(client, url, x_forwarded_for=f"192.0.2.{n}")).status_code
                 for n in (1, 2, 1)
-            ] + [
-                (
-                    await call(client, url, forwarded='for="[2001:db8::7]:99"')
-                ).status_code
-            ]
+            ] + [(await call(client, url, x_forwarded_for="2001:db8::7")).status_code]
 
     # Behind a trusted proxy each client address has its own bucket.
     assert [200, 200, 429, 200] == statuses["trusting"]
@@ -156,38 +152,3 @@ def test_a_bucket_never_allows_more_than_its_burst_plus_what_it_earned(
         else:  # after waiting as told, the next call goes through
             assert take(bucket, now + wait + 1e-9, limit)[1] == 0
     assert allowed <= limit.capacity + now * limit.rate + 1e-6
-
-
-TRUSTED = RateLimit(1, 1, trusted_proxies=["10.0.0.0/8", "::1"])
-ADDRESSES = st.ip_addresses().map(str)
-HEADER_TEXT = st.text(st.characters(codec="latin-1"), max_size=80)
-
-
-@given(peer=ADDRESSES, chain=st.lists(ADDRESSES, max_size=5), junk=HEADER_TEXT)
-def test_the_client_is_never_read_from_an_untrusted_peers_headers(
-    peer: str, chain: list[str], junk: str
-) -> None:
-    from trio_mcp._http._forwarded import client_address
-
-    forwarded = {"x-forwarded-for": ", ".join(chain)}
-    found = client_address(peer, forwarded, TRUSTED)
-    with_junk = client_address(
-        peer, {"forwarded": junk, "x-forwarded-for": junk}, TRUSTED
-    )
-
-    if not any(ip_in(peer, n) for n in TRUSTED.trusted_proxies):
-        assert peer == found == with_junk
-    else:
-        untrusted = [
-            a for a in chain if not any(ip_in(a, n) for n in TRUSTED.trusted_proxies)
-        ]
-        # The nearest hop that is not a trusted proxy; all trusted: the first hop.
-        expected = untrusted[-1] if untrusted else (chain[0] if chain else peer)
-        assert expected == found
-        assert isinstance(with_junk, str)
-
-
-def ip_in(address: str, network: Any) -> bool:
-    import ipaddress
-
-    return ipaddress.ip_address(address) in network

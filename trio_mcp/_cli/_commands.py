@@ -161,8 +161,15 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="ADDRESS",
-        help="a reverse proxy (address or network) whose Forwarded or "
-        "X-Forwarded-For names the client for --rate-limit (repeatable)",
+        help="a reverse proxy (address or network) whose --forwarded-header names "
+        "the client for --rate-limit and the listen bounds (repeatable)",
+    )
+    parser.add_argument(
+        "--forwarded-header",
+        choices=("x-forwarded-for", "forwarded"),
+        default="x-forwarded-for",
+        help="the one header the trusted proxies set to name the client "
+        "(default x-forwarded-for); any other is ignored",
     )
     parser.add_argument(
         "--metrics-path",
@@ -195,6 +202,7 @@ def _serve(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise CliError("--workers must be at least 1")
     rate_limit = _rate_limit(args)  # a bad flag fails before the target loads
+    _proxies(args)
     if args.workers > 1:
         return _serve_workers(args)
 
@@ -214,6 +222,7 @@ def _serve(args: argparse.Namespace) -> int:
                 rate_limit=rate_limit,
                 max_concurrent=args.max_concurrent,
                 max_waiting=args.max_waiting,
+                **_proxies(args),
                 **options,
             )
 
@@ -226,16 +235,32 @@ def _rate_limit(args: argparse.Namespace) -> Any:
     from .._rate_limit import RateLimit
 
     if args.rate_limit is None:
-        if args.trusted_proxy:
-            raise CliError("--trusted-proxy applies to --rate-limit; give both")
         return None
     calls, slash, per = args.rate_limit.partition("/")
     try:
         if not slash:
             raise ValueError("write it as CALLS/SECONDS, e.g. 120/60")
-        return RateLimit(int(calls), float(per), trusted_proxies=args.trusted_proxy)
+        return RateLimit(int(calls), float(per))
     except (ValueError, TypeError) as exc:
         raise CliError(f"--rate-limit {args.rate_limit}: {exc}") from None
+
+
+def _proxies(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``trusted_proxies`` and ``forwarded_header`` options of the flags.
+
+    Raises:
+        CliError: for a ``--trusted-proxy`` that is not an address or network.
+    """
+    from .._http._forwarded import ClientAddresses
+
+    try:
+        ClientAddresses(args.trusted_proxy, args.forwarded_header)
+    except ValueError as exc:
+        raise CliError(f"--trusted-proxy: {exc}") from None
+    return {
+        "trusted_proxies": tuple(args.trusted_proxy) or None,
+        "forwarded_header": args.forwarded_header,
+    }
 
 
 def _redis(url: str) -> Any:
@@ -276,6 +301,7 @@ def _serve_workers(args: argparse.Namespace) -> int:
         "rate_limit": _rate_limit(args),
         "max_concurrent": args.max_concurrent,
         "max_waiting": args.max_waiting,
+        **_proxies(args),
     }
     spec = WorkerSpec(
         args.target,

@@ -79,7 +79,8 @@ class Caller:
     """When set (``BearerAuth(hide_ungranted=True)``), the capabilities the caller
     holds: lists show only the entries that need no others."""
     peer: str | None = None
-    """The address the request came from (HTTP: the TCP peer), if known."""
+    """The client's address, if known: the TCP peer, or the client a trusted
+    proxy's forwarding header names (``_http._forwarded``)."""
     credentials: object | None = None
     """What the transport authenticated the caller with (a bearer token's
     admission), for its own steps."""

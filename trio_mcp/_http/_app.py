@@ -58,6 +58,7 @@ from .._transports._interrupt import interrupts_unwrapped
 from ._access import Access
 from ._body import read_message
 from ._disconnect import cancel_on_disconnect, watch
+from ._forwarded import ClientAddresses
 from ._gate import Gate
 from ._health import enable_metrics, send_health, send_metrics
 from ._media import media_refusal
@@ -115,7 +116,14 @@ class McpAsgiApp:
         self._refusal_logged = False
         self.resolve_principal = options.get("principal")
         self.limits = http_limits(options)
-        self.gate = Gate(self.limits, dispatcher, options.get("rate_limit"))
+        rate_limit = options.get("rate_limit")
+        self.addresses = ClientAddresses.of(
+            options.get("trusted_proxies"),
+            options.get("forwarded_header"),
+            rate_limit,
+        )
+        """Whose forwarding header names the client, and which header."""
+        self.gate = Gate(self.limits, dispatcher, rate_limit)
         """The call slots and waiting places (``max_concurrent``, ``max_waiting``)."""
         self.edge = dispatcher.edge([self.gate.admit, *self.protection.steps])
         """How calls come in: the gate's step, and the token's step-up with ``auth``."""
@@ -265,7 +273,7 @@ class McpAsgiApp:
             allow=self.allow,
             headers=headers,
             closing=self.closing,
-            peer=str(client[0]) if client else None,
+            peer=self.addresses.client(str(client[0]) if client else None, headers),
         )
         if admission is not None:
             caller = self.protection.caller(admission, caller, scope, headers)

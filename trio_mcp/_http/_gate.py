@@ -162,7 +162,7 @@ class Gate:
         if limit is None or self.dispatcher is None:
             return None
         caller = call.caller
-        key = caller_key(caller.principal, caller.peer, caller.headers or {}, limit)
+        key = caller_key(caller.principal, caller.peer)
         try:
             wait = await self.dispatcher.store.take(key, limit)
         except Exception as exc:  # the store is down: limit in this process alone

@@ -58,6 +58,13 @@ class HttpOptions(TypedDict, total=False):
         rate_limit: A token bucket per caller (``RateLimit(calls, per)``): the
             principal, else the client's address. A call beyond it gets 429 with
             ``Retry-After``. The buckets live in the server's ``store``.
+        trusted_proxies: Addresses or networks (``"10.0.0.0/8"``) of the reverse
+            proxies in front of the app: from them (only), the client's address
+            for rate limits and listen bounds is read from ``forwarded_header``.
+            ``RateLimit(trusted_proxies=...)`` is the older spelling.
+        forwarded_header: The one header those proxies set to name the client:
+            ``"x-forwarded-for"`` (the default) or ``"forwarded"`` (RFC 7239).
+            Every other forwarding header a client sends is ignored.
         auth: An OAuth resource server (``trio_mcp.auth.BearerAuth``) that checks
             every request's bearer token. It implies ``require_auth``, supplies the
             principal and the grants of the token's scopes (together with
@@ -78,6 +85,8 @@ class HttpOptions(TypedDict, total=False):
     resource_metadata: ProtectedResource | None
     cors_origins: Iterable[str] | None
     rate_limit: RateLimit | None
+    trusted_proxies: Iterable[str] | None
+    forwarded_header: str | None
     metrics_path: str | None
     auth: BearerGate | None
 

@@ -1,0 +1,44 @@
+"""``trio-mcp serve --trusted-proxy --forwarded-header`` (issue 34): the client's
+address behind a proxy, for rate limits and listen bounds alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_helpers import cli, write_server
+
+
+def test_a_trusted_proxy_that_is_no_address_is_one_line_before_serving(
+    tmp_path: Path,
+) -> None:
+    write_server(tmp_path)
+
+    done = cli(
+        "serve",
+        "echo_server.py:server",
+        "--port",
+        "0",
+        "--trusted-proxy",
+        "proxy",
+        cwd=tmp_path,
+    )
+
+    assert 2 == done.returncode
+    assert "--trusted-proxy" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_forwarded_header_is_one_of_the_two_a_proxy_sets(tmp_path: Path) -> None:
+    write_server(tmp_path)
+
+    done = cli(
+        "serve",
+        "echo_server.py:server",
+        "--forwarded-header",
+        "x-real-ip",
+        cwd=tmp_path,
+    )
+
+    assert 2 == done.returncode
+    assert "x-forwarded-for" in done.stderr
+    assert "Traceback" not in done.stderr
