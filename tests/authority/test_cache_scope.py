@@ -15,8 +15,9 @@ import httpx
 import pytest
 from support import serving, wire
 from support.mcp_http import headers_for, post
+from support.tools import add
 
-from trio_mcp import Capability, Server, prompt, resource, tool
+from trio_mcp import Capability, Server, prompt, resource
 from trio_mcp.testing import McpTestClient
 
 reports = Capability("reports", description="Read reports")
@@ -28,18 +29,6 @@ LISTS = [
     "resources/list",
     "resources/templates/list",
 ]
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """
-    Add two integers.
-
-    Args:
-        a: One.
-        b: Two.
-    """
-    return a + b
 
 
 @prompt

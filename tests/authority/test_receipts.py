@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import pytest
 import trio
 from support import wire
+from support.tools import add
 
 from trio_mcp import Capability, Receipt, Server, ToolError, prompt, resource, tool
 from trio_mcp.testing import McpTestClient, ProtocolError
@@ -33,18 +34,6 @@ TRACEPARENT = f"00-{TRACE_ID}-00f067aa0ba902b7-01"
 
 class Declined(ToolError):
     """A failure the model may read."""
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """
-    Add two numbers.
-
-    Args:
-        a: First.
-        b: Second.
-    """
-    return a + b
 
 
 @tool
@@ -143,7 +132,7 @@ async def test_an_ok_call_leaves_a_receipt_with_every_field(sink: Sink) -> None:
 
     receipt = sink.only
     assert "tool" == receipt.kind
-    assert "test_receipts:add" == receipt.declaration.rsplit(".", 1)[-1]
+    assert "support.tools:add" == receipt.declaration
     assert "add" == receipt.name
     assert frozenset() == receipt.required
     assert frozenset({"admin"}) == receipt.granted

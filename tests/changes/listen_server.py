@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 import trio
-from support.echo import echo
+from support.tools import echo
 
 from trio_mcp import Prompt, Resource, Server, Tool, ToolContext, prompt, resource, tool
 

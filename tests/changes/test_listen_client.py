@@ -15,7 +15,7 @@ import trio
 import trio.testing
 from listen_server import RESOURCES, URIS, extra, make_server
 from support import wire
-from support.echo import echo
+from support.tools import echo
 
 from trio_mcp import DuplicateName, McpError, Server, resource, tool
 from trio_mcp.testing import McpTestClient, ProtocolError, check_message

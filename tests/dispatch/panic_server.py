@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 
 import trio
+from support.tools import add
 
 from trio_mcp import Receipt, Server, tool
 
@@ -61,17 +62,6 @@ def panic_in_thread(kind: str) -> str:
         kind: A key of PANICS.
     """
     raise PANICS[kind]()
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two numbers.
-
-    Args:
-        a: The first.
-        b: The second.
-    """
-    return a + b
 
 
 @tool

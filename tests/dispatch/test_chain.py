@@ -8,7 +8,7 @@ import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.echo import echo
+from support.tools import echo
 
 from trio_mcp import Call, Ending, Next, Receipt, Secret, Server, tool
 from trio_mcp._json import JsonObject

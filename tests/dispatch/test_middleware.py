@@ -10,7 +10,7 @@ import pytest
 import trio
 import trio.testing
 from support import META, VERSION, serving, wire
-from support.echo import echo
+from support.tools import echo
 
 from trio_mcp import (
     Call,

@@ -16,7 +16,7 @@ import httpx
 import pytest
 import trio
 from panic_server import PANICS, make_server
-from support import META, VERSION, serving
+from support import META, VERSION, serving, subprocess_env
 from support.wayout_peer import WAIT, Peer, error_code
 
 from trio_mcp import Receipt
@@ -53,6 +53,7 @@ async def stdio() -> AsyncIterator[Peer]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=HERE.parents[1],
+        env=subprocess_env(),
     )
     peer = Peer(process)
     try:

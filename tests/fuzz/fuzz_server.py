@@ -18,7 +18,7 @@ from functools import partial
 
 import attrs
 import trio
-from support.echo import echo
+from support.tools import echo
 
 from trio_mcp import Server, prompt, resource, tool
 

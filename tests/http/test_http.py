@@ -19,9 +19,9 @@ import pytest
 import trio
 from support import META, VERSION, port_of, serving, serving_app
 from support.conn_peer import read_reply
-from support.echo import echo
 from support.mcp_http import checked, headers_for, post, request_body
 from support.sse import sse_messages
+from support.tools import echo
 
 from trio_mcp import (
     Capability,

@@ -18,20 +18,10 @@ from mcp import Client
 from mcp.types import PromptReference, ResourceTemplateReference
 from support import serving_app
 from support.sse import sse_frames
+from support.tools import add
 
 from trio_mcp import Icon, Server, ToolContext, prompt, resource, tool
 from trio_mcp.testing import check_message
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: The first addend.
-        b: The second addend.
-    """
-    return a + b
 
 
 @tool

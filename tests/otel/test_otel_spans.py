@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from opentelemetry import trace
+from support.tools import add
 
 from trio_mcp import Server, ToolError, tool
 from trio_mcp.testing import McpTestClient, ProtocolError
@@ -32,18 +33,6 @@ TRACEPARENT = f"00-{TRACE_ID}-{PARENT_SPAN}-01"
 
 class Nope(ToolError):
     """A readable failure."""
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """
-    Add.
-
-    Args:
-        a: First.
-        b: Second.
-    """
-    return a + b
 
 
 @tool

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from support import wire
-from support.echo import echo
+from support.tools import echo
 
 from trio_mcp import Server, prompt, resource, tool
 from trio_mcp.testing import McpTestClient, ProtocolError

@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 import trio
 
-from support.echo import echo
+from support.tools import add, echo
 from trio_mcp import (
     Limits,
     Server,
@@ -74,18 +74,6 @@ async def echo_after_progress(text: str) -> str:
     """
     await ToolContext.current().progress(1, 1, message=text)
     return text
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """
-    Add two integers.
-
-    Args:
-        a: The first.
-        b: The second.
-    """
-    return a + b
 
 
 @tool

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import trio
 from support import serving_websocket
-from support.echo import echo
+from support.tools import echo
 from support.ws_peer import WAIT, connected
 from trio_websocket import (
     ConnectionClosed,
