@@ -21,6 +21,7 @@ import trio.testing
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import wire
+from support.tools import echo
 from support.vocabulary import VOCABULARY
 
 from trio_mcp import (
@@ -126,16 +127,6 @@ def vault(word: str) -> str:
 
 
 @tool
-def plain(text: str) -> str:
-    """Say the text back; no secret here.
-
-    Args:
-        text: What to say.
-    """
-    return text
-
-
-@tool
 async def hold(token: Secret[str]) -> str:
     """Hold the secret a while.
 
@@ -149,7 +140,7 @@ async def hold(token: Secret[str]) -> str:
 SERVER = Server(
     "masks",
     "1.0",
-    tools=[report, blocks, fails, asks, plain, hold],
+    tools=[report, blocks, fails, asks, echo, hold],
     prompts=[recall],
     resources=[vault],
 )
@@ -278,7 +269,7 @@ async def test_one_clients_living_secret_never_changes_another_clients_reply() -
     replies of calls that never saw it."""
     held = Secret("content")
     async with McpTestClient(SERVER) as client:
-        result = await client.call_tool("plain", {"text": "content is king"})
+        result = await client.call_tool("echo", {"text": "content is king"})
 
     assert "content is king" == result.structured
     assert "content is king" == result.content[0]["text"]
@@ -318,9 +309,9 @@ async def test_a_concurrent_calls_secret_never_changes_another_reply() -> None:
     async with McpTestClient(SERVER) as client, trio.open_nursery() as nursery:
         nursery.start_soon(holding, client)
         await trio.testing.wait_all_tasks_blocked()  # "hold" has the secret now
-        seen["plain"] = (
-            await client.call_tool("plain", {"text": "content is king"})
+        seen["echo"] = (
+            await client.call_tool("echo", {"text": "content is king"})
         ).structured
 
-    assert "content is king" == seen["plain"]
+    assert "content is king" == seen["echo"]
     assert "held **********" == seen["hold"]
