@@ -21,8 +21,10 @@ their checks are in ``bench/counted_loads.py``):
 - stdio: the real stdio loop of a server subprocess over pipes (only the server runs
   under valgrind), fed by this script with 16 requests in flight as
   ``bench/load.py`` does: a reply lets the next request in. ``examples/bench_server.py``
-  against the Trio floor (``bench/peers/ceiling.py stdio-tasks``: a task, a cancel
-  scope and a limiter slot per request), ``echo`` and ``search``. A ``prelude`` (an
+  (by ``bench/peers/trio_mcp_stdio.py``: the blocked-loop watch off, a cost per second
+  that valgrind's slowness would count per call) against the Trio floor
+  (``bench/peers/ceiling.py stdio-tasks``: a task, a cancel scope and a limiter slot
+  per request), ``echo`` and ``search``. A ``prelude`` (an
   ``initialize``, say) and a ``request`` builder are a row's to choose.
 - HTTP: an ASGI app driven in process by a Hypercorn-like fake server (this script
   under valgrind, ``--child``): 16 keep-alive connections, each one request at a
@@ -214,7 +216,7 @@ class AsgiRow:
 
 # -- the apps and servers --------------------------------------------------------------
 
-BENCH_SERVER = [PY, "examples/bench_server.py"]
+TRIO_MCP_STDIO = [PY, "bench/peers/trio_mcp_stdio.py"]
 TRIO_FLOOR = [PY, "bench/peers/ceiling.py", "stdio-tasks"]
 
 
@@ -238,10 +240,10 @@ Row = StdioRow | AsgiRow
 
 #: Every row, in the order printed; ``base`` names the row a row is compared with.
 ROWS: list[Row] = [
-    StdioRow("trio_mcp stdio echo", BENCH_SERVER, "echo", "Trio floor stdio echo"),
+    StdioRow("trio_mcp stdio echo", TRIO_MCP_STDIO, "echo", "Trio floor stdio echo"),
     StdioRow("Trio floor stdio echo", TRIO_FLOOR, "echo"),
     StdioRow(
-        "trio_mcp stdio search", BENCH_SERVER, "search", "Trio floor stdio search"
+        "trio_mcp stdio search", TRIO_MCP_STDIO, "search", "Trio floor stdio search"
     ),
     StdioRow("Trio floor stdio search", TRIO_FLOOR, "search"),
     AsgiRow("trio_mcp HTTP echo", trio_mcp_app, "echo", "bare app HTTP echo"),
@@ -403,7 +405,9 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--calls", type=int, help="the larger run's calls (800)")
     parser.add_argument("--base", type=int, help="the smaller run's calls (160)")
     parser.add_argument("--repeat", type=int, default=1, help="rounds (median shown)")
-    parser.add_argument("--only", help="rows whose name contains this text")
+    parser.add_argument(
+        "--only", help="rows whose name contains this text (or any, comma-separated)"
+    )
     parser.add_argument(
         "--tool", choices=["cachegrind", "callgrind"], default="cachegrind"
     )
@@ -428,7 +432,8 @@ def main(argv: Sequence[str]) -> None:
         raise SystemExit(
             "instructions: valgrind is not installed (apt install valgrind)"
         )
-    rows = [row for row in ROWS if not args.only or args.only in row.name]
+    wanted = args.only.split(",") if args.only else [""]
+    rows = [row for row in ROWS if any(text in row.name for text in wanted)]
     compile_sources()
     figures = measure(rows, args.calls, args.base, args.repeat, Valgrind(args.tool))
     print("\n".join([*header(argv, args), *table(figures), "", *budget(figures)]))

@@ -34,7 +34,7 @@ def test_stdio_row_load_is_answered_right(row: Any) -> None:
 def test_stdio_row_fails_on_a_wrong_answer() -> None:
     asks_add = bench.StdioRow(
         "add answered as echo",
-        bench.BENCH_SERVER,
+        bench.TRIO_MCP_STDIO,
         "echo",
         request=lambda tool, ident: loads.call_request("add", ident),
     )
@@ -74,7 +74,7 @@ def test_stdio_row_fails_when_a_request_is_never_answered() -> None:
 def test_stdio_row_prelude_must_succeed() -> None:
     unknown = b'{"jsonrpc":"2.0","id":1,"method":"no/such/method","params":{}}'
     refused = bench.StdioRow(
-        "refused prelude", bench.BENCH_SERVER, "echo", prelude=[unknown]
+        "refused prelude", bench.TRIO_MCP_STDIO, "echo", prelude=[unknown]
     )
     with pytest.raises(loads.LoadFailed, match="prelude was refused"):
         refused.serve(1)
