@@ -77,8 +77,13 @@ class Limits:
         max_waiting: Most calls waiting for a handler slot; a call beyond that is
             answered at once with -32000 ("server busy"; over HTTP with 503 and
             ``Retry-After``).
-        max_listens: Most open ``subscriptions/listen`` streams per connection;
-            one more is answered at once with -32000.
+        max_listens: Most open ``subscriptions/listen`` streams per connection
+            (stdio, WebSocket), or per principal (per client address when
+            anonymous) over HTTP; one more is answered at once with -32000 (over
+            HTTP with 503 and ``Retry-After``).
+        max_listens_total: Most open HTTP listen streams of one app (one per
+            ``serve_http`` process or worker), whoever opened them; one more is
+            answered like one past ``max_listens``.
         grace_period: Seconds that requests still running when the input ends
             get to finish before they are cancelled.
         keepalive_interval: Seconds of quiet after which an HTTP listen stream
@@ -103,6 +108,7 @@ class Limits:
     )
     max_waiting: int = attrs.field(default=64, validator=_at_least_zero)
     max_listens: int = attrs.field(default=256, validator=_at_least_one)
+    max_listens_total: int = attrs.field(default=1024, validator=_at_least_one)
     grace_period: float = attrs.field(default=5.0, converter=_grace_period)
     keepalive_interval: float = attrs.field(
         default=15.0, converter=_keepalive_interval, validator=_positive

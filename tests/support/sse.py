@@ -143,10 +143,12 @@ async def listening(
     *,
     meta: dict[str, Any] = META,
     wait: float = WAIT,
+    headers: dict[str, str] | None = None,
     **notifications: Any,
 ) -> AsyncIterator[SseStream]:
-    """POST ``subscriptions/listen`` to the endpoint ``url`` over a raw socket; yield
-    the stream once its headers (200, ``text/event-stream``) arrived."""
+    """POST ``subscriptions/listen`` to the endpoint ``url`` over a raw socket (with
+    ``headers`` added); yield the stream once its headers (200,
+    ``text/event-stream``) arrived."""
     parts = urlsplit(url)
     assert parts.port is not None
     payload = json.dumps(
@@ -164,6 +166,7 @@ async def listening(
         "accept": "application/json, text/event-stream",
         "mcp-protocol-version": VERSION,
         "mcp-method": LISTEN,
+        **(headers or {}),
     }
     head = f"POST {parts.path} HTTP/1.1\r\n" + "".join(
         f"{k}: {v}\r\n" for k, v in fields.items()

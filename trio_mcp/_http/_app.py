@@ -29,7 +29,8 @@ Invariants:
   with 503 and ``Retry-After`` (``_gate``).
 - A ``subscriptions/listen`` request takes no slot: its response is a long SSE stream
   (acknowledgement first) with a ``:`` comment every ``keepalive_interval`` seconds
-  of quiet. Closing the stream ends it; ``close()`` (or ASGI lifespan shutdown) ends
+  of quiet. At most ``max_listens`` are open per caller and ``max_listens_total``
+  in all; one more is answered at once with 503 and ``Retry-After`` (``_listens``). Closing the stream ends it; ``close()`` (or ASGI lifespan shutdown) ends
   every open one with the listen's result.
 
 No web framework is imported: this works under Hypercorn's Trio worker and mounted
@@ -46,21 +47,26 @@ from typing import Final, Unpack
 
 import trio
 
+from .. import _metrics
 from .._authority import Grants
 from .._changes import LISTEN_METHOD
 from .._context import Exchange
 from .._dispatch import Caller, Dispatcher, Reply
+from .._dispatch._runner import BUSY_RETRY_AFTER
+from .._json import encode_message
 from .._loopback import arrived_on_loopback
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Request
 from .._transports._blocked import watch_blocking
 from .._transports._interrupt import interrupts_unwrapped
+from .._transports._stream import busy_fault
 from ._access import Access
 from ._body import read_message
 from ._disconnect import cancel_on_disconnect, watch
-from ._forwarded import ClientAddresses
+from ._forwarded import ClientAddresses, caller_key
 from ._gate import Gate
 from ._health import enable_metrics, send_health, send_metrics
+from ._listens import ListenBounds
 from ._media import media_refusal
 from ._oauth import Admission, Protection
 from ._options import HttpOptions, PrincipalResolver, http_limits
@@ -70,7 +76,9 @@ from ._response import (
     Scope,
     Send,
     request_headers,
+    retry_after_header,
     send_fault,
+    send_json,
     send_plain,
 )
 
@@ -125,6 +133,8 @@ class McpAsgiApp:
         """Whose forwarding header names the client, and which header."""
         self.gate = Gate(self.limits, dispatcher, rate_limit)
         """The call slots and waiting places (``max_concurrent``, ``max_waiting``)."""
+        self.listens = ListenBounds(self.limits)
+        """The open listen streams, per caller and in all."""
         self.edge = dispatcher.edge([self.gate.admit, *self.protection.steps])
         """How calls come in: the gate's step, and the token's step-up with ``auth``."""
         metrics_path = options.get("metrics_path")
@@ -277,7 +287,26 @@ class McpAsgiApp:
         )
         if admission is not None:
             caller = self.protection.caller(admission, caller, scope, headers)
-        await self._dispatch(message, caller, receive, send)
+        if message.method == LISTEN_METHOD:
+            await self._listen(message, caller, receive, send)
+        else:
+            await self._dispatch(message, caller, receive, send)
+
+    async def _listen(
+        self, request: Request, caller: Caller, receive: Receive, send: Send
+    ) -> None:
+        """A listen stream, counted while it is open; one past the bounds is
+        answered at once with 503 (``_listens``)."""
+        key = caller_key(caller.principal, caller.peer)
+        refusal = self.listens.refusal(key)
+        if refusal is not None:
+            _metrics.count("busy", LISTEN_METHOD)
+            fault = busy_fault(request, refusal)
+            body = encode_message(fault.to_message())
+            await send_json(send, 503, body, [retry_after_header(BUSY_RETRY_AFTER)])
+            return
+        with self.listens.held(key):
+            await self._dispatch(request, caller, receive, send)
 
     async def _principal(
         self, scope: Scope, admission: Admission | None
