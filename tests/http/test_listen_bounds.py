@@ -19,7 +19,7 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 from support import serving
-from support.echo import echo
+from support.tools import echo
 from support.mcp_http import checked, headers_for, post, request_body
 from support.sse import SseStream, listening
 
