@@ -19,9 +19,9 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 from support import serving
-from support.tools import echo
 from support.mcp_http import checked, headers_for, post, request_body
 from support.sse import SseStream, listening
+from support.tools import echo
 
 from trio_mcp import Limits, Server
 from trio_mcp._http._listens import ListenBounds
