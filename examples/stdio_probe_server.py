@@ -24,7 +24,7 @@ import time
 
 import trio
 
-from trio_mcp import Server, ToolContext, ToolError, tool
+from trio_mcp import Limits, Server, ToolContext, ToolError, tool
 
 _running = 0
 _max_running = 0
@@ -196,10 +196,12 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--grace", type=float, default=5.0)
     args = parser.parse_args(argv)
     await server.serve_stdio(
-        max_concurrent=args.max_concurrent,
-        max_message_bytes=args.max_message_bytes,
-        max_depth=args.max_depth,
-        grace_period=args.grace,
+        limits=Limits(
+            max_concurrent=args.max_concurrent,
+            max_message_bytes=args.max_message_bytes,
+            max_depth=args.max_depth,
+            grace_period=args.grace,
+        )
     )
     probe("served")
 

@@ -45,6 +45,7 @@ LAYERS = {
     "_http": 7,
     "_legacy": 7,  # the handshake-era edge in front of a transport's message loop
     "_server": 8,
+    "_server_options": 8,  # Server(...)'s keywords beyond those it names
     "testing": 9,
     "_cli": 9,
     "auth": 9,  # the OAuth resource server (extra auth): never imported by trio_mcp

@@ -41,6 +41,7 @@ from ._declare import ResourceSpec as ResourceSpec
 from ._declare import Root as Root
 from ._declare import Sample as Sample
 from ._declare import SampleResult as SampleResult
+from ._declare import ServerInfo as ServerInfo
 from ._declare import TextContent as TextContent
 from ._declare import TextResourceContents as TextResourceContents
 from ._declare import Tool as Tool
@@ -80,6 +81,7 @@ from ._schema import Field as Field
 from ._schema import described as described
 from ._schema import json_schema as json_schema
 from ._server import Server as Server
+from ._server_options import ServerOptions as ServerOptions
 from ._skills import Skill as Skill
 from ._store import MemoryStore as MemoryStore
 from ._store import RedisStore as RedisStore
@@ -143,6 +145,8 @@ __all__ = [
     "SampleResult",
     "Secret",
     "Server",
+    "ServerInfo",
+    "ServerOptions",
     "Skill",
     "TextContent",
     "TextResourceContents",

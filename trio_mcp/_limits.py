@@ -1,9 +1,10 @@
 """``Limits``: every bound a transport enforces, as one frozen value.
 
 Built once and threaded whole through ``serve_stdio``, ``serve_websocket``,
-``mount`` and ``serve_http``; the separate keyword arguments of those methods
-still work and override the value's fields. Each default is documented in
-docs/limits.md.
+``mount``, ``serve_http``, ``serve_messages`` and ``McpTestClient``; the transports
+read nothing else. ``serve_stdio``'s ``max_message_bytes``, ``max_depth`` and
+``max_concurrent`` are spellings of its fields (``with_overrides``). Each default is
+documented in docs/limits.md.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ class Limits:
     def with_overrides(self, **overrides: object) -> Limits:
         """Return a copy with every override that is not None applied.
 
-        For the serve methods' separate keyword arguments, which default to None.
+        For ``serve_stdio``'s spellings of three fields, which default to None.
         """
         given = {k: v for k, v in overrides.items() if v is not None}
         return attrs.evolve(self, **given) if given else self  # type: ignore[arg-type]

@@ -22,20 +22,22 @@ from collections.abc import (
 from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
+import attrs
 import trio
 
 from ._authority import Grants, ReceiptSink
 from ._changes import Broadcast, Change
 from ._checks import as_tuple, invalid
-from ._declare import Icon, Prompt, Resource, Tool, View, implementation_extras
+from ._declare import Prompt, Resource, Tool, View
 from ._dispatch import Catalog, Dispatcher, Middleware
 from ._errors import AlreadyRunning, InvalidArgument, McpError
 from ._http._options import HttpOptions
 from ._json import JsonValue
 from ._limits import Limits
 from ._protocol._state import StateSealer
+from ._server_options import ServerOptions, settle
 from ._skills import Skill, SkillSet
-from ._store import RedisStore, Store
+from ._store import Store
 from ._tasks import task_runner
 from ._transports._blocked import watch_blocking
 from ._transports._entry import (
@@ -134,16 +136,6 @@ class Server:
             all verify, for rotation). Without one, ``TRIO_MCP_STATE_KEY`` is used
             (keys separated by commas), else a random key per process; with several
             processes or replicas, configure one shared key.
-        dynamic: Let ``replace()`` change the catalog while serving; the server then
-            advertises ``listChanged: true`` for tools, resources and prompts (each
-            served even while empty) and announces changes on listen streams. A
-            fixed catalog (the default) advertises ``listChanged: false``.
-        broadcast: Where resource updates and catalog changes are published: the
-            default ``Broadcast()`` reaches this process's listen streams;
-            ``RedisBroadcast(url)`` reaches those of every worker and replica.
-        title: A display name for people, sent in ``serverInfo``.
-        website_url: The server's home page, sent in ``serverInfo`` (``websiteUrl``).
-        icons: ``Icon`` values a client may show for the server, sent in ``serverInfo``.
         store: Where state shared beyond one request lives: the rate-limit buckets
             of ``rate_limit=`` and the task records. The default ``MemoryStore()``
             keeps them per process; ``RedisStore(url)`` shares them (and, unless
@@ -161,6 +153,11 @@ class Server:
             2026-07-28 ones (docs/guides/hosts.md). Off by default: ``initialize``
             is then answered with the error naming the supported version. Also
             settable as the ``legacy`` attribute before serving.
+        **options: The ``ServerOptions``: ``info=ServerInfo(title=...,
+            website_url=..., icons=...)`` (``title=``, ``website_url=`` and
+            ``icons=`` are spellings of it), ``broadcast=`` (by default the
+            store's) and ``dynamic=True`` (``replace()`` may change the catalog
+            while serving), described once there.
 
     Raises:
         McpError.InvalidArgument: if a state key is shorter than 32 bytes, ``name``,
@@ -182,22 +179,19 @@ class Server:
         instructions: str | None = None,
         receipts: ReceiptSink | None = None,
         state_key: bytes | str | Sequence[bytes | str] | None = None,
-        dynamic: bool = False,
-        broadcast: Broadcast | None = None,
-        title: str | None = None,
-        website_url: str | None = None,
-        icons: Iterable[Icon] = (),
         store: Store | None = None,
         skills: Sequence[Skill] = (),
         middleware: Iterable[Middleware] = (),
         legacy: bool = False,
+        **options: Unpack[ServerOptions],
     ) -> None:
         _check_strings(name, version, instructions)
         steps = _check_middleware(middleware)
-        if broadcast is None and isinstance(store, RedisStore):
-            broadcast = store.broadcast()
+        settled = settle(options, store)
         self.name = name
-        self.dynamic = dynamic
+        self.dynamic = settled.dynamic
+        self.info = settled.info
+        """What ``serverInfo`` says besides the name and version (``info=``)."""
         self.version = version
         self._skills = SkillSet(skills)
         self._catalog = Catalog(tools, [*resources, *self._skills.resources], prompts)
@@ -209,16 +203,14 @@ class Server:
             instructions=instructions,
             receipts=receipts,
             sealer=StateSealer.from_config(state_key),
-            dynamic=dynamic,
-            broadcast=broadcast,
+            dynamic=settled.dynamic,
+            broadcast=settled.broadcast,
             store=store,
             skills=self._skills or None,
             tasks=task_runner,
             middleware=steps,
         )
-        self._dispatcher.server_info.update(
-            implementation_extras(title, website_url, icons)
-        )
+        self._dispatcher.server_info.update(settled.info.to_wire())
         self._apps: weakref.WeakSet[McpAsgiApp] = weakref.WeakSet()
         self.legacy = legacy
         """Whether handshake-era clients are served too (``legacy=``)."""
@@ -354,8 +346,6 @@ class Server:
         allow: Grants = (),
         principal: object | None = None,
         limits: Limits | None = None,
-        max_depth: int | None = None,
-        max_concurrent: int | None = None,
     ) -> None:
         """Serve whole JSON-RPC messages from a channel; for custom transports and tests.
 
@@ -365,10 +355,7 @@ class Server:
                 lone surrogates arrive escaped).
             allow: Capabilities granted to the caller, or a function of the principal.
             principal: Who is calling, if the transport knows.
-            limits: Every bound at once (``Limits``); the keywords below override
-                its fields.
-            max_depth: Deepest nesting of arrays and objects accepted.
-            max_concurrent: Most calls running at once; more wait (see ``Limits``).
+            limits: Every bound at once (``Limits``).
         """
 
         async def send_text(data: bytes) -> None:
@@ -379,9 +366,7 @@ class Server:
             incoming,
             one_by_one(send_text),
             caller=stream_caller(allow, principal),
-            limits=(limits or Limits()).with_overrides(
-                max_depth=max_depth, max_concurrent=max_concurrent
-            ),
+            limits=limits or Limits(),
             edge=self._edge(),
         )
 
@@ -394,7 +379,6 @@ class Server:
         max_depth: int | None = None,
         max_concurrent: int | None = None,
         allow: Grants = (),
-        grace_period: float | None = None,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve the catalog over stdin and stdout until stdin reaches end of file.
@@ -408,8 +392,9 @@ class Server:
         ``TRIO_MCP_STDIO_THREADS=1``) by blocking calls in worker threads.
 
         Args:
-            limits: Every bound at once (``Limits``); the keywords below override
-                its fields.
+            limits: Every bound at once (``Limits``). The three keywords below are
+                spellings of its fields, for the ones set most often; given, they
+                override it.
             max_message_bytes: Longest line accepted; a longer one is skipped
                 without being buffered and answered with -32600.
             max_depth: Deepest nesting of arrays and objects; deeper is -32700.
@@ -417,8 +402,6 @@ class Server:
                 ``limits.max_waiting`` more wait, beyond that -32000 at once.
             allow: Capabilities granted to the caller, or a function of the
                 principal (which is None on stdio).
-            grace_period: Seconds that requests still running at end of file get
-                to finish before they are cancelled.
             task_status: For ``nursery.start``: started once fds are diverted.
 
         Raises:
@@ -434,7 +417,6 @@ class Server:
                 max_message_bytes=max_message_bytes,
                 max_depth=max_depth,
                 max_concurrent=max_concurrent,
-                grace_period=grace_period,
             ),
             allow=allow,
             edge=self._edge(),
@@ -449,9 +431,6 @@ class Server:
         *,
         path: str = "/mcp",
         limits: Limits | None = None,
-        max_message_bytes: int | None = None,
-        max_depth: int | None = None,
-        max_concurrent: int | None = None,
         allow: Grants = (),
         allowed_origins: Iterable[str] = (),
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
@@ -470,13 +449,10 @@ class Server:
             host: Interface to bind; loopback by default.
             port: TCP port; 0 picks a free one.
             path: The endpoint; other paths are refused with 404.
-            limits: Every bound at once (``Limits``); the keywords below override
-                its fields.
-            max_message_bytes: Largest message accepted; a larger one is answered
-                with -32600 (one past twice the limit closes the connection with
-                1009, because trio-websocket buffers a frame before handing it over).
-            max_depth: Deepest nesting of arrays and objects; deeper is -32700.
-            max_concurrent: Most handlers running at once per connection.
+            limits: Every bound (``Limits``), per connection as on stdio. A message
+                over ``max_message_bytes`` is answered with -32600 (one past twice
+                the limit closes the connection with 1009, because trio-websocket
+                buffers a frame before handing it over).
             allow: Capabilities granted to callers, or a function of the principal.
             allowed_origins: ``Origin`` values accepted besides loopback pages
                 (``"https://app.example"``; ``"*"`` accepts any). Other browser
@@ -495,11 +471,7 @@ class Server:
         endpoint = WebSocketEndpoint(
             self._dispatcher,
             path,
-            (limits or Limits()).with_overrides(
-                max_message_bytes=max_message_bytes,
-                max_depth=max_depth,
-                max_concurrent=max_concurrent,
-            ),
+            limits or Limits(),
             allow,
             allowed_origins,
         )
@@ -516,9 +488,10 @@ class Server:
         Args:
             path: The MCP endpoint; it accepts POST only (GET and DELETE get 405).
             **options: The ``HttpOptions`` (``allow``, ``require_auth``,
-                ``allowed_hosts``, ``allowed_origins``, ``principal``, ``limits``
-                and its separate keywords, ``resource_metadata``, ``cors_origins``,
-                ``auth``), described once there and shared with ``serve_http``.
+                ``allowed_hosts``, ``allowed_origins``, ``principal``, ``limits``,
+                ``resource_metadata``, ``cors_origins``, ``rate_limit``,
+                ``metrics_path``, ``auth``), described once there and shared with
+                ``serve_http``.
         """
         app = self._http_app(path, options, check_host=True)
         self._apps.add(app)
@@ -680,6 +653,13 @@ def _in_trio() -> bool:
 def _app_options(path: str, options: HttpOptions, check_host: bool) -> dict[str, Any]:
     """The keyword arguments of ``McpAsgiApp`` for ``mount``/``serve_http`` options."""
     unknown = set(options) - set(HttpOptions.__annotations__)
+    fields = sorted(unknown & set(attrs.fields_dict(Limits)))
+    if fields:
+        spelled = ", ".join(f"{name}=..." for name in fields)
+        raise InvalidArgument(
+            f"{', '.join(fields)} of mount/serve_http are fields of Limits: give "
+            f"limits=Limits({spelled})"
+        )
     if unknown:
         raise InvalidArgument(
             f"unexpected HTTP option(s): {', '.join(sorted(unknown))}; "

@@ -12,7 +12,17 @@ import sys
 import trio
 from support.tools import echo
 
-from trio_mcp import Prompt, Resource, Server, Tool, ToolContext, prompt, resource, tool
+from trio_mcp import (
+    Limits,
+    Prompt,
+    Resource,
+    Server,
+    Tool,
+    ToolContext,
+    prompt,
+    resource,
+    tool,
+)
 
 
 @tool
@@ -135,4 +145,4 @@ def make_server() -> Server:
 
 if __name__ == "__main__":
     grace = float(sys.argv[1]) if len(sys.argv) > 1 else 5.0
-    trio.run(lambda: make_server().serve_stdio(grace_period=grace))
+    trio.run(lambda: make_server().serve_stdio(limits=Limits(grace_period=grace)))

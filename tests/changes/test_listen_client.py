@@ -17,7 +17,7 @@ from listen_server import RESOURCES, URIS, extra, make_server
 from support import wire
 from support.tools import echo
 
-from trio_mcp import DuplicateName, McpError, Server, resource, tool
+from trio_mcp import DuplicateName, Limits, McpError, Server, resource, tool
 from trio_mcp.testing import McpTestClient, ProtocolError, check_message
 
 SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
@@ -308,7 +308,7 @@ async def test_a_lagging_listener_gets_each_updated_uri_again_with_bounded_memor
 async def test_listens_take_no_concurrency_slot_and_survive_tool_traffic() -> None:
     """Our choice: a long-lived listen holds no max_concurrent slot."""
     async with (
-        McpTestClient(make_server(), max_concurrent=1) as client,
+        McpTestClient(make_server(), limits=Limits(max_concurrent=1)) as client,
         client.listen(tools_list_changed=True) as first,
         client.listen(tools_list_changed=True) as second,
     ):

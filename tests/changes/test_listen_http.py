@@ -17,7 +17,7 @@ from support import serving
 from support.mcp_http import rpc
 from support.sse import listening
 
-from trio_mcp import Server
+from trio_mcp import Limits, Server
 
 WAIT = 10.0
 SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
@@ -41,7 +41,7 @@ async def test_a_listen_streams_the_ack_changes_and_keepalives_as_sse() -> None:
     made by another request, ``:`` comments while quiet."""
     server = make_server()
     async with (
-        serving(server, keepalive_interval=0.05) as url,
+        serving(server, limits=Limits(keepalive_interval=0.05)) as url,
         httpx.AsyncClient() as client,
         listening(
             f"{url}/mcp", "h1", toolsListChanged=True, promptsListChanged=True
@@ -66,7 +66,9 @@ async def test_listens_take_no_slot_and_updates_reach_only_their_subscribers() -
     only to streams subscribed to the URI."""
     server = make_server()
     async with (
-        serving(server, keepalive_interval=0.05, max_concurrent=1) as url,
+        serving(
+            server, limits=Limits(keepalive_interval=0.05, max_concurrent=1)
+        ) as url,
         httpx.AsyncClient() as client,
         listening(f"{url}/mcp", 1, resourceSubscriptions=["test://watched"]) as a,
         listening(f"{url}/mcp", 2, resourceSubscriptions=["test://other"]) as b,
@@ -86,7 +88,7 @@ async def test_closing_the_stream_ends_the_subscription() -> None:
     """Spec §8: on HTTP the client ends a subscription by closing the stream."""
     server = make_server()
     async with (
-        serving(server, keepalive_interval=0.05) as url,
+        serving(server, limits=Limits(keepalive_interval=0.05)) as url,
         httpx.AsyncClient() as client,
     ):
         async with listening(f"{url}/mcp", "gone", toolsListChanged=True) as s:

@@ -20,7 +20,7 @@ import attrs
 import trio
 from support.tools import echo
 
-from trio_mcp import Server, prompt, resource, tool
+from trio_mcp import Limits, Server, prompt, resource, tool
 
 #: Small, so oversized messages cost little to send: the limit's code path is
 #: the same at 8 KiB as at the 4 MiB default.
@@ -105,7 +105,7 @@ async def main(transport: str, max_message_bytes: int) -> None:
                 serve,
                 host="127.0.0.1",
                 port=0,
-                max_message_bytes=max_message_bytes,
+                limits=Limits(max_message_bytes=max_message_bytes),
             )
         )
         sys.stderr.write(f"fuzz-server: port {port}\n")

@@ -25,6 +25,7 @@ from support.tools import echo
 
 from trio_mcp import (
     Capability,
+    Limits,
     McpError,
     Receipt,
     Server,
@@ -175,7 +176,7 @@ async def test_batch_is_400_with_32600() -> None:
 async def oversized_call() -> httpx.Response:
     """A 2000-character echo to a server that reads at most 1000 bytes."""
     async with (
-        serving(make_server(), max_message_bytes=1000) as url,
+        serving(make_server(), limits=Limits(max_message_bytes=1000)) as url,
         httpx.AsyncClient() as client,
     ):
         return await post(
@@ -214,7 +215,7 @@ async def test_oversized_chunked_body_is_answered_before_it_ends() -> None:
 
     The client sends 5 KiB of a chunked body and never ends it; the 413 arrives anyway.
     """
-    async with serving(make_server(), max_message_bytes=4096) as url:
+    async with serving(make_server(), limits=Limits(max_message_bytes=4096)) as url:
         port = port_of(url)
         head = "".join(f"{k}: {v}\r\n" for k, v in headers_for("tools/list").items())
         chunk = b"400\r\n" + b" " * 1024 + b"\r\n"
@@ -618,7 +619,7 @@ async def test_many_concurrent_event_streams_each_get_their_reply() -> None:
         results[i] = sse_messages(response.content, "tools/call")
 
     async with (
-        serving(make_server(), max_concurrent=4) as url,
+        serving(make_server(), limits=Limits(max_concurrent=4)) as url,
         httpx.AsyncClient() as client,
         trio.open_nursery() as nursery,
     ):
@@ -653,7 +654,7 @@ async def test_requests_beyond_max_concurrent_wait_instead_of_failing() -> None:
         return limiter is not None and limiter.statistics().tasks_waiting >= 1
 
     server = Server("limits", "1", tools=[slow, fast])
-    app = server.mount(max_concurrent=1)
+    app = server.mount(limits=Limits(max_concurrent=1))
     responses: dict[str, httpx.Response] = {}
 
     async def call(client: httpx.AsyncClient, url: str, name: str) -> None:

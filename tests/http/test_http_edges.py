@@ -21,7 +21,7 @@ from support import META, serving
 from support.asgi import http_scope
 from support.mcp_http import checked, headers_for, post
 
-from trio_mcp import Server, tool
+from trio_mcp import Limits, Server, tool
 
 ran: list[str] = []
 
@@ -276,7 +276,7 @@ async def test_a_declared_length_over_the_limit_is_refused_before_reading() -> N
     call._end = True  # the client then waits: only an early refusal answers it
 
     with trio.fail_after(10):
-        await make_server().mount(max_message_bytes=1000)(
+        await make_server().mount(limits=Limits(max_message_bytes=1000))(
             call.scope, call.receive, call.send
         )
 

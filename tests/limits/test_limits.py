@@ -23,7 +23,7 @@ from support import META, VERSION, serving, serving_websocket, wire
 from support.stdio_probe import spawn
 from support.ws_peer import connected
 
-from trio_mcp import Server, tool
+from trio_mcp import Limits, Server, tool
 from trio_mcp.testing import McpTestClient, check_message
 
 WAIT = 30.0
@@ -116,7 +116,7 @@ def of_size(size: int, request_id: int = 1) -> str:
 async def exchanging(transport: Transport, **limits: Any) -> AsyncIterator[Exchange]:
     """Serve ``make_server()`` (the probe server on stdio) with ``limits``."""
     if transport == "client":
-        async with McpTestClient(make_server(), **limits) as client:
+        async with McpTestClient(make_server(), limits=Limits(**limits)) as client:
 
             async def over_client(text: str) -> tuple[dict[str, Any], int | None]:
                 replies = await client.send_raw(text)
@@ -137,7 +137,7 @@ async def exchanging(transport: Transport, **limits: Any) -> AsyncIterator[Excha
             yield over_stdio
     elif transport == "http":
         async with (
-            serving(make_server(), **limits) as url,
+            serving(make_server(), limits=Limits(**limits)) as url,
             httpx.AsyncClient(timeout=WAIT) as http,
         ):
 
@@ -159,7 +159,7 @@ async def exchanging(transport: Transport, **limits: Any) -> AsyncIterator[Excha
             yield over_http
     else:
         async with (
-            serving_websocket(make_server(), **limits) as port,
+            serving_websocket(make_server(), limits=Limits(**limits)) as port,
             connected(port) as ws_peer,
         ):
 
@@ -290,7 +290,9 @@ def _most_of(replies: list[dict[str, Any]]) -> int:
 @pytest.mark.parametrize("limit", [1, 3])
 async def test_the_test_clients_max_concurrent_is_honoured(limit: int) -> None:
     """Four naps at once: exactly ``limit`` run together, the others wait."""
-    async with McpTestClient(make_server(), max_concurrent=limit) as client:
+    async with McpTestClient(
+        make_server(), limits=Limits(max_concurrent=limit)
+    ) as client:
         results: list[int] = []
 
         async def one() -> None:
@@ -319,7 +321,7 @@ async def test_stdios_max_concurrent_is_honoured(limit: int) -> None:
 async def test_https_max_concurrent_is_honoured(limit: int) -> None:
     replies: list[dict[str, Any]] = []
     async with (
-        serving(make_server(), max_concurrent=limit) as url,
+        serving(make_server(), limits=Limits(max_concurrent=limit)) as url,
         httpx.AsyncClient(timeout=WAIT) as http,
     ):
 
@@ -355,7 +357,7 @@ async def test_https_max_concurrent_is_honoured(limit: int) -> None:
 @pytest.mark.parametrize("limit", [1, 3])
 async def test_websockets_max_concurrent_is_honoured(limit: int) -> None:
     async with (
-        serving_websocket(make_server(), max_concurrent=limit) as port,
+        serving_websocket(make_server(), limits=Limits(max_concurrent=limit)) as port,
         connected(port) as peer,
     ):
         for n in range(1, 5):

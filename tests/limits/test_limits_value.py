@@ -24,7 +24,7 @@ from support.wayout_peer import META, ROOT
 from support.wayout_server import make_server
 from trio_websocket import open_websocket_url
 
-from trio_mcp import Limits
+from trio_mcp import InvalidArgument, Limits
 from trio_mcp.testing import McpTestClient, check_message
 
 WAIT = 30.0
@@ -174,28 +174,48 @@ async def post_echo(base: str, size: int) -> int:
     return response.status_code
 
 
-async def test_mount_honours_limits_and_the_keyword_overrides_it() -> None:
-    limits = Limits(max_message_bytes=500)
+async def test_mount_honours_limits() -> None:
     server = make_server()
 
-    async with serving_app(server.mount(limits=limits)) as base:
+    async with serving_app(server.mount(limits=Limits(max_message_bytes=500))) as base:
         limited = [await post_echo(base, 100), await post_echo(base, 1000)]
-    async with serving_app(server.mount(limits=limits, max_message_bytes=5000)) as base:
-        overridden = await post_echo(base, 1000)
+    async with serving_app(server.mount(limits=Limits(max_message_bytes=5000))) as base:
+        larger = await post_echo(base, 1000)
 
     assert limited == [200, 413]
-    assert overridden == 200
+    assert larger == 200
 
 
-async def test_serve_http_honours_limits_and_the_keyword_overrides_it() -> None:
-    limits = Limits(max_message_bytes=500)
-
-    async with serving(make_server(), limits=limits) as base:
+async def test_serve_http_honours_limits() -> None:
+    async with serving(make_server(), limits=Limits(max_message_bytes=500)) as base:
         limited = await post_echo(base, 1000)
-    async with serving(make_server(), limits=limits, max_message_bytes=5000) as base:
-        overridden = await post_echo(base, 1000)
 
-    assert (limited, overridden) == (413, 200)
+    assert limited == 413
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "max_message_bytes",
+        "max_depth",
+        "max_concurrent",
+        "max_waiting",
+        "keepalive_interval",
+    ],
+)
+def test_a_limit_given_beside_limits_to_mount_says_to_put_it_in_limits(
+    field: str,
+) -> None:
+    """``mount``/``serve_http`` take every bound as one ``Limits`` (issue 37): the
+    separate keywords they took are refused with the spelling that replaces them."""
+    options: Any = {field: 2}
+    with pytest.raises(InvalidArgument) as refused:
+        make_server().mount(**options)
+
+    assert (
+        f"{field} of mount/serve_http are fields of Limits: give "
+        f"limits=Limits({field}=...)"
+    ) == str(refused.value)
 
 
 # -- WebSocket ------------------------------------------------------------------------------
@@ -229,18 +249,18 @@ async def ws_code(size: int, **options: Any) -> int | None:
     return reply["error"]["code"] if "error" in reply else None
 
 
-async def test_serve_websocket_honours_limits_and_the_keyword_overrides_it() -> None:
+async def test_serve_websocket_honours_limits() -> None:
     limits = Limits(max_message_bytes=800)
 
     limited = await ws_code(1000, limits=limits)
     small = await ws_code(10, limits=limits)
-    overridden = await ws_code(1000, limits=limits, max_message_bytes=5000)
+    larger = await ws_code(1000, limits=Limits(max_message_bytes=5000))
 
-    assert (limited, small, overridden) == (INVALID_REQUEST, None, None)
+    assert (limited, small, larger) == (INVALID_REQUEST, None, None)
 
 
 # -- serve_messages (custom transports, the test client) -----------------------------------
-async def test_serve_messages_honours_limits_and_the_keyword_overrides_it() -> None:
+async def test_serve_messages_honours_limits() -> None:
     deep = {"text": "x", "nested": [[[[[["deep"]]]]]]}
     line = json.dumps(
         {
@@ -266,7 +286,7 @@ async def test_serve_messages_honours_limits_and_the_keyword_overrides_it() -> N
         return out
 
     (too_deep,) = await replies(limits=Limits(max_depth=4))
-    (read,) = await replies(limits=Limits(max_depth=4), max_depth=20)
+    (read,) = await replies(limits=Limits(max_depth=20))
 
     assert too_deep["error"]["code"] == PARSE_ERROR
     # Deep enough to be read: the tool's schema then refuses the unknown argument.

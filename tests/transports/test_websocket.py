@@ -23,7 +23,7 @@ from trio_websocket import (
     open_websocket_url,
 )
 
-from trio_mcp import Capability, McpError, Server, tool
+from trio_mcp import Capability, Limits, McpError, Server, tool
 
 
 class Probe:
@@ -107,7 +107,9 @@ async def test_each_unreadable_frame_gets_an_error_and_the_next_is_answered() ->
         ("[]", -32600),
     ]
     async with (
-        serving_websocket(make_server(Probe()), max_message_bytes=4096) as port,
+        serving_websocket(
+            make_server(Probe()), limits=Limits(max_message_bytes=4096)
+        ) as port,
         connected(port) as peer,
     ):
         for n, (frame, code) in enumerate(frames, start=1):
@@ -124,7 +126,9 @@ async def test_each_unreadable_frame_gets_an_error_and_the_next_is_answered() ->
 async def test_a_frame_far_over_the_limit_closes_the_connection_with_1009() -> None:
     """Our limit: past twice max_message_bytes trio-websocket stops buffering."""
     async with (
-        serving_websocket(make_server(Probe()), max_message_bytes=1000) as port,
+        serving_websocket(
+            make_server(Probe()), limits=Limits(max_message_bytes=1000)
+        ) as port,
         connected(port) as peer,
     ):
         await peer.ws.send_message("x" * 2001)
@@ -161,7 +165,9 @@ async def test_a_client_still_sending_after_an_oversized_frame_sees_1009_not_100
     )
     small = json.dumps({"jsonrpc": "2.0", "id": "s", "method": "tools/list"})
     async with (
-        serving_websocket(make_server(Probe()), max_message_bytes=8192) as port,
+        serving_websocket(
+            make_server(Probe()), limits=Limits(max_message_bytes=8192)
+        ) as port,
         open_websocket_url(f"ws://127.0.0.1:{port}/mcp", subprotocols=["mcp"]) as ws,
     ):
         with trio.fail_after(WAIT), pytest.raises(ConnectionClosed) as closed:
@@ -177,7 +183,7 @@ async def test_at_most_max_concurrent_calls_run_and_every_call_is_answered() -> 
     """Our contract: max_concurrent caps handlers per connection; none is rejected."""
     probe = Probe()
     async with (
-        serving_websocket(make_server(probe), max_concurrent=4) as port,
+        serving_websocket(make_server(probe), limits=Limits(max_concurrent=4)) as port,
         connected(port) as peer,
     ):
         for n in range(50):

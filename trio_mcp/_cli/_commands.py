@@ -220,14 +220,22 @@ def _serve(args: argparse.Namespace) -> int:
                 require_auth=args.require_auth,
                 metrics_path=args.metrics_path,
                 rate_limit=rate_limit,
-                max_concurrent=args.max_concurrent,
-                max_waiting=args.max_waiting,
+                limits=_limits(args),
                 **_proxies(args),
                 **options,
             )
 
     trio.run(body)
     return 0
+
+
+def _limits(args: argparse.Namespace) -> Any:
+    """The ``Limits`` of ``--max-concurrent`` and ``--max-waiting`` (defaults if absent)."""
+    from .._limits import Limits
+
+    return Limits().with_overrides(
+        max_concurrent=args.max_concurrent, max_waiting=args.max_waiting
+    )
 
 
 def _rate_limit(args: argparse.Namespace) -> Any:
@@ -299,8 +307,7 @@ def _serve_workers(args: argparse.Namespace) -> int:
         "check_host": is_loopback(args.host),
         "metrics_path": args.metrics_path,
         "rate_limit": _rate_limit(args),
-        "max_concurrent": args.max_concurrent,
-        "max_waiting": args.max_waiting,
+        "limits": _limits(args),
         **_proxies(args),
     }
     spec = WorkerSpec(

@@ -11,7 +11,7 @@ from ._content import PromptMessage as PromptMessage
 from ._content import ResourceLink as ResourceLink
 from ._content import TextContent as TextContent
 from ._content import TextResourceContents as TextResourceContents
-from ._implementation import implementation_extras as implementation_extras
+from ._implementation import ServerInfo as ServerInfo
 from ._inputs import Elicit as Elicit
 from ._inputs import ElicitResult as ElicitResult
 from ._inputs import ElicitUrl as ElicitUrl

@@ -40,15 +40,12 @@ class HttpOptions(TypedDict, total=False):
         principal: A function of the ASGI scope (sync or async) returning the
             authenticated principal, or None; by default ``scope["user"]`` (when
             authenticated), else ``scope["auth"]``.
-        limits: Every bound at once (``Limits``); the keywords below override it.
-        max_message_bytes: Largest request body; a larger one gets 413.
-        max_depth: Deepest nesting of arrays and objects accepted.
-        max_concurrent: Most calls running at once across all requests; more wait
-            for a slot (discovery, lists and listen streams take none).
-        max_waiting: Most calls waiting for a slot across all requests; one more
-            is answered at once with 503, ``Retry-After`` and -32000.
-        keepalive_interval: Seconds of quiet after which a listen stream gets a
-            ``:`` comment, so proxies keep it open.
+        limits: Every bound (``Limits``): over HTTP ``max_message_bytes`` is the
+            largest request body (413 beyond), ``max_concurrent`` and
+            ``max_waiting`` count calls across all requests (one more is answered
+            at once with 503, ``Retry-After`` and -32000), ``keepalive_interval``
+            paces listen streams' ``:`` comments, ``idle_timeout`` and
+            ``body_timeout`` bound slow clients (docs/limits.md).
         resource_metadata: RFC 9728 metadata for a host that checks OAuth bearer
             tokens: served at ``/.well-known/oauth-protected-resource`` followed by
             the path, and named by the ``WWW-Authenticate`` of a 401.
@@ -77,11 +74,6 @@ class HttpOptions(TypedDict, total=False):
     allowed_origins: Iterable[str] | None
     principal: PrincipalResolver | None
     limits: Limits | None
-    max_message_bytes: int | None
-    max_depth: int | None
-    max_concurrent: int | None
-    max_waiting: int | None
-    keepalive_interval: float | None
     resource_metadata: ProtectedResource | None
     cors_origins: Iterable[str] | None
     rate_limit: RateLimit | None
@@ -92,11 +84,5 @@ class HttpOptions(TypedDict, total=False):
 
 
 def http_limits(options: HttpOptions) -> Limits:
-    """The ``Limits`` the options describe: ``limits`` with the separate keywords applied."""
-    return (options.get("limits") or Limits()).with_overrides(
-        max_message_bytes=options.get("max_message_bytes"),
-        max_depth=options.get("max_depth"),
-        max_concurrent=options.get("max_concurrent"),
-        max_waiting=options.get("max_waiting"),
-        keepalive_interval=options.get("keepalive_interval"),
-    )
+    """The ``Limits`` the options give (the defaults without ``limits``)."""
+    return options.get("limits") or Limits()

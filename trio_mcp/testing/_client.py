@@ -20,6 +20,7 @@ import trio
 
 from .._authority import Grants
 from .._json import JsonObject, JsonValue
+from .._limits import Limits
 from .._server import Server
 from ._results import PromptResult, ResourceResult
 from ._schema import SchemaViolation, check_message
@@ -192,7 +193,8 @@ class McpTestClient:
 
     Use as ``async with McpTestClient(server) as client:``; the server runs in a
     nursery for the duration. Every emitted message is validated against the
-    2026-07-28 schema; a violation fails the test.
+    2026-07-28 schema; a violation fails the test. ``limits=Limits(...)`` bounds it as
+    ``serve_stdio`` would be bounded (``max_concurrent``, ``max_depth``, ...).
     """
 
     def __init__(
@@ -203,8 +205,7 @@ class McpTestClient:
         allow: Grants = (),
         *,
         client_info: Mapping[str, object] | None = None,
-        max_concurrent: int = 16,
-        max_depth: int = 128,
+        limits: Limits | None = None,
         timeout: float = 30.0,
     ) -> None:
         self.server = server
@@ -214,8 +215,8 @@ class McpTestClient:
         self.client_info = dict(
             client_info or {"name": "trio-mcp-test", "version": "1"}
         )
-        self.max_concurrent = max_concurrent
-        self.max_depth = max_depth
+        self.limits = limits or Limits()
+        """The bounds the server is driven with (``limits=``, as ``serve_stdio``)."""
         self.timeout = timeout
         self.notifications: list[JsonObject] = []
         """Every notification the server emitted, in order."""
@@ -262,8 +263,7 @@ class McpTestClient:
             self._on_message,
             allow=self.allow,
             principal=self.principal,
-            max_concurrent=self.max_concurrent,
-            max_depth=self.max_depth,
+            limits=self.limits,
         )
 
     async def _on_message(self, text: str) -> None:
