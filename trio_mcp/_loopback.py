@@ -20,6 +20,8 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ._errors import InsecureBinding
+
 __all__ = ["LOOPBACK_HOSTS", "arrived_on_loopback", "is_loopback", "is_loopback_name"]
 
 #: Host names a loopback server accepts in ``Host`` and ``Origin`` (with any port), as
@@ -28,6 +30,22 @@ LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
 
 @functools.lru_cache(maxsize=64)
+def check_binding(host: str, *, require_auth: bool, serving: str = "HTTP") -> None:
+    """Refuse to listen beyond loopback unless every request must be authenticated.
+
+    ``serve_http`` and ``serve_websocket`` call it before binding anything.
+
+    Raises:
+        McpError.InsecureBinding: if ``host`` is not loopback and ``require_auth`` is false.
+    """
+    if not require_auth and not is_loopback(host):
+        raise InsecureBinding(
+            f"refusing to serve {serving} on {host!r} without authentication: bind "
+            "to 127.0.0.1, or pass auth=BearerAuth(...), or require_auth=True behind "
+            "an authenticating layer"
+        )
+
+
 def is_loopback(host: str) -> bool:
     """Whether ``host`` names only this machine (``localhost``, 127/8, ``::1``).
 

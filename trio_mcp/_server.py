@@ -59,6 +59,9 @@ from ._transports._stream import (
 if TYPE_CHECKING:
     from ._declare import PromptSpec, ResourceSpec, ToolSpec
     from ._http._app import McpAsgiApp
+    from ._http._oauth import BearerGate
+    from ._http._options import PrincipalResolver
+    from ._rate_limit import RateLimit
 
 __all__ = ["Server"]
 
@@ -433,6 +436,12 @@ class Server:
         limits: Limits | None = None,
         allow: Grants = (),
         allowed_origins: Iterable[str] = (),
+        require_auth: bool = False,
+        auth: BearerGate | None = None,
+        principal: PrincipalResolver | None = None,
+        rate_limit: RateLimit | None = None,
+        trusted_proxies: Iterable[str] | None = None,
+        forwarded_header: str | None = None,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve the catalog over WebSocket, one JSON-RPC message per text frame.
@@ -457,23 +466,52 @@ class Server:
             allowed_origins: ``Origin`` values accepted besides loopback pages
                 (``"https://app.example"``; ``"*"`` accepts any). Other browser
                 pages are refused with 403; clients without ``Origin`` pass.
+            require_auth: Refuse a handshake without a principal (401). Needed
+                (or ``auth``) to bind beyond loopback.
+            auth: An OAuth resource server (``trio_mcp.auth.BearerAuth``) that
+                checks the bearer token of each handshake (``Authorization``;
+                401 when refused) and again for every call; implies
+                ``require_auth``. The connection closes (1008) when its token
+                expires.
+            principal: A function of the handshake's ASGI ``websocket`` scope
+                (sync or async) returning the principal, or None; as for
+                ``mount``.
+            rate_limit: A token bucket per caller (``RateLimit(calls, per)``):
+                the principal, else the client's address. A call beyond it gets
+                -32000 with ``retryAfterSeconds``.
+            trusted_proxies: Reverse proxies whose ``forwarded_header`` names the
+                client (as for ``mount``).
+            forwarded_header: ``"x-forwarded-for"`` (the default) or
+                ``"forwarded"``.
             task_status: For ``nursery.start``: started with the bound port.
 
         Raises:
+            McpError.InsecureBinding: if ``host`` is not loopback and neither
+                ``require_auth`` nor ``auth`` is given (checked before binding).
             McpError.Transport: if trio-websocket is not installed or the port
                 cannot be bound.
         """
+        from ._http._forwarded import ClientAddresses
+        from ._loopback import check_binding
         from ._transports._websocket import (  # loaded on use
             WebSocketEndpoint,
             serve_websocket,
         )
 
+        check_binding(
+            host, require_auth=require_auth or auth is not None, serving="WebSocket"
+        )
         endpoint = WebSocketEndpoint(
             self._dispatcher,
             path,
             limits or Limits(),
             allow,
             allowed_origins,
+            auth=auth,
+            require_auth=require_auth,
+            principal=principal,
+            rate_limit=rate_limit,
+            addresses=ClientAddresses.of(trusted_proxies, forwarded_header, rate_limit),
         )
         await serve_websocket(endpoint, host=host, port=port, task_status=task_status)
 

@@ -18,7 +18,7 @@ from trio_mcp.testing import check_message
 
 from . import META
 
-__all__ = ["WAIT", "WsPeer", "connected"]
+__all__ = ["WAIT", "WsPeer", "connected", "handshake_answer"]
 
 WAIT = 10.0
 
@@ -43,7 +43,7 @@ class WsPeer:
         except ConnectionClosed:
             self._changed.set()
 
-    async def call(self, request_id: Any, name: str, **arguments: Any) -> None:
+    async def call(self, request_id: Any, tool: str, /, **arguments: Any) -> None:
         self.methods[request_id] = "tools/call"
         await self.ws.send_message(
             json.dumps(
@@ -51,7 +51,7 @@ class WsPeer:
                     "jsonrpc": "2.0",
                     "id": request_id,
                     "method": "tools/call",
-                    "params": {"name": name, "arguments": arguments, "_meta": META},
+                    "params": {"name": tool, "arguments": arguments, "_meta": META},
                 }
             )
         )
@@ -84,12 +84,46 @@ class WsPeer:
 
 
 @asynccontextmanager
-async def connected(port: int, path: str = "/mcp") -> AsyncIterator[WsPeer]:
+async def connected(
+    port: int, path: str = "/mcp", headers: dict[str, str] | None = None
+) -> AsyncIterator[WsPeer]:
+    """A connection to ``ws://127.0.0.1:port/path``, its handshake carrying ``headers``."""
+    extra = [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
     async with (
-        open_websocket_url(f"ws://127.0.0.1:{port}{path}", subprotocols=["mcp"]) as ws,
+        open_websocket_url(
+            f"ws://127.0.0.1:{port}{path}", subprotocols=["mcp"], extra_headers=extra
+        ) as ws,
         trio.open_nursery() as nursery,
     ):
         peer = WsPeer(ws)
         nursery.start_soon(peer.read)
         yield peer
         await ws.aclose()
+
+
+async def handshake_answer(
+    port: int, path: str = "/mcp", headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str]]:
+    """Send an opening handshake by hand (trio-websocket 0.12's client leaks its
+    socket when refused); return the HTTP status and lower-cased headers."""
+    lines = [
+        f"GET {path} HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version: 13",
+        "Sec-WebSocket-Protocol: mcp",
+        *(f"{k}: {v}" for k, v in (headers or {}).items()),
+    ]
+    with trio.fail_after(WAIT):
+        async with await trio.open_tcp_stream("127.0.0.1", port) as stream:
+            await stream.send_all("\r\n".join([*lines, "", ""]).encode())
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = await stream.receive_some(4096)
+                assert chunk, "the server closed before answering"
+                head += chunk
+    status, *fields = head.partition(b"\r\n\r\n")[0].decode("latin-1").split("\r\n")
+    found = dict(f.split(": ", 1) for f in fields)
+    return int(status.split(" ", 2)[1]), {k.lower(): v for k, v in found.items()}

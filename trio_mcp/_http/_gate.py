@@ -49,7 +49,7 @@ from ._forwarded import caller_key
 if TYPE_CHECKING:
     from .._dispatch import Dispatcher
 
-__all__ = ["RATE_LIMITED_TYPE", "Gate", "rate_limited"]
+__all__ = ["RATE_LIMITED_TYPE", "Gate", "RateLimiter", "rate_limited"]
 
 log = logging.getLogger("trio_mcp.http")
 
@@ -86,16 +86,16 @@ class Gate:
         rate_limit: RateLimit | None = None,
     ) -> None:
         self.limits = limits
-        self.dispatcher = dispatcher
-        self.rate_limit = rate_limit
+        self.rate_limiter = (
+            None
+            if rate_limit is None or dispatcher is None
+            else RateLimiter(rate_limit, dispatcher)
+        )
+        """The caller's token bucket, taken once the call has a place."""
         self.admitted = 0
         """Calls running or waiting for a slot now."""
         self.busy = 0
         """Calls answered "busy" so far."""
-        self.limited = 0
-        """Calls answered "rate limited" so far."""
-        self._fallback = MemoryStore()
-        """The buckets used while the server's store cannot be reached."""
         # Made on first use: a CapacityLimiter needs a running Trio loop, and the
         # app may be built before one exists.
         self._limiter: trio.CapacityLimiter | None = None
@@ -120,7 +120,8 @@ class Gate:
         self.admitted += 1
         held = False
         try:
-            wait = await self.over_limit(call)
+            limiter = self.rate_limiter
+            wait = None if limiter is None else await limiter.over_limit(call)
             if wait is not None:
                 return rate_limited(wait)
             exchange = call._exchange
@@ -155,12 +156,36 @@ class Gate:
         self.limiter.release_on_behalf_of(exchange)
         self.admitted -= 1
 
+
+class RateLimiter:
+    """A token bucket per caller (its principal, else its client address), kept
+    in the dispatcher's store: HTTP's gate takes a token for each call it places,
+    and a stream transport (WebSocket) runs ``step`` in its edge.
+
+    Args:
+        limit: The bucket.
+        dispatcher: Whose store holds the buckets.
+    """
+
+    def __init__(self, limit: RateLimit, dispatcher: Dispatcher) -> None:
+        self.rate_limit = limit
+        self.dispatcher = dispatcher
+        self.limited = 0
+        """Calls answered "rate limited" so far."""
+        self._fallback = MemoryStore()
+        """The buckets used while the server's store cannot be reached."""
+
+    async def step(self, call: Call, next: Next) -> Ending:
+        """The step: a token from the caller's bucket, or -32000 with its wait."""
+        wait = await self.over_limit(call)
+        if wait is not None:
+            return rate_limited(wait)
+        return await next(call)
+
     async def over_limit(self, call: Call) -> float | None:
         """The seconds until the call's caller may call again, if its bucket is
-        empty, else None."""
+        empty, else None (a token was taken)."""
         limit = self.rate_limit
-        if limit is None or self.dispatcher is None:
-            return None
         caller = call.caller
         key = caller_key(caller.principal, caller.peer)
         try:

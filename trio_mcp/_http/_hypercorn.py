@@ -25,8 +25,8 @@ import trio
 if TYPE_CHECKING:
     from hypercorn.config import Config
 
-from .._errors import InsecureBinding, Transport
-from .._loopback import is_loopback
+from .._errors import Transport
+from .._loopback import check_binding
 from .._transports._interrupt import interrupts_unwrapped
 from ._app import McpAsgiApp
 
@@ -40,19 +40,6 @@ __all__ = [
 log = logging.getLogger("trio_mcp.http")
 
 _BACKLOG = 100
-
-
-def check_binding(host: str, *, require_auth: bool) -> None:
-    """Refuse to listen beyond loopback unless every request must be authenticated.
-
-    Raises:
-        McpError.InsecureBinding: if ``host`` is not loopback and ``require_auth`` is false.
-    """
-    if not require_auth and not is_loopback(host):
-        raise InsecureBinding(
-            f"refusing to serve HTTP on {host!r} without authentication: bind to "
-            "127.0.0.1, or pass require_auth=True behind an authenticating ASGI layer"
-        )
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

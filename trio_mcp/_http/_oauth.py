@@ -44,12 +44,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INSUFFICIENT_SCOPE_TYPE",
+    "INVALID_TOKEN_TYPE",
     "WELL_KNOWN",
     "Admission",
     "BearerGate",
     "Challenge",
+    "Presented",
     "ProtectedResource",
     "Protection",
+    "Recheck",
     "StepUp",
     "Token",
     "well_known_url",
@@ -256,6 +259,41 @@ class Token:
 
 
 @attrs.frozen(eq=False)
+class Presented(Token):
+    """A token a stream transport (WebSocket) admitted at its handshake, kept for
+    the connection so each call checks it again (``Recheck``): a connection may
+    outlive the token. Never shown: not in a repr, a log or a receipt."""
+
+    authorization: str = attrs.field(repr=False)
+
+
+#: The receipt's ``error_type`` of a call whose token no longer passes.
+INVALID_TOKEN_TYPE = "invalid_token"
+
+
+@attrs.frozen(eq=False)
+class Recheck:
+    """The step of a stream transport that checks the connection's token again
+    for each call (answered from the gate's cache while it holds): a token that
+    expired or was revoked since the handshake ends the call, refused."""
+
+    gate: BearerGate
+
+    async def __call__(self, call: Call, next: Next) -> Ending:
+        token = call.caller.credentials
+        if isinstance(token, Presented):
+            admission = await self.gate.admit(token.authorization)
+            if isinstance(admission, Challenge):
+                ending = Ending.refused(
+                    f"{admission.description}; reconnect with a valid token",
+                    http_status=401,
+                    code=wire.UNAUTHENTICATED,
+                )
+                return attrs.evolve(ending, error_type=INVALID_TOKEN_TYPE)
+        return await next(call)
+
+
+@attrs.frozen(eq=False)
 class StepUp:
     """The step that answers 403 ``insufficient_scope`` where scopes would grant
     what the call lacks."""
@@ -296,8 +334,15 @@ class Protection:
         if auth is not None and metadata is None:
             self.metadata = auth.resource_metadata
         self.path = path
-        self.steps = () if auth is None else (StepUp(auth),)
+        self.steps: tuple[StepUp | Recheck, ...] = (
+            () if auth is None else (StepUp(auth),)
+        )
         """The steps the app's edge takes from this: ``StepUp`` with ``auth``."""
+        self.stream_steps: tuple[StepUp | Recheck, ...] = (
+            () if auth is None else (Recheck(auth), StepUp(auth))
+        )
+        """A stream transport's: the connection's token checked again, then
+        ``StepUp``."""
 
     async def admit(
         self, scope: Scope, headers: dict[str, str]

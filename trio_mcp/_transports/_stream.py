@@ -43,6 +43,7 @@ from .._authority import Grants
 from .._changes import LISTEN_METHOD
 from .._context import Exchange
 from .._dispatch import Call, Caller, Dispatcher, Ending, Next, Reply
+from .._dispatch._dispatcher import Edge as DispatchEdge
 from .._dispatch._runner import busy
 from .._json import JsonObject, encode_message
 from .._limits import Limits
@@ -186,21 +187,29 @@ async def serve_messages(
     caller: Caller,
     limits: Limits = DEFAULT_LIMITS,
     edge: Edge | None = None,
+    through: DispatchEdge | None = None,
 ) -> None:
     """Serve messages from ``incoming`` until it ends, writing replies with ``write``.
 
     An item of ``incoming`` is one message or, from a reader that splits a read
     into lines, every message of one read. When ``incoming`` ends, requests still
     running get ``limits.grace_period`` seconds to finish and are then cancelled.
-    ``edge`` (a dual-era server's) translates between the client and the loop.
+    ``edge`` (a dual-era server's) translates between the client and the loop;
+    ``through`` is the dispatcher's edge with the transport's own steps
+    (WebSocket's rate limit and token checks), the plain one by default.
     """
     if edge is not None:
         async with edge(incoming, write, limits) as (incoming, write):
             await serve_messages(
-                dispatcher, incoming, write, caller=caller, limits=limits
+                dispatcher,
+                incoming,
+                write,
+                caller=caller,
+                limits=limits,
+                through=through,
             )
         return
-    loop = _Loop(dispatcher, caller, limits)
+    loop = _Loop(dispatcher, caller, limits, through or dispatcher.plain)
     # One writer task owns ``write``: a request's cancel scope can stop it from
     # handing a message over, never interrupt the write of one already handed over.
     async with (
@@ -223,8 +232,16 @@ async def serve_messages(
 class _Loop:
     """The state of one message loop: what is admitted, running and cancellable."""
 
-    def __init__(self, dispatcher: Dispatcher, caller: Caller, limits: Limits) -> None:
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        caller: Caller,
+        limits: Limits,
+        through: DispatchEdge,
+    ) -> None:
         self.dispatcher = dispatcher
+        self.through = through
+        """The edge requests come through (the transport's steps)."""
         self.caller = caller
         self.limits = limits
         reason = (
@@ -268,7 +285,7 @@ class _Loop:
         elif isinstance(message, Notification):
             self.cancel(message)
         elif _is_quick(message):
-            reply = await self.dispatcher.handle(message, self.caller)
+            reply = await self.through.handle(message, self.caller)
             await self.hand_over(reply.body)
         elif (reason := self.load.admit(message)) is not None:
             await self.refuse_busy(message, reason)
@@ -344,7 +361,7 @@ class _Loop:
             with scope:
                 if held or request.method not in CALL_METHODS:
                     # Started with start_soon: no task_status to report to.
-                    reply = await self.dispatcher.handle(request, self.caller, exchange)
+                    reply = await self.through.handle(request, self.caller, exchange)
                 else:
                     reply = await self._queued(request, exchange, task_status)
                 if not scope.cancel_called:
@@ -375,7 +392,7 @@ class _Loop:
         # parks in the limiter's FIFO before the loop takes the next message.
         task_status.started()
         async with self.slots:
-            return await self.dispatcher.handle(request, self.caller, exchange)
+            return await self.through.handle(request, self.caller, exchange)
 
     def input_ended(self) -> float:
         """Start the graceful end; return the deadline of what still runs.

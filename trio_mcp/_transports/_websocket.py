@@ -13,6 +13,14 @@ Invariants:
   whose ``Origin`` is neither loopback nor in ``allowed_origins`` is refused with
   403 (as Streamable HTTP does against DNS rebinding). Without ``Origin`` the
   client is not a browser and passes.
+- Serving beyond loopback needs authentication, as ``serve_http`` does:
+  ``Server.serve_websocket`` refuses the bind otherwise (``InsecureBinding``).
+  With ``auth=``, the handshake's ``Authorization`` bearer token is checked by the
+  pieces Streamable HTTP uses (``_http._oauth``): refused, the handshake is
+  answered 401 (or 403) with ``WWW-Authenticate``; admitted, the token is checked
+  again for every call and the connection is closed (1008) when it expires.
+  ``rate_limit=`` takes a token per call from the caller's bucket
+  (``_http._gate.RateLimiter``): over it, the call is -32000 with its retry data.
 - A message over ``max_message_bytes`` (UTF-8) is answered with -32600 and the
   connection goes on. trio-websocket assembles a whole message before handing it
   over, so it is given a hard cap of twice the limit: past that it closes the
@@ -26,18 +34,28 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING
+import inspect
+import math
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import attrs
 import trio
 
 from .._authority import Grants
-from .._dispatch import Dispatcher
+from .._dispatch import Caller, Dispatcher, Middleware
+from .._dispatch._dispatcher import Edge as DispatchEdge
 from .._errors import Transport
+from .._http._forwarded import ClientAddresses
+from .._http._gate import RateLimiter
+from .._http._oauth import BearerGate, Challenge, Presented, Protection
+from .._http._options import PrincipalResolver
+from .._http._response import request_headers
 from .._limits import Limits
 from .._loopback import is_loopback_name
+from .._rate_limit import RateLimit
 from ._stream import (
     Oversized,
     first_exception,
@@ -49,11 +67,13 @@ from ._stream import (
 if TYPE_CHECKING:
     from trio_websocket import WebSocketConnection, WebSocketRequest
 
-__all__ = ["SUBPROTOCOL", "WebSocketEndpoint", "serve_websocket"]
+__all__ = ["SUBPROTOCOL", "Rejection", "WebSocketEndpoint", "serve_websocket"]
 
 SUBPROTOCOL = "mcp"
 #: WebSocket close code "Message Too Big" (RFC 6455 §7.4.1).
 TOO_BIG = 1009
+#: WebSocket close code "Policy Violation" (RFC 6455 §7.4.1): the token expired.
+POLICY = 1008
 #: Seconds a connection closed with 1009 waits for the client's Close frame.
 CLOSE_WAIT = 5.0
 
@@ -63,14 +83,50 @@ def _origins(values: Iterable[str]) -> frozenset[str]:
 
 
 @attrs.frozen
+class Rejection:
+    """A refused handshake: its HTTP status, headers and body."""
+
+    status: int
+    body: bytes
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+
+
+@attrs.define(eq=False)
 class WebSocketEndpoint:
-    """What every connection of one listener shares: the catalog and its settings."""
+    """What every connection of one listener shares: the catalog and its settings.
+
+    ``auth`` checks the bearer token of each handshake (and of each call again:
+    a connection may outlive its token); ``principal`` resolves one from the
+    handshake's ASGI-shaped scope otherwise; ``require_auth`` (implied by
+    ``auth``) refuses a handshake without a principal with 401. ``rate_limit`` is
+    a token bucket per caller (principal, else client address behind
+    ``addresses``' trusted proxies), taken by each call.
+    """
 
     dispatcher: Dispatcher
     path: str
     limits: Limits
     allow: Grants = ()
     allowed_origins: frozenset[str] = attrs.field(default=(), converter=_origins)
+    auth: BearerGate | None = None
+    require_auth: bool = False
+    principal: PrincipalResolver | None = None
+    rate_limit: RateLimit | None = None
+    addresses: ClientAddresses = attrs.field(factory=ClientAddresses)
+    protection: Protection = attrs.field(init=False)
+    """The OAuth side (``_http._oauth``), shared with Streamable HTTP."""
+    through: DispatchEdge = attrs.field(init=False)
+    """The dispatcher's edge of every connection: the rate limit, the token's
+    checks."""
+
+    def __attrs_post_init__(self) -> None:
+        self.require_auth = self.require_auth or self.auth is not None
+        self.protection = Protection(self.auth, None, self.path)
+        steps: list[Middleware] = list(self.protection.stream_steps[:1])
+        if self.rate_limit is not None:
+            steps.append(RateLimiter(self.rate_limit, self.dispatcher).step)
+        steps.extend(self.protection.stream_steps[1:])
+        self.through = self.dispatcher.edge(steps)
 
     def refusal(self, request: WebSocketRequest) -> tuple[int, bytes] | None:
         """The status and body refusing a handshake, or None to accept it."""
@@ -89,6 +145,35 @@ class WebSocketEndpoint:
             return 400, b"offer the WebSocket subprotocol 'mcp' to speak MCP\n"
         return None
 
+    async def admit(self, request: WebSocketRequest) -> Caller | Rejection:
+        """The caller of a handshake (its principal, grants, address), or the 401
+        or 403 refusing it."""
+        scope = handshake_scope(request)
+        headers = request_headers(scope)
+        client = scope["client"]
+        peer = self.addresses.client(client[0] if client else None, headers)
+        base = attrs.evolve(stream_caller(self.allow), peer=peer)
+        if self.auth is not None:
+            authorization = headers.get("authorization")
+            admission = await self.auth.admit(authorization)
+            where = self.protection.metadata_url(scope, headers)
+            if isinstance(admission, Challenge):
+                header = (b"www-authenticate", admission.header(where))
+                body = admission.description.encode("utf-8") + b"\n"
+                return Rejection(admission.status, body, (header,))
+            caller = self.protection.caller(admission, base, scope, headers)
+            assert authorization is not None
+            token = Presented(admission, where, authorization)
+            return attrs.evolve(caller, credentials=token)
+        principal = None
+        if self.principal is not None:
+            principal = self.principal(scope)
+            if inspect.isawaitable(principal):
+                principal = await principal
+        if principal is None and self.require_auth:
+            return Rejection(401, b"authentication required\n")
+        return attrs.evolve(base, principal=principal)
+
     async def handshake(self, request: WebSocketRequest) -> None:
         """Refuse the handshake or accept it and serve the connection."""
         from trio_websocket import ConnectionClosed
@@ -100,11 +185,50 @@ class WebSocketEndpoint:
             if refused is not None:
                 await request.reject(refused[0], body=refused[1])
                 return
+            admitted = await self.admit(request)
+            if isinstance(admitted, Rejection):
+                await request.reject(
+                    admitted.status,
+                    extra_headers=list(admitted.headers),
+                    body=admitted.body,
+                )
+                return
             # A client offering no subprotocol is accepted too (our choice):
             # simple tools rarely set one, and the path already names the endpoint.
             offered = request.proposed_subprotocols
             ws = await request.accept(subprotocol=SUBPROTOCOL if offered else None)
-            await serve_connection(self, ws)
+            await serve_connection(self, ws, admitted)
+
+
+def handshake_scope(request: WebSocketRequest) -> dict[str, Any]:
+    """The handshake as an ASGI ``websocket`` scope, so one ``principal=`` resolver
+    serves HTTP and WebSocket alike."""
+    target = urlsplit(request.path)
+    return {
+        "type": "websocket",
+        "asgi": {"version": "3.0"},
+        "scheme": "ws",
+        "path": target.path,
+        "raw_path": target.path.encode("latin-1", "replace"),
+        "query_string": target.query.encode("latin-1", "replace"),
+        "root_path": "",
+        "headers": [(k.lower(), v) for k, v in request.headers],
+        "client": _endpoint(request, "remote"),
+        "server": _endpoint(request, "local"),
+        "subprotocols": list(request.proposed_subprotocols),
+    }
+
+
+def _endpoint(request: WebSocketRequest, which: str) -> tuple[str, int] | None:
+    """The handshake's ``remote`` or ``local`` address and port, if it has one
+    (a Unix socket has none; a client that already left has none)."""
+    try:
+        found = getattr(request, which)
+    except OSError:
+        return None
+    if isinstance(found, str):
+        return None
+    return str(found.address), int(found.port)
 
 
 async def serve_websocket(
@@ -164,9 +288,36 @@ async def _bind(nursery: trio.Nursery, listen: Callable[..., Awaitable[object]])
 
 
 async def serve_connection(
-    endpoint: WebSocketEndpoint, ws: WebSocketConnection
+    endpoint: WebSocketEndpoint, ws: WebSocketConnection, caller: Caller
 ) -> None:
-    """Serve one accepted connection until it closes; never raises for a closed one."""
+    """Serve one accepted connection until it closes; never raises for a closed one.
+
+    A connection whose token names its expiry (``exp``) is closed then (1008):
+    what it subscribed to must not outlive the token.
+    """
+    with trio.move_on_at(_expiry(caller)) as expired:
+        await _serve_connection(endpoint, ws, caller)
+    if expired.cancelled_caught:
+        from trio_websocket import ConnectionClosed
+
+        with contextlib.suppress(ConnectionClosed):
+            await ws.aclose(POLICY, "the token expired; reconnect with a new one")
+
+
+def _expiry(caller: Caller) -> float:
+    """When the connection's token expires, on Trio's clock (``inf``: never)."""
+    if not isinstance(caller.credentials, Presented):
+        return math.inf
+    claims = getattr(caller.principal, "claims", None)
+    exp = claims.get("exp") if isinstance(claims, Mapping) else None
+    if isinstance(exp, bool) or not isinstance(exp, int | float) or exp != exp:
+        return math.inf
+    return trio.current_time() + (float(exp) - time.time())
+
+
+async def _serve_connection(
+    endpoint: WebSocketEndpoint, ws: WebSocketConnection, caller: Caller
+) -> None:
     # Capacity 0: when the loop stops taking messages, we stop reading frames and
     # TCP flow control pushes back on the client.
     send_channel, receive_channel = trio.open_memory_channel[str | bytes | Oversized](0)
@@ -179,8 +330,9 @@ async def serve_connection(
                 endpoint.dispatcher,
                 receive_channel,
                 one_by_one(functools.partial(send_frame, ws)),
-                caller=stream_caller(endpoint.allow),
+                caller=caller,
                 limits=attrs.evolve(endpoint.limits, grace_period=0),
+                through=endpoint.through,
             )
     finally:
         reason = ws.closed

@@ -1,0 +1,112 @@
+"""``serve_websocket`` follows ``serve_http``'s rules (issue 34): no bind beyond
+loopback without authentication, a principal from the handshake, a rate limit per
+caller. (Bearer tokens over WebSocket: tests/auth/test_websocket_bearer.py.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any
+
+import pytest
+from support import serving_websocket
+from support.tools import echo
+from support.ws_peer import connected, handshake_answer
+
+from trio_mcp import InsecureBinding, RateLimit, Receipt, Server, ToolContext, tool
+
+
+@tool
+def who() -> str:
+    """Say who is calling."""
+    return str(ToolContext.current().principal)
+
+
+def user_from_header(scope: MutableMapping[str, Any]) -> str | None:
+    assert "websocket" == scope["type"]
+    for name, value in scope["headers"]:
+        if name == b"x-user":
+            return str(value.decode())
+    return None
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.1", "example.com"])
+async def test_a_bind_beyond_loopback_without_auth_is_refused_before_binding(
+    host: str,
+) -> None:
+    server = Server("ws", "1", tools=[echo])
+    with pytest.raises(InsecureBinding, match="refusing to serve WebSocket on"):
+        await server.serve_websocket(host, 0)
+
+
+async def test_require_auth_refuses_a_handshake_without_a_principal() -> None:
+    server = Server("ws", "1", tools=[who])
+    async with serving_websocket(
+        server, require_auth=True, principal=user_from_header
+    ) as port:
+        refused, _ = await handshake_answer(port)
+        async with connected(port, headers={"x-user": "alice"}) as peer:
+            await peer.call(1, "who")
+            reply = await peer.reply(1)
+    assert 401 == refused
+    assert "alice" == reply["result"]["structuredContent"]
+
+
+async def test_a_call_over_the_rate_limit_gets_32000_with_its_retry_data() -> None:
+    receipts: list[Receipt] = []
+    server = Server("ws", "1", tools=[echo], receipts=receipts.append)
+    limit = RateLimit(2, 60)
+    async with serving_websocket(
+        server, rate_limit=limit, principal=user_from_header
+    ) as port:
+        async with connected(port, headers={"x-user": "alice"}) as alice:
+            for n in range(3):
+                await alice.call(n, "echo", text="hi")
+                await alice.reply(n)
+        # A new connection of the same principal shares its bucket; another's not.
+        async with connected(port, headers={"x-user": "alice"}) as again:
+            await again.call(9, "echo", text="hi")
+            again_reply = await again.reply(9)
+        async with connected(port, headers={"x-user": "bob"}) as bob:
+            await bob.call(1, "echo", text="hi")
+            bob_reply = await bob.reply(1)
+
+    over = alice.find(2)
+    assert over is not None
+    error = over["error"]
+    assert -32000 == error["code"]
+    assert error["message"].startswith("rate limited: ")
+    assert error["data"]["retryable"] is True
+    assert 1 <= error["data"]["retryAfterSeconds"] <= 30
+    assert -32000 == again_reply["error"]["code"]
+    assert "hi" == bob_reply["result"]["structuredContent"]
+    limited = [r for r in receipts if r.outcome == "refused"]
+    assert ["trio_mcp.RateLimit"] * 2 == [r.error_type for r in limited]
+
+
+async def test_anonymous_callers_share_their_addresss_bucket() -> None:
+    server = Server("ws", "1", tools=[echo])
+    async with serving_websocket(server, rate_limit=RateLimit(1, 60)) as port:
+        async with connected(port) as first:
+            await first.call(1, "echo", text="a")
+            ok = await first.reply(1)
+        async with connected(port) as second:
+            await second.call(1, "echo", text="b")
+            limited = await second.reply(1)
+    assert "a" == ok["result"]["structuredContent"]
+    assert -32000 == limited["error"]["code"]
+
+
+async def test_a_trusted_proxys_header_names_the_client() -> None:
+    server = Server("ws", "1", tools=[echo])
+    async with serving_websocket(
+        server, rate_limit=RateLimit(1, 60), trusted_proxies=["127.0.0.1"]
+    ) as port:
+        replies = []
+        for client in ("192.0.2.1", "192.0.2.2", "192.0.2.1"):
+            async with connected(port, headers={"x-forwarded-for": client}) as peer:
+                await peer.call(1, "echo", text="x")
+                replies.append(await peer.reply(1))
+    assert ["result", "result", "error"] == [
+        "error" if "error" in r else "result" for r in replies
+    ]
