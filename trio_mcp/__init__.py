@@ -75,6 +75,7 @@ from ._errors import ToolError as ToolError
 from ._errors import Transport as Transport
 from ._http._oauth import ProtectedResource as ProtectedResource
 from ._http._options import HttpOptions as HttpOptions
+from ._limits import LimitFields as LimitFields
 from ._limits import Limits as Limits
 from ._rate_limit import RateLimit as RateLimit
 from ._schema import Field as Field
@@ -113,6 +114,7 @@ __all__ = [
     "InvalidArgument",
     "InvalidDeclaration",
     "InvalidReply",
+    "LimitFields",
     "Limits",
     "ListRoots",
     "McpError",

@@ -2,12 +2,15 @@
 
 Built once and threaded whole through ``serve_stdio``, ``serve_websocket``,
 ``mount``, ``serve_http``, ``serve_messages`` and ``McpTestClient``; the transports
-read nothing else. ``serve_stdio``'s ``max_message_bytes``, ``max_depth`` and
-``max_concurrent`` are spellings of its fields (``with_overrides``). Each default is
-documented in docs/limits.md.
+read nothing else. The fields set most often can also be given to those methods as
+keywords of their own (``LimitFields``: ``serve_stdio(max_concurrent=4)``), which
+are spellings of the same value (``Limits.of``), not a second way in. Each default
+is documented in docs/limits.md.
 """
 
 from __future__ import annotations
+
+from typing import TypedDict
 
 import attrs
 
@@ -21,7 +24,7 @@ from ._units import (
     seconds,
 )
 
-__all__ = ["Limits"]
+__all__ = ["LimitFields", "Limits"]
 
 
 _at_least_one = checks.at_least(1)
@@ -124,10 +127,31 @@ class Limits:
         default=1.0, converter=_blocked_warning, validator=_positive
     )
 
-    def with_overrides(self, **overrides: object) -> Limits:
-        """Return a copy with every override that is not None applied.
+    @classmethod
+    def of(cls, limits: Limits | None, fields: LimitFields | None = None) -> Limits:
+        """``limits`` (the defaults when None) with the fields given as keywords of
+        their own (``LimitFields``) applied on top."""
+        base = limits if limits is not None else cls()
+        if not fields:
+            return base
+        unknown = set(fields) - set(LimitFields.__annotations__)
+        if unknown:
+            raise InvalidArgument(
+                f"unexpected limit keyword(s) {', '.join(sorted(unknown))}; give "
+                "every other bound in limits=Limits(...)"
+            )
+        return attrs.evolve(base, **fields)
 
-        For ``serve_stdio``'s spellings of three fields, which default to None.
-        """
-        given = {k: v for k, v in overrides.items() if v is not None}
-        return attrs.evolve(self, **given) if given else self  # type: ignore[arg-type]
+
+class LimitFields(TypedDict, total=False):
+    """The ``Limits`` fields the serve methods, ``mount`` and ``McpTestClient`` also
+    take as keywords of their own (``serve_stdio(max_concurrent=4)``): spellings of
+    ``limits=Limits(max_concurrent=4)``, applied on top of ``limits=`` when both are
+    given."""
+
+    max_message_bytes: int
+    max_depth: int
+    max_concurrent: int
+    max_waiting: int
+    keepalive_interval: Seconds
+    grace_period: Seconds

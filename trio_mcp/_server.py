@@ -33,7 +33,7 @@ from ._dispatch import Catalog, Dispatcher, Middleware
 from ._errors import AlreadyRunning, InvalidArgument, McpError
 from ._http._options import HttpOptions
 from ._json import JsonValue
-from ._limits import Limits
+from ._limits import LimitFields, Limits
 from ._protocol._state import StateSealer
 from ._server_options import ServerOptions, settle
 from ._skills import Skill, SkillSet
@@ -349,6 +349,7 @@ class Server:
         allow: Grants = (),
         principal: object | None = None,
         limits: Limits | None = None,
+        **fields: Unpack[LimitFields],
     ) -> None:
         """Serve whole JSON-RPC messages from a channel; for custom transports and tests.
 
@@ -359,6 +360,7 @@ class Server:
             allow: Capabilities granted to the caller, or a function of the principal.
             principal: Who is calling, if the transport knows.
             limits: Every bound at once (``Limits``).
+            **fields: ``LimitFields``: spellings of single ``Limits`` fields.
         """
 
         async def send_text(data: bytes) -> None:
@@ -369,7 +371,7 @@ class Server:
             incoming,
             one_by_one(send_text),
             caller=stream_caller(allow, principal),
-            limits=limits or Limits(),
+            limits=Limits.of(limits, fields),
             edge=self._edge(),
         )
 
@@ -378,11 +380,9 @@ class Server:
         self,
         *,
         limits: Limits | None = None,
-        max_message_bytes: int | None = None,
-        max_depth: int | None = None,
-        max_concurrent: int | None = None,
         allow: Grants = (),
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+        **fields: Unpack[LimitFields],
     ) -> None:
         """Serve the catalog over stdin and stdout until stdin reaches end of file.
 
@@ -395,17 +395,16 @@ class Server:
         ``TRIO_MCP_STDIO_THREADS=1``) by blocking calls in worker threads.
 
         Args:
-            limits: Every bound at once (``Limits``). The three keywords below are
-                spellings of its fields, for the ones set most often; given, they
-                override it.
-            max_message_bytes: Longest line accepted; a longer one is skipped
-                without being buffered and answered with -32600.
-            max_depth: Deepest nesting of arrays and objects; deeper is -32700.
-            max_concurrent: Most calls running at once; up to
-                ``limits.max_waiting`` more wait, beyond that -32000 at once.
+            limits: Every bound at once (``Limits``): ``max_message_bytes`` (a
+                longer line is skipped without being buffered and answered with
+                -32600), ``max_depth`` (deeper is -32700), ``max_concurrent`` (up to
+                ``max_waiting`` more wait, beyond that -32000 at once), ...
             allow: Capabilities granted to the caller, or a function of the
                 principal (which is None on stdio).
             task_status: For ``nursery.start``: started once fds are diverted.
+            **fields: ``LimitFields`` (``max_message_bytes=``, ``max_depth=``,
+                ``max_concurrent=``, ...): spellings of single ``Limits`` fields,
+                applied on top of ``limits``.
 
         Raises:
             McpError.Transport: if stdin or stdout is missing, reading or writing
@@ -416,11 +415,7 @@ class Server:
 
         await serve_stdio(
             self._dispatcher,
-            limits=(limits or Limits()).with_overrides(
-                max_message_bytes=max_message_bytes,
-                max_depth=max_depth,
-                max_concurrent=max_concurrent,
-            ),
+            limits=Limits.of(limits, fields),
             allow=allow,
             edge=self._edge(),
             task_status=task_status,
@@ -443,6 +438,7 @@ class Server:
         trusted_proxies: Iterable[str] | None = None,
         forwarded_header: str | None = None,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+        **fields: Unpack[LimitFields],
     ) -> None:
         """Serve the catalog over WebSocket, one JSON-RPC message per text frame.
 
@@ -484,6 +480,7 @@ class Server:
             forwarded_header: ``"x-forwarded-for"`` (the default) or
                 ``"forwarded"``.
             task_status: For ``nursery.start``: started with the bound port.
+            **fields: ``LimitFields``: spellings of single ``Limits`` fields.
 
         Raises:
             McpError.InsecureBinding: if ``host`` is not loopback and neither
@@ -504,7 +501,7 @@ class Server:
         endpoint = WebSocketEndpoint(
             self._dispatcher,
             path,
-            limits or Limits(),
+            Limits.of(limits, fields),
             allow,
             allowed_origins,
             auth=auth,

@@ -20,11 +20,12 @@ import httpx
 import pytest
 import trio
 from support import serving, serving_app
+from support.tools import echo
 from support.wayout_peer import META, ROOT
 from support.wayout_server import make_server
 from trio_websocket import open_websocket_url
 
-from trio_mcp import InvalidArgument, Limits
+from trio_mcp import InvalidArgument, Limits, Server
 from trio_mcp.testing import McpTestClient, check_message
 
 WAIT = 30.0
@@ -90,15 +91,29 @@ def test_limits_are_frozen_and_keyword_only() -> None:
         Limits(1)  # type: ignore[call-arg]
 
 
-def test_overrides_apply_only_what_is_given() -> None:
+def test_fields_given_as_keywords_apply_on_top_of_limits() -> None:
     base = Limits(max_depth=10, max_concurrent=2)
 
-    assert base.with_overrides(max_depth=None, max_concurrent=None) is base
-    assert base.with_overrides(max_concurrent=5) == Limits(
+    assert Limits.of(base) is base
+    assert Limits.of(None) == Limits()
+    assert Limits.of(base, {"max_concurrent": 5}) == Limits(
         max_depth=10, max_concurrent=5
     )
     with pytest.raises(ValueError, match="max_concurrent"):
-        base.with_overrides(max_concurrent=0)
+        Limits.of(base, {"max_concurrent": 0})
+    with pytest.raises(InvalidArgument, match="limits=Limits"):
+        Limits.of(base, {"body_timeout": 3})  # type: ignore[arg-type]
+
+
+async def test_every_serve_method_takes_the_same_spellings() -> None:
+    """api.md "Calls as values": the separate keyword arguments keep working, as
+    spellings of the one ``Limits`` (``LimitFields``)."""
+    server = Server("spelled", "1.0", tools=[echo])
+    app = server.mount(max_concurrent=3, limits=Limits(max_depth=9))
+    assert (3, 9) == (app.limits.max_concurrent, app.limits.max_depth)
+    async with McpTestClient(server, max_concurrent=2) as client:
+        assert 2 == client.limits.max_concurrent
+        assert "hi" == (await client.call_tool("echo", {"text": "hi"})).structured
 
 
 # -- stdio --------------------------------------------------------------------------------
@@ -193,21 +208,10 @@ async def test_serve_http_honours_limits() -> None:
     assert limited == 413
 
 
-@pytest.mark.parametrize(
-    "field",
-    [
-        "max_message_bytes",
-        "max_depth",
-        "max_concurrent",
-        "max_waiting",
-        "keepalive_interval",
-    ],
-)
-def test_a_limit_given_beside_limits_to_mount_says_to_put_it_in_limits(
-    field: str,
-) -> None:
-    """``mount``/``serve_http`` take every bound as one ``Limits`` (issue 37): the
-    separate keywords they took are refused with the spelling that replaces them."""
+@pytest.mark.parametrize("field", ["body_timeout", "idle_timeout", "max_listens"])
+def test_a_limit_that_is_no_spelling_says_to_put_it_in_limits(field: str) -> None:
+    """Beside ``mount``'s ``LimitFields``, a ``Limits`` field is refused with the
+    spelling that takes it."""
     options: Any = {field: 2}
     with pytest.raises(InvalidArgument) as refused:
         make_server().mount(**options)

@@ -233,9 +233,8 @@ def _limits(args: argparse.Namespace) -> Any:
     """The ``Limits`` of ``--max-concurrent`` and ``--max-waiting`` (defaults if absent)."""
     from .._limits import Limits
 
-    return Limits().with_overrides(
-        max_concurrent=args.max_concurrent, max_waiting=args.max_waiting
-    )
+    given = {"max_concurrent": args.max_concurrent, "max_waiting": args.max_waiting}
+    return Limits.of(None, {k: v for k, v in given.items() if v is not None})  # type: ignore[arg-type]
 
 
 def _rate_limit(args: argparse.Namespace) -> Any:

@@ -7,10 +7,10 @@ take them as ``**options``, type-checked against this ``TypedDict``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, MutableMapping
-from typing import Any, TypedDict
+from typing import Any
 
 from .._authority import Grants
-from .._limits import Limits
+from .._limits import LimitFields, Limits
 from .._rate_limit import RateLimit
 from ._oauth import BearerGate, ProtectedResource
 
@@ -22,7 +22,7 @@ __all__ = ["HttpOptions", "PrincipalResolver", "http_limits"]
 PrincipalResolver = Callable[[MutableMapping[str, Any]], object]
 
 
-class HttpOptions(TypedDict, total=False):
+class HttpOptions(LimitFields, total=False):
     """The keyword options of ``Server.mount`` and ``Server.serve_http``.
 
     Attributes:
@@ -84,5 +84,7 @@ class HttpOptions(TypedDict, total=False):
 
 
 def http_limits(options: HttpOptions) -> Limits:
-    """The ``Limits`` the options give (the defaults without ``limits``)."""
-    return options.get("limits") or Limits()
+    """The ``Limits`` the options give: ``limits`` (the defaults without it) with
+    the ``LimitFields`` given beside it applied."""
+    fields = {k: v for k, v in options.items() if k in LimitFields.__annotations__}
+    return Limits.of(options.get("limits"), fields)  # type: ignore[arg-type]

@@ -13,14 +13,14 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Self, TypeVar
+from typing import Self, TypeVar, Unpack
 
 import attrs
 import trio
 
 from .._authority import Grants
 from .._json import JsonObject, JsonValue
-from .._limits import Limits
+from .._limits import LimitFields, Limits
 from .._server import Server
 from ._results import PromptResult, ResourceResult
 from ._schema import SchemaViolation, check_message
@@ -194,7 +194,9 @@ class McpTestClient:
     Use as ``async with McpTestClient(server) as client:``; the server runs in a
     nursery for the duration. Every emitted message is validated against the
     2026-07-28 schema; a violation fails the test. ``limits=Limits(...)`` bounds it as
-    ``serve_stdio`` would be bounded (``max_concurrent``, ``max_depth``, ...).
+    ``serve_stdio`` would be bounded (``max_concurrent``, ``max_depth``, ...), and
+    takes the same ``LimitFields`` keywords (``McpTestClient(server,
+    max_concurrent=2)``).
     """
 
     def __init__(
@@ -207,6 +209,7 @@ class McpTestClient:
         client_info: Mapping[str, object] | None = None,
         limits: Limits | None = None,
         timeout: float = 30.0,
+        **fields: Unpack[LimitFields],
     ) -> None:
         self.server = server
         self.client_capabilities = dict(client_capabilities or {})
@@ -215,8 +218,9 @@ class McpTestClient:
         self.client_info = dict(
             client_info or {"name": "trio-mcp-test", "version": "1"}
         )
-        self.limits = limits or Limits()
-        """The bounds the server is driven with (``limits=``, as ``serve_stdio``)."""
+        self.limits = Limits.of(limits, fields)
+        """The bounds the server is driven with (``limits=`` and the ``LimitFields``
+        beside it, as ``serve_stdio``)."""
         self.timeout = timeout
         self.notifications: list[JsonObject] = []
         """Every notification the server emitted, in order."""
