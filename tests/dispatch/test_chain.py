@@ -4,13 +4,15 @@ wire said. Through real JSON (``McpTestClient`` validates every message)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.tools import echo
 
-from trio_mcp import Call, Ending, Next, Receipt, Secret, Server, tool
+from trio_mcp import Call, Ending, InvalidArgument, Next, Receipt, Secret, Server, tool
 from trio_mcp._json import JsonObject
 from trio_mcp.testing import McpTestClient, ProtocolError
 
@@ -156,3 +158,50 @@ async def test_masking_twice_changes_nothing(secret: str, around: str) -> None:
         twice = await b.call_tool("say", arguments)
 
     assert once.structured == twice.structured
+
+
+OUTCOMES = {"ok", "error", "refused", "invalid", "cancelled", "timeout", "internal"}
+JSON_ISH = st.one_of(st.none(), st.integers(), st.text(max_size=5), st.lists(st.none()))
+
+
+@given(
+    outcome=st.one_of(st.sampled_from(["ok", "error", "refused"]), st.text(max_size=8)),
+    result=st.one_of(st.none(), st.just({"content": []}), JSON_ISH),
+    http_status=st.one_of(st.integers(0, 700), st.booleans(), st.floats()),
+    headers=st.one_of(
+        st.just(()),
+        st.lists(st.tuples(st.text(max_size=4), st.text(max_size=4)), max_size=2),
+        st.lists(st.tuples(st.integers()), max_size=2),
+        st.text(max_size=3),
+    ),
+)
+def test_an_ending_is_built_or_refused_with_invalid_argument(
+    outcome: object, result: object, http_status: object, headers: object
+) -> None:
+    """A step's own ``Ending(...)``: every argument that cannot work is an
+    ``InvalidArgument`` naming the field, never another exception or a silent
+    ending the wire cannot carry."""
+    arguments: dict[str, Any] = {
+        "outcome": outcome,
+        "result": result,
+        "http_status": http_status,
+        "headers": headers,
+    }
+    fits = (
+        outcome in OUTCOMES
+        and (result is None or isinstance(result, dict))
+        and type(http_status) is int
+        and 100 <= http_status <= 599
+        and not isinstance(headers, str)
+        and all(
+            isinstance(h, tuple) and len(h) == 2 and all(isinstance(p, str) for p in h)
+            for h in headers  # type: ignore[attr-defined]
+        )
+    )
+    if not fits:
+        with pytest.raises(InvalidArgument, match=r"^Ending\."):
+            Ending(**arguments)
+        return
+    ending = Ending(**arguments)
+    assert outcome == ending.outcome
+    assert (http_status, tuple(headers)) == (ending.http_status, ending.headers)  # type: ignore[arg-type]

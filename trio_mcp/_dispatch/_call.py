@@ -16,11 +16,12 @@ returned again (a cache): it holds no request id.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Literal, Protocol, TypeAlias, get_args
 
 import attrs
 import trio
 
+from .. import _checks as checks
 from .._authority import Outcome
 from .._context import Exchange, ToolContext
 from .._declare import (
@@ -140,15 +141,22 @@ class Call:
 def _headers(value: object) -> tuple[tuple[str, str], ...]:
     if value == ():
         return ()  # the default, on every call: nothing to check
-    pairs: tuple[object, ...] = tuple(value)  # type: ignore[arg-type]
+    pairs: tuple[object, ...] = checks.as_tuple(
+        value,  # type: ignore[arg-type]
+        "Ending.headers",
+        "(name, value) pairs of str",
+    )
     for pair in pairs:
         if not (
             isinstance(pair, tuple)
             and len(pair) == 2
             and all(isinstance(p, str) for p in pair)
         ):
-            raise TypeError(f"headers are (name, value) pairs of str, got {pair!r}")
+            raise checks.invalid("Ending.headers", "(name, value) pairs of str", pair)
     return pairs  # type: ignore[return-value]
+
+
+_OUTCOMES = frozenset(get_args(Outcome))
 
 
 @attrs.frozen(eq=False, kw_only=True)
@@ -173,6 +181,18 @@ class Ending:
     _body: bytes | None = attrs.field(default=None, alias="body", repr=False)
     """``result`` as the client receives it, set by the runner's ``encode`` step
     from what the chain returned (masked); None until then."""
+
+    def __attrs_post_init__(self) -> None:
+        # One check of every field, not a validator each: two endings are made
+        # per call.
+        if (
+            self.outcome not in _OUTCOMES
+            or not isinstance(self.result, dict | None)
+            or not isinstance(self.error, dict | None)
+            or type(self.http_status) is not int
+            or not 100 <= self.http_status <= 599
+        ):
+            _refuse(self)
 
     @classmethod
     def refused(
@@ -207,6 +227,24 @@ class Ending:
             return self._body
         assert self.result is not None
         return encode_message(self.result)
+
+
+def _refuse(ending: Ending) -> None:
+    """The ``InvalidArgument`` of the first field of ``ending`` that cannot work."""
+    if ending.outcome not in _OUTCOMES:
+        expected = "one of " + ", ".join(repr(o) for o in get_args(Outcome))
+        raise checks.invalid("Ending.outcome", expected, ending.outcome)
+    if not isinstance(ending.result, dict | None):
+        raise checks.invalid(
+            "Ending.result", "a dict (a JSON object) or None", ending.result
+        )
+    if not isinstance(ending.error, dict | None):
+        raise checks.invalid(
+            "Ending.error", "a dict (a JSON object) or None", ending.error
+        )
+    raise checks.invalid(
+        "Ending.http_status", "an HTTP status (100-599)", ending.http_status
+    )
 
 
 class Next(Protocol):
