@@ -184,12 +184,13 @@ class Painter:
         return ToolSpec(
             "painter",
             "Paint with a secret colour.",
-            {"type": "object", "properties": {}},
+            {"type": "object", "properties": {"far": {"type": "boolean"}}},
             output_schema=HAND_OUTPUT,
         )
 
     async def dispatch(self, call: ToolCall) -> ToolReply:
         red = Secret("red").reveal()  # the call's secret: its plaintext is "red"
+        far = {"far": red} if call.arguments.get("far") else {}
         return ToolReply.ok(
             {
                 "main": {"shade": red, "label": f"a {red} car"},
@@ -202,7 +203,7 @@ class Painter:
                 "free": {red: "blue", "mine": red},
                 "line": [red, f"{red} line"],
                 "near": red,
-                "far": red,
+                **far,
             }
         )
 
@@ -211,9 +212,11 @@ async def test_a_hand_written_schema_is_followed_through_refs_and_branches() -> 
     """What the schema declares where it stands (an enum behind a ``$ref`` chain,
     a ``const`` in ``anyOf``, a property or a required key) is kept; the rest of
     the handler's strings and undeclared keys are masked. A chain of more than
-    eight references is not followed: its value is masked, the safe side."""
+    eight references is not followed: its value would be masked, which breaks the
+    schema's ``const``, so that reply is withheld (the safe side)."""
     async with McpTestClient(Server("hand", "1", tools=[Painter()])) as client:
         result = await client.call_tool("painter", {})
+        beyond = await client.call_tool("painter", {"far": True})
 
     assert {
         "main": {"shade": "red", "label": "a ********** car"},
@@ -226,8 +229,10 @@ async def test_a_hand_written_schema_is_followed_through_refs_and_branches() -> 
         "free": {"**********": "blue", "mine": "red"},
         "line": ["red", "********** line"],
         "near": "red",
-        "far": "**********",
     } == result.structured
+    assert beyond.is_error
+    assert beyond.text.startswith("a secret was withheld: ")
+    assert "(far: enum)" in beyond.text
 
 
 class Failing:

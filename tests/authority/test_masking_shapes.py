@@ -1,8 +1,8 @@
 """Masking keeps a reply whole (api.md "Trust"; issue 24 review), through real JSON:
 a secret used as a ``dict[str, T]`` key is masked alike in the text block and in
 ``structuredContent``; a secret inside a content block's ``uri`` is masked and the
-URI stays a URI; a secret that matches a constrained output value does not turn a
-good call into -32603."""
+URI stays a URI; a secret whose mask would break a constrained output value (or
+merge two keys) withholds the result: an ``isError`` result says so (issue 34)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from trio_mcp import (
     Tool,
     tool,
 )
-from trio_mcp.testing import McpTestClient, ProtocolError
+from trio_mcp.testing import McpTestClient
 from trio_mcp.testing._schema import check_message
 
 
@@ -104,24 +104,18 @@ async def test_a_secret_key_is_masked_alike_in_text_and_structured_content() -> 
     assert "hunter2" not in json.dumps(result)
 
 
-async def test_keys_that_masking_would_merge_refuse_the_reply() -> None:
+async def test_keys_that_masking_would_merge_withhold_the_reply() -> None:
     receipts: list[Receipt] = []
-    with pytest.raises(ProtocolError) as caught:
-        await call("colliding", receipts, s="hunter2")
+    result = await call("colliding", receipts, s="hunter2")
 
-    assert -32603 == caught.value.code
-    assert "hunter2" not in str(caught.value)
-    assert ["internal"] == [r.outcome for r in receipts]
-
-
-async def test_the_log_says_why_merging_keys_refused_the_reply(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    with caplog.at_level(logging.ERROR, "trio_mcp"), pytest.raises(ProtocolError):
-        await call("colliding", s="hunter2")
-
-    (error,) = [r.exc_info[1] for r in caplog.records if r.exc_info is not None]
-    assert "masking a secret would make two keys one" == str(error)
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert text.startswith("a secret was withheld: ")
+    assert "make two keys one" in text
+    assert "hunter2" not in json.dumps(result)
+    assert [("error", "trio_mcp.SecretWithheld")] == [
+        (r.outcome, r.error_type) for r in receipts
+    ]
 
 
 async def test_a_secret_in_a_uri_is_masked_and_the_uri_stays_valid() -> None:
@@ -139,15 +133,29 @@ async def test_a_uri_scheme_is_kept_so_the_uri_stays_a_uri() -> None:
     assert "file:///x/**********" == result["content"][0]["uri"]
 
 
-@pytest.mark.parametrize("secret", ["abc", "red", "2020"])
-async def test_a_secret_matching_a_constrained_value_still_answers(
-    secret: str, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    ("secret", "broken"),
+    [("abc", "code: maxLength"), ("red", "pat: pattern"), ("2020", "when: format")],
+)
+async def test_a_secret_that_masking_would_make_break_the_schema_is_withheld(
+    secret: str, broken: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """api.md "Hostile clients, round three": masking never produces a reply that
+    breaks the output schema; the call is a tool error saying a secret was withheld."""
+    receipts: list[Receipt] = []
     with caplog.at_level(logging.INFO, "trio_mcp"):
-        result = await call("constrained", s=secret)
+        result = await call("constrained", receipts, s=secret)
 
-    assert secret not in json.dumps(result["structuredContent"])
-    assert result["structuredContent"] == json.loads(result["content"][0]["text"])
+    assert result["isError"] is True
+    assert "structuredContent" not in result
+    text = result["content"][0]["text"]
+    assert text.startswith("a secret was withheld: ")
+    assert f"({broken})" in text
+    assert secret not in json.dumps(result["content"])
+    assert {"kind": "secret_withheld"} == result["_meta"]["dev.trio-mcp/error"]
+    assert [("error", "trio_mcp.SecretWithheld")] == [
+        (r.outcome, r.error_type) for r in receipts
+    ]
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 

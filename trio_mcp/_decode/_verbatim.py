@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from .._json import JsonObject
 
-__all__ = ["verbatim_check"]
+__all__ = ["asserting_formats", "verbatim_check"]
 
 Check = Callable[[object], list[Exception]]
 
@@ -87,6 +87,24 @@ def _formats() -> object:
     for name, hook in FORMATS.items():
         checker.checks(name, raises=Invalid)(_accepts(hook))
     return checker
+
+
+def asserting_formats() -> object:
+    """A format checker for every format a client may hold a value to: the ones
+    the leaf hooks decode (``date-time``, ``date``, ``uuid``), by their rules, and
+    every other ``jsonschema`` can check (``email``, ``ipv4``, ...)."""
+    import jsonschema
+
+    checker = jsonschema.FormatChecker()
+    for name, hook in _hook_formats().items():
+        checker.checks(name, raises=Invalid)(_accepts(hook))
+    return checker
+
+
+def _hook_formats() -> dict[str, Callable[[object, object], object]]:
+    from ._hooks import FORMATS
+
+    return dict(FORMATS)
 
 
 def _format_checks() -> dict[str, Callable[[str], bool]]:

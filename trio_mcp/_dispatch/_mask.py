@@ -7,8 +7,10 @@ a secret's value is (``"text"``, ``"e"``), and stays valid against the revision'
 schema. Handler data is masked wherever it stands: a key of ``structuredContent``
 that the output schema does not declare (a ``dict[str, T]`` key) and a content
 block's ``uri`` (after its scheme, so it stays a URI). If masking would make two keys
-one, the reply is refused (``MaskingFailed``: -32603 with an ``internal`` receipt)
-rather than sent changed in meaning.
+one, or (checked by the tool's target) break the output schema, the result is not
+sent (``MaskingFailed``): the call is answered with an ``isError`` result saying a
+secret was withheld (``error_type`` ``trio_mcp.SecretWithheld``), rather than a
+reply changed in meaning or one its schema refuses.
 
 What is masked is the plaintext of every secret the running call knows: its
 ``Secret`` arguments and defaults, and every ``Secret`` constructed or revealed
@@ -54,7 +56,8 @@ Mask = Callable[[str], str]
 
 
 class MaskingFailed(Exception):
-    """Masking would change a reply's meaning (two keys made one)."""
+    """Masking would change a reply's meaning (two keys made one) or break its
+    output schema; the message says which ("make two keys one")."""
 
 
 #: A URI's scheme (RFC 3986), kept when a ``uri`` is masked.
@@ -293,7 +296,7 @@ def _walk(value: JsonValue, node: _Node, plan: _Plan, mask: Mask) -> JsonValue:
         for key, item in value.items():
             shown = key if key in node.named else mask(key)
             if shown in out:
-                raise MaskingFailed("masking a secret would make two keys one")
+                raise MaskingFailed("make two keys one")
             out[shown] = _walk(item, plan.child(node, key), plan, mask)
         return out
     if isinstance(value, list):

@@ -34,7 +34,7 @@ from .._protocol._jsonrpc import Fault, Request
 if TYPE_CHECKING:
     from ._dispatcher import Edge
 
-__all__ = ["Caller", "Checked", "Failure", "Reply"]
+__all__ = ["SECRET_WITHHELD_TYPE", "Caller", "Checked", "Failure", "Reply"]
 
 
 log = logging.getLogger("trio_mcp")
@@ -110,6 +110,10 @@ class Checked:
     def method(self) -> str:
         """The request's method."""
         return self.request.method
+
+
+#: The receipt's ``error_type`` of a call whose result masking would have broken.
+SECRET_WITHHELD_TYPE = "trio_mcp.SecretWithheld"
 
 
 class Failure(Exception):
@@ -192,6 +196,21 @@ class Failure(Exception):
             http_status=503,
             outcome="refused",
             error_type=error_type,
+        )
+
+    @classmethod
+    def withheld(cls, reason: str) -> Failure:
+        """The result held a secret that masking cannot hide without breaking the
+        reply (an isError result for tools, -32603 otherwise): it is not sent."""
+        return _ToolFailure(
+            wire.INTERNAL_ERROR,
+            f"a secret was withheld: the result held a secret value, and masking it "
+            f"would {reason}, so the result is not sent; return the secret "
+            "somewhere the output schema leaves unconstrained, or not at all",
+            {"kind": "secret_withheld"},
+            http_status=500,
+            outcome="error",
+            error_type=SECRET_WITHHELD_TYPE,
         )
 
     @classmethod

@@ -70,7 +70,14 @@ from .._json import JsonObject, encode_message
 from .._protocol import _wire as wire
 from .._protocol._state import Binding, StateSealer
 from ._call import AnyReply, Call, Ending, Middleware, Next, Target
-from ._mask import Mask, mask_error, mask_input_required, may_hold, text_mask
+from ._mask import (
+    Mask,
+    MaskingFailed,
+    mask_error,
+    mask_input_required,
+    may_hold,
+    text_mask,
+)
 from ._request import Checked, Failure
 from ._rounds import BadRound, ask, open_round, round_binding
 
@@ -312,6 +319,8 @@ class Runner:
             if values and may_hold(body, values):
                 result = _masked(call, result, text_mask(values))
                 body = encode_message(finish_result(result, self.server_info))
+        except MaskingFailed as exc:
+            return call._target.failed(Failure.withheld(str(exc)))
         except Exception as exc:
             return crash(call, exc)
         return Ending(
@@ -340,6 +349,8 @@ class Runner:
             if not may_hold(encode_message(result), values):
                 return ending
             masked = _masked(call, result, text_mask(values))
+        except MaskingFailed as exc:
+            return call._target.failed(Failure.withheld(str(exc)))
         except Exception as exc:
             return crash(call, exc)
         return attrs.evolve(ending, result=masked)

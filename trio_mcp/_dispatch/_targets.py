@@ -16,7 +16,7 @@ which never asks what kind of thing it runs:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, ClassVar
 
 from .._authority import reveal_all
@@ -35,12 +35,15 @@ from .._declare import (
     _Absent,
     content_blocks,
 )
+from .._decode._verbatim import asserting_formats
 from .._errors import DecodeError, InvalidReply, Problem, ResourceNotFound
 from .._json import JsonObject, JsonValue, dumps
 from .._protocol import _wire as wire
 from ._call import AnyReply, Call, Ending, ReceiptKind
 from ._mask import (
     Mask,
+    MaskingFailed,
+    mask_block,
     mask_blocks,
     mask_contents,
     mask_detail,
@@ -161,25 +164,34 @@ class ToolTarget(_EntryTarget):
         """Content text, structured content (beside the output schema), the error
         detail.
 
-        The output schema is the handler's contract, checked on what it returned,
-        before masking; the masked reply is not checked again, so a secret that
-        matches a constrained value (``max_length``, ``pattern``, ``format``) masks it
-        instead of failing the call (docs/guides/authority.md, "Secrets").
+        The structured value is masked once, and a text block that shows it (its
+        JSON, or the string itself for ``-> str``) is made from the masked value,
+        so the two agree. A masked value is checked against the output schema
+        when masking changed it (never otherwise: the handler's value was checked
+        already): a secret cannot turn a reply into one that breaks the schema
+        (a ``pattern``, a ``format``, ``maxLength``, an ``enum`` the walk does not
+        see).
 
         Raises:
-            MaskingFailed: if masking would merge two keys.
+            MaskingFailed: if masking would merge two keys or break the output
+                schema (the call is answered "a secret was withheld").
         """
         out = dict(result)
         blocks = out.get("content")
-        if "structuredContent" in out:
+        if "structuredContent" not in out:
+            out["content"] = mask_blocks(blocks, mask)
+        else:
             structured = out["structuredContent"]
-            masked = mask_structured(structured, self.spec.output_schema, mask)
-            if masked != structured and blocks == [
-                {"type": "text", "text": dumps(structured)}
-            ]:
-                blocks = [{"type": "text", "text": dumps(masked)}]
+            schema = self.spec.output_schema
+            masked = mask_structured(structured, schema, mask)
+            if schema is not None and masked != structured:
+                broken = masked_check(schema)(masked)
+                if broken:
+                    raise MaskingFailed(
+                        f"break the output schema ({'; '.join(broken)})"
+                    )
             out["structuredContent"] = masked
-        out["content"] = mask_blocks(blocks, mask)
+            out["content"] = _shown(blocks, structured, masked, mask)
         if "_meta" in out:
             out["_meta"] = mask_detail(out["_meta"], mask)
         return out
@@ -300,6 +312,61 @@ class ResourceTarget(_EntryTarget):
     def masked(self, result: JsonObject, mask: Mask) -> JsonObject:
         """Each text contents (never a URI, a MIME type or a blob)."""
         return mask_contents(result, mask)
+
+
+def _shown(
+    blocks: JsonValue, structured: JsonValue, masked: JsonValue, mask: Mask
+) -> JsonValue:
+    """The content blocks of a masked result: a text block that shows the
+    structured value (its JSON, or the string itself) shows the masked one; every
+    other block is masked on its own."""
+    if not isinstance(blocks, list):
+        return blocks
+    forms = {dumps(structured): dumps(masked)}
+    if isinstance(structured, str) and isinstance(masked, str):
+        forms[structured] = masked
+    out: list[JsonValue] = []
+    for block in blocks:
+        text = block.get("text") if isinstance(block, dict) else None
+        if isinstance(text, str) and block.get("type") == "text" and text in forms:  # type: ignore[union-attr]
+            out.append({**block, "text": forms[text]})  # type: ignore[dict-item]
+        else:
+            out.append(mask_block(block, mask))
+    return out
+
+
+#: A masked value's check, per output schema: the problems it has, by place and
+#: keyword (never quoting the value), or none.
+MaskedCheck = Callable[[JsonValue], list[str]]
+_MASKED_CHECKS: dict[int, tuple[JsonObject, MaskedCheck]] = {}
+
+
+def masked_check(schema: JsonObject) -> MaskedCheck:
+    """The check of a masked structured value against ``schema``, formats
+    asserted (``asserting_formats``); made once per schema and kept."""
+    kept = _MASKED_CHECKS.get(id(schema))
+    if kept is None or kept[0] is not schema:
+        if len(_MASKED_CHECKS) > 1024:
+            _MASKED_CHECKS.clear()
+        kept = _MASKED_CHECKS[id(schema)] = (schema, _masked_check(schema))
+    return kept[1]
+
+
+def _masked_check(schema: JsonObject) -> MaskedCheck:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(
+        schema, format_checker=asserting_formats()
+    )
+
+    def check(value: JsonValue) -> list[str]:
+        found = []
+        for error in validator.iter_errors(value):
+            place = ".".join(str(p) for p in error.absolute_path) or "the value"
+            found.append(f"{place}: {error.validator}")
+        return sorted(set(found))[:10]
+
+    return check
 
 
 _OUTPUT_CHECKS: dict[int, tuple[JsonObject, OutputCheck]] = {}
