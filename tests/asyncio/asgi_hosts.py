@@ -16,17 +16,24 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+import httpx
 import trio
 import uvicorn
-from support import META
+from fastapi import FastAPI
+from support.asgi import Recorder
+from support.mcp_http import headers_for, request_body
 
+from trio_mcp import Server, tool
+from trio_mcp.asyncio import mount
 from trio_mcp.testing import check_message
 
 __all__ = [
     "Listen",
-    "Recorder",
-    "headers_for",
+    "add",
+    "call_request",
+    "fastapi_host",
     "open_listen",
+    "post_call",
     "raw_call",
     "run_clean",
     "serving_uvicorn",
@@ -88,16 +95,53 @@ async def serving_uvicorn(app: Any, **config: Any) -> AsyncIterator[str]:
         sock.close()
 
 
-def call_body(name: str, arguments: dict[str, Any], request_id: int = 1) -> bytes:
-    """A ``tools/call`` request of revision 2026-07-28."""
-    params = {"_meta": META, "name": name, "arguments": arguments}
-    message = {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "tools/call",
-        "params": params,
-    }
-    return json.dumps(message).encode()
+@tool
+async def add(a: int, b: int) -> int:
+    """Add two integers after a Trio checkpoint.
+
+    Args:
+        a: The first addend.
+        b: The second addend.
+    """
+    await trio.lowlevel.checkpoint()
+    return a + b
+
+
+def fastapi_host(server: Server, **options: Any) -> tuple[FastAPI, Recorder]:
+    """FastAPI with a route of its own (``/hello``) and ``server`` mounted at /mcp
+    with ``options``, its lifespan given to FastAPI; the recorder sees every
+    exchange of the mount."""
+    mcp_app = mount(server, path="/", **options)
+    app = FastAPI(lifespan=mcp_app.lifespan)
+
+    @app.get("/hello")
+    async def hello() -> dict[str, str]:
+        return {"hello": "world"}
+
+    recorder = Recorder(mcp_app)
+    app.mount("/mcp", recorder)
+    return app, recorder
+
+
+def call_request(name: str, **arguments: Any) -> dict[str, Any]:
+    """A ``tools/call`` request of revision 2026-07-28, as JSON."""
+    return request_body("tools/call", {"name": name, "arguments": arguments})
+
+
+async def post_call(
+    client: httpx.AsyncClient,
+    endpoint: str,
+    name: str,
+    arguments: dict[str, Any] | None = None,
+    /,
+    **headers: str,
+) -> httpx.Response:
+    """POST a ``tools/call`` of ``name`` to ``endpoint``, routed (``headers`` too)."""
+    return await client.post(
+        endpoint,
+        json=call_request(name, **(arguments or {})),
+        headers=headers_for("tools/call", name, **headers),
+    )
 
 
 async def raw_call(
@@ -105,7 +149,7 @@ async def raw_call(
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """Send a ``tools/call`` POST on a new connection; return it, the reply unread."""
     host, port = url.removeprefix("http://").split(":")
-    body = call_body(name, arguments)
+    body = json.dumps(call_request(name, **arguments)).encode()
     head = (
         f"POST {path} HTTP/1.1\r\nhost: {host}:{port}\r\n"
         "content-type: application/json\r\naccept: application/json, text/event-stream\r\n"
@@ -118,83 +162,11 @@ async def raw_call(
     return reader, writer
 
 
-class Recorder:
-    """An asyncio ASGI pass-through keeping each HTTP exchange's bodies, to check
-    every message the server sent against the revision's schema."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.exchanges: list[tuple[bytes, str, bytes]] = []
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        request = bytearray()
-        response = bytearray()
-        kind = ""
-
-        async def recv() -> Any:
-            message = await receive()
-            request.extend(message.get("body", b""))
-            return message
-
-        async def snd(message: Any) -> None:
-            nonlocal kind
-            if message["type"] == "http.response.start":
-                kind = (
-                    dict(message.get("headers", [])).get(b"content-type", b"").decode()
-                )
-            else:
-                response.extend(message.get("body", b""))
-            await send(message)
-
-        await self.app(scope, recv, snd)
-        self.exchanges.append((bytes(request), kind, bytes(response)))
-
-    def check_all(self) -> int:
-        """Validate every JSON-RPC message the server sent; return how many."""
-        count = 0
-        for request, kind, body in self.exchanges:
-            if not body or kind not in ("application/json", "text/event-stream"):
-                continue
-            method = json.loads(request).get("method") if request else None
-            if kind == "text/event-stream":
-                texts = [f[len("data: ") :] for f in body.decode().split("\n\n") if f]
-            else:
-                texts = [body.decode()]
-            for text in texts:
-                if text.startswith(":"):
-                    continue  # a keep-alive comment
-                check_message(json.loads(text), method)
-                count += 1
-        return count
-
-
-def headers_for(method: str, name: str | None = None) -> dict[str, str]:
-    """The headers a 2026-07-28 POST of ``method`` carries."""
-    out = {
-        "content-type": "application/json",
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": method,
-    }
-    if name is not None:
-        out["mcp-name"] = name
-    return out
-
-
 async def open_listen(url: str, path: str, request_id: int) -> Listen:
     """POST ``subscriptions/listen`` on a new connection; return once it is acknowledged."""
     host, port = url.removeprefix("http://").split(":")
-    params = {"_meta": META, "notifications": {"toolsListChanged": True}}
-    message = {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "subscriptions/listen",
-        "params": params,
-    }
-    body = json.dumps(message).encode()
+    params = {"notifications": {"toolsListChanged": True}}
+    body = json.dumps(request_body("subscriptions/listen", params, request_id)).encode()
     fields = {
         "host": f"{host}:{port}",
         "content-length": str(len(body)),

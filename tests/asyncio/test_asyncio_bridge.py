@@ -19,6 +19,7 @@ from asgi_hosts import run_clean
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from support import META
+from support.asgi import asgi_exchange, http_scope, receiving
 
 from trio_mcp import Server, ToolContext, tool
 from trio_mcp.asyncio import mount
@@ -104,41 +105,18 @@ def _comparable(sent: list[Any]) -> list[Any]:
 async def _through_asyncio(scope: dict[str, Any], chunks: list[bytes]) -> list[Any]:
     app = mount(SERVER)
     sent: list[Any] = []
-    pending = list(chunks)
-
-    async def receive() -> dict[str, Any]:
-        if pending:
-            body = pending.pop(0)
-            return {"type": "http.request", "body": body, "more_body": bool(pending)}
-        await asyncio.Event().wait()  # the client stays connected
-        raise AssertionError("unreachable")
 
     async def send(message: Any) -> None:
         sent.append(message)
 
     async with app.lifespan():
-        await app(dict(scope), receive, send)
+        # After the body the client stays connected.
+        await app(dict(scope), receiving(chunks, asyncio.Event().wait), send)
     return sent
 
 
 async def _through_trio(scope: dict[str, Any], chunks: list[bytes]) -> list[Any]:
-    app = SERVER.mount()
-    sent: list[Any] = []
-    pending = list(chunks)
-
-    async def receive() -> dict[str, Any]:
-        if pending:
-            body = pending.pop(0)
-            return {"type": "http.request", "body": body, "more_body": bool(pending)}
-        await trio.sleep_forever()
-        raise AssertionError("unreachable")
-
-    async def send(message: Any) -> None:
-        sent.append(message)
-
-    with trio.fail_after(10):
-        await app(dict(scope), receive, send)
-    return sent
+    return await asgi_exchange(SERVER.mount(), dict(scope), *chunks)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -198,32 +176,12 @@ def test_a_slow_host_holds_the_handler_within_the_queue_bound() -> None:
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
     ).encode()
     headers = {**BASE_HEADERS, "mcp-name": "chatty"}
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "POST",
-        "scheme": "http",
-        "path": "/mcp",
-        "root_path": "",
-        "query_string": b"",
-        "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
+    scope = http_scope([(k.encode(), v.encode()) for k, v in headers.items()])
 
     async def main() -> list[Any]:
         app = mount(server)
         sent: list[Any] = []
-        delivered = False
-
-        async def receive() -> dict[str, Any]:
-            nonlocal delivered
-            if not delivered:
-                delivered = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            await asyncio.Event().wait()
-            raise AssertionError("unreachable")
+        receive = receiving([body], asyncio.Event().wait)
 
         async def send(message: Any) -> None:
             sent.append(message)

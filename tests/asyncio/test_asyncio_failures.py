@@ -19,29 +19,12 @@ import httpx
 import outcome
 import pytest
 import trio
-from asgi_hosts import headers_for, run_clean, serving_uvicorn
+from asgi_hosts import add, fastapi_host, post_call, run_clean, serving_uvicorn
 from fastapi import FastAPI
-from support import META
 from support.asgi import http_scope
 
 from trio_mcp import McpError, RedisBroadcast, Server, tool
 from trio_mcp.asyncio import mount
-
-
-@tool
-async def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: The first addend.
-        b: The second addend.
-    """
-    return a + b
-
-
-def _call(name: str, **arguments: Any) -> dict[str, Any]:
-    params = {"_meta": META, "name": name, "arguments": arguments}
-    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
 
 
 async def test_awaited_under_trio_the_app_says_to_use_server_mount() -> None:
@@ -107,10 +90,8 @@ def test_beside_another_trio_run_the_app_refuses_to_start(
                 async with mount(server).lifespan():
                     pass
             async with serving_uvicorn(app) as url, httpx.AsyncClient() as client:
-                response = await client.post(
-                    url + "/mcp/",
-                    json=_call("add", a=1, b=2),
-                    headers=headers_for("tools/call", "add"),
+                response = await post_call(
+                    client, url + "/mcp/", "add", {"a": 1, "b": 2}
                 )
         return str(raised.value), response
 
@@ -138,24 +119,13 @@ def test_a_crash_of_the_guest_run_is_logged_and_answered_without_hanging(
         trio.lowlevel.spawn_system_task(fail)
         await trio.sleep_forever()
 
-    server = Server("crash", "1.0", tools=[add, crash])
-    mcp_app = mount(server, path="/")
-    app = FastAPI(lifespan=mcp_app.lifespan)
-    app.mount("/mcp", mcp_app)
+    app, _ = fastapi_host(Server("crash", "1.0", tools=[add, crash]))
 
     async def main() -> list[httpx.Response]:
         async with serving_uvicorn(app) as url, httpx.AsyncClient() as client:
             return [
-                await client.post(
-                    url + "/mcp/",
-                    json=_call("crash"),
-                    headers=headers_for("tools/call", "crash"),
-                ),
-                await client.post(
-                    url + "/mcp/",
-                    json=_call("add", a=1, b=2),
-                    headers=headers_for("tools/call", "add"),
-                ),
+                await post_call(client, url + "/mcp/", "crash"),
+                await post_call(client, url + "/mcp/", "add", {"a": 1, "b": 2}),
                 await client.get(url + "/mcp/healthz"),
             ]
 
@@ -231,20 +201,12 @@ def test_a_lifespan_that_fails_while_serving_fails_the_app(
     async def main() -> list[int]:
         transport = httpx.ASGITransport(app=mcp_app)
         async with mcp_app.lifespan(), httpx.AsyncClient(transport=transport) as client:
-            cut = asyncio.create_task(
-                client.post(
-                    "http://127.0.0.1/mcp",
-                    json=_call("wait"),
-                    headers=headers_for("tools/call", "wait"),
-                )
-            )
+            cut = asyncio.create_task(post_call(client, "http://127.0.0.1/mcp", "wait"))
             await started.wait()
             broadcast.lost.set()
             first = (await cut).status_code
-            later = await client.post(
-                "http://127.0.0.1/mcp",
-                json=_call("add", a=1, b=1),
-                headers=headers_for("tools/call", "add"),
+            later = await post_call(
+                client, "http://127.0.0.1/mcp", "add", {"a": 1, "b": 1}
             )
             return [first, later.status_code]
 

@@ -13,31 +13,14 @@ import asyncio
 from typing import Any
 
 import httpx
-import trio
-from asgi_hosts import headers_for, run_clean, serving_uvicorn
+from asgi_hosts import fastapi_host, post_call, run_clean, serving_uvicorn
 from fastapi import FastAPI
 from prometheus_client.parser import text_string_to_metric_families
-from starlette.authentication import (
-    AuthCredentials,
-    AuthenticationBackend,
-    SimpleUser,
-)
 from starlette.middleware.authentication import AuthenticationMiddleware
-from starlette.requests import HTTPConnection
-from support import META
+from support.host_auth import HeaderUser
+from support.waiting import Held
 
 from trio_mcp import Limits, Receipt, Server, ToolContext, tool
-from trio_mcp.asyncio import mount
-
-
-class _HeaderUser(AuthenticationBackend):
-    """The host's authentication: the ``x-user`` header names the user."""
-
-    async def authenticate(
-        self, conn: HTTPConnection
-    ) -> tuple[AuthCredentials, SimpleUser] | None:
-        name = conn.headers.get("x-user")
-        return None if name is None else (AuthCredentials(["mcp"]), SimpleUser(name))
 
 
 @tool
@@ -47,16 +30,9 @@ async def whoami() -> str:
     return getattr(principal, "username", "nobody")
 
 
-def _call(name: str, **arguments: Any) -> dict[str, Any]:
-    params = {"_meta": META, "name": name, "arguments": arguments}
-    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
-
-
 def _app(server: Server, **options: Any) -> FastAPI:
-    mcp_app = mount(server, path="/", **options)
-    app = FastAPI(lifespan=mcp_app.lifespan)
-    app.add_middleware(AuthenticationMiddleware, backend=_HeaderUser())
-    app.mount("/mcp", mcp_app)
+    app, _ = fastapi_host(server, **options)
+    app.add_middleware(AuthenticationMiddleware, backend=HeaderUser())
     return app
 
 
@@ -66,18 +42,13 @@ def test_the_principal_comes_from_the_hosts_authentication() -> None:
     receipts: list[Receipt] = []
     server = Server("auth", "1.0", tools=[whoami], receipts=receipts.append)
     app = _app(server, require_auth=True)
-    headers = headers_for("tools/call", "whoami")
 
     async def main() -> tuple[httpx.Response, httpx.Response]:
         async with serving_uvicorn(app) as url, httpx.AsyncClient() as client:
-            known = await client.post(
-                url + "/mcp/",
-                json=_call("whoami"),
-                headers={**headers, "x-user": "ada"},
+            known = await post_call(
+                client, url + "/mcp/", "whoami", **{"x-user": "ada"}
             )
-            anonymous = await client.post(
-                url + "/mcp/", json=_call("whoami"), headers=headers
-            )
+            anonymous = await post_call(client, url + "/mcp/", "whoami")
         return known, anonymous
 
     known, anonymous = run_clean(main)
@@ -91,28 +62,16 @@ def test_the_principal_comes_from_the_hosts_authentication() -> None:
 def test_a_call_past_the_limits_is_answered_busy_at_once() -> None:
     """``max_concurrent=1, max_waiting=0``: a second call gets 503, Retry-After and
     -32000 while the first runs; the first still answers."""
-    started = asyncio.Event()
-    release = trio.Event()
-
-    @tool
-    async def hold() -> str:
-        """Hold the only call slot until released."""
-        started.set()
-        await release.wait()
-        return "held"
-
-    server = Server("busy", "1.0", tools=[hold])
+    hold = Held("hold", "held", asyncio.Event)
+    server = Server("busy", "1.0", tools=[hold.tool])
     app = _app(server, limits=Limits(max_concurrent=1, max_waiting=0))
-    headers = headers_for("tools/call", "hold")
 
     async def main() -> tuple[httpx.Response, httpx.Response]:
         async with serving_uvicorn(app) as url, httpx.AsyncClient() as client:
-            first = asyncio.create_task(
-                client.post(url + "/mcp/", json=_call("hold"), headers=headers)
-            )
-            await started.wait()
-            busy = await client.post(url + "/mcp/", json=_call("hold"), headers=headers)
-            release.set()  # a sync Trio call from the host loop: allowed in guest mode
+            first = asyncio.create_task(post_call(client, url + "/mcp/", "hold"))
+            await hold.started.wait()
+            busy = await post_call(client, url + "/mcp/", "hold")
+            hold.release.set()  # a sync Trio call from the host loop: allowed in guest mode
             return await first, busy
 
     first, busy = run_clean(main)
@@ -127,7 +86,6 @@ def test_metrics_are_scraped_through_the_mount() -> None:
     """``metrics_path`` is served below the mount, counting the calls made."""
     server = Server("metrics", "1.0", tools=[whoami])
     app = _app(server, metrics_path="/metrics")
-    headers = headers_for("tools/call", "whoami")
 
     def calls(text: str) -> float:
         for family in text_string_to_metric_families(text):
@@ -143,7 +101,7 @@ def test_metrics_are_scraped_through_the_mount() -> None:
         async with serving_uvicorn(app) as url, httpx.AsyncClient() as client:
             before = calls((await client.get(url + "/mcp/metrics")).text)
             for _ in range(3):
-                await client.post(url + "/mcp/", json=_call("whoami"), headers=headers)
+                await post_call(client, url + "/mcp/", "whoami")
             after = calls((await client.get(url + "/mcp/metrics")).text)
         return before, after
 

@@ -19,31 +19,16 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from asgi_hosts import headers_for, run_clean
+from asgi_hosts import add, call_request, post_call, run_clean
 from hypercorn.asyncio import serve
 from hypercorn.config import Config
-from support import META
+from support import subprocess_env
+from support.mcp_http import headers_for
 
-from trio_mcp import Server, tool
+from trio_mcp import Server
 from trio_mcp.asyncio import mount
 
 HERE = Path(__file__).resolve().parent
-
-
-@tool
-async def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: The first addend.
-        b: The second addend.
-    """
-    return a + b
-
-
-def _call(name: str, **arguments: Any) -> dict[str, Any]:
-    params = {"_meta": META, "name": name, "arguments": arguments}
-    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
 
 
 def _free_port() -> int:
@@ -69,7 +54,9 @@ def test_the_uvicorn_command_line_serves_and_stops_cleanly(
         "--app-dir", str(HERE), "--host", "127.0.0.1", "--port", str(port),
         "--log-level", "warning",
     ]  # fmt: skip
-    child = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        argv, stderr=subprocess.PIPE, text=True, env=subprocess_env()
+    )
     try:
         url = f"http://127.0.0.1:{port}"
         with httpx.Client(timeout=10) as client:
@@ -84,7 +71,7 @@ def test_the_uvicorn_command_line_serves_and_stops_cleanly(
                     time.sleep(0.05)
             reply = client.post(
                 url + "/mcp/",
-                json=_call("add", a=2, b=3),
+                json=call_request("add", a=2, b=3),
                 headers=headers_for("tools/call", "add"),
             ).json()
         child.send_signal(stop)
@@ -115,10 +102,11 @@ def test_hypercorns_asyncio_worker_serves_the_app_and_runs_its_lifespan() -> Non
         async with httpx.AsyncClient() as client:
             while True:
                 try:
-                    reply = await client.post(
+                    reply = await post_call(
+                        client,
                         f"http://127.0.0.1:{port}/mcp",
-                        json=_call("add", a=20, b=22),
-                        headers=headers_for("tools/call", "add"),
+                        "add",
+                        {"a": 20, "b": 22},
                     )
                     break
                 except httpx.ConnectError:

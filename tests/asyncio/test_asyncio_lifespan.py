@@ -18,31 +18,24 @@ import httpx
 import pytest
 import trio
 from asgi_hosts import (
-    headers_for,
+    add,
+    fastapi_host,
     open_listen,
+    post_call,
     run_clean,
     serving_uvicorn,
     tasks_left,
 )
 from fastapi import FastAPI
 from support import META
+from support.mcp_http import headers_for, request_body
+from support.waiting import Forever
 
-from trio_mcp import Receipt, Server, ToolContext, tool
+from trio_mcp import Receipt, Server, tool
 from trio_mcp.asyncio import mount
 
 TASKS = "io.modelcontextprotocol/tasks"
 WITH_TASKS: dict[str, Any] = {"extensions": {TASKS: {}}}
-
-
-@tool
-async def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: The first addend.
-        b: The second addend.
-    """
-    return a + b
 
 
 @tool(task="optional")
@@ -57,22 +50,29 @@ async def sleepy(seconds: float) -> str:
 
 
 async def _post(
-    url: str, method: str, routed: str | None, request_id: int = 1, **params: Any
+    endpoint: str,
+    method: str,
+    params: dict[str, Any],
+    name: str | None = None,
+    request_id: int = 1,
 ) -> dict[str, Any]:
-    """One JSON-RPC POST; the reply message."""
+    """One JSON-RPC POST from a client that takes tasks; the reply message."""
     meta = {**META, "io.modelcontextprotocol/clientCapabilities": WITH_TASKS}
-    message = {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": method,
-        "params": {"_meta": meta, **params},
-    }
     async with httpx.AsyncClient() as client:
         response = await client.post(
-            url, json=message, headers=headers_for(method, routed)
+            endpoint,
+            json=request_body(method, params, request_id, meta),
+            headers=headers_for(method, name),
         )
     reply: dict[str, Any] = response.json()
     return reply
+
+
+async def _add(endpoint: str, a: int, b: int) -> Any:
+    """Call ``add`` at ``endpoint``; its structured result."""
+    params = {"name": "add", "arguments": {"a": a, "b": b}}
+    reply = await _post(endpoint, "tools/call", params, "add")
+    return reply["result"]["structuredContent"]
 
 
 def test_the_lifespan_given_to_fastapi_starts_before_requests_and_stops_with_the_app() -> (
@@ -80,23 +80,17 @@ def test_the_lifespan_given_to_fastapi_starts_before_requests_and_stops_with_the
 ):
     """Before any request Trio runs with the task nursery open (a call becomes a
     task); once uvicorn has stopped, no Trio run and no task is left."""
-    server = Server("lifespan", "1.0", tools=[add, sleepy])
-    mcp_app = mount(server, path="/")
-    app = FastAPI(lifespan=mcp_app.lifespan)
-    app.mount("/mcp", mcp_app)
+    app, _ = fastapi_host(Server("lifespan", "1.0", tools=[add, sleepy]))
 
     async def main() -> tuple[bool, dict[str, Any], dict[str, Any], list[str]]:
         async with serving_uvicorn(app) as url:
             running_before = trio.lowlevel.in_trio_run()
-            created = await _post(
-                url + "/mcp/",
-                "tools/call",
-                "sleepy",
-                name="sleepy",
-                arguments={"seconds": 60},
-            )
+            params = {"name": "sleepy", "arguments": {"seconds": 60}}
+            created = await _post(url + "/mcp/", "tools/call", params, "sleepy")
             task_id = created["result"]["taskId"]
-            task = await _post(url + "/mcp/", "tasks/get", task_id, 2, taskId=task_id)
+            task = await _post(
+                url + "/mcp/", "tasks/get", {"taskId": task_id}, task_id, 2
+            )
         return running_before, created, task, tasks_left()
 
     running_before, created, task, left = run_clean(main)
@@ -116,23 +110,17 @@ def test_without_a_lifespan_the_first_request_starts_it_and_the_loop_end_stops_i
     app = FastAPI()
     app.mount("/mcp", mount(server, path="/"))
 
-    async def main() -> tuple[bool, dict[str, Any], bool, list[str]]:
+    async def main() -> tuple[bool, Any, bool, list[str]]:
         async with serving_uvicorn(app) as url:
             before = trio.lowlevel.in_trio_run()
-            reply = await _post(
-                url + "/mcp/",
-                "tools/call",
-                "add",
-                name="add",
-                arguments={"a": 1, "b": 2},
-            )
+            summed = await _add(url + "/mcp/", 1, 2)
             after = trio.lowlevel.in_trio_run()
-        return before, reply, after, tasks_left()
+        return before, summed, after, tasks_left()
 
-    before, reply, after, left = run_clean(main)
+    before, summed, after, left = run_clean(main)
 
     assert (False, True) == (before, after)
-    assert 3 == reply["result"]["structuredContent"]
+    assert 3 == summed
     assert ["trio_mcp guest run"] == left  # until asyncio.run's end stopped it
 
 
@@ -153,19 +141,11 @@ def test_the_lifespan_entered_inside_the_hosts_own_lifespan() -> None:
     app = FastAPI(lifespan=lifespan)
     app.mount("/mcp", mcp_app)
 
-    async def main() -> dict[str, Any]:
+    async def main() -> Any:
         async with serving_uvicorn(app) as url:
-            return await _post(
-                url + "/mcp/",
-                "tools/call",
-                "add",
-                name="add",
-                arguments={"a": 2, "b": 2},
-            )
+            return await _add(url + "/mcp/", 2, 2)
 
-    reply = run_clean(main)
-
-    assert 4 == reply["result"]["structuredContent"]
+    assert 4 == run_clean(main)
     assert ["host up", "mcp up: True", "mcp down: False"] == steps
 
 
@@ -174,22 +154,16 @@ def test_uvicorn_runs_the_lifespan_of_the_app_served_alone() -> None:
     server = Server("alone", "1.0", tools=[add])
     mcp_app = mount(server)
 
-    async def main() -> tuple[bool, dict[str, Any], list[str]]:
+    async def main() -> tuple[bool, Any, list[str]]:
         async with serving_uvicorn(mcp_app, lifespan="on") as url:
             running = trio.lowlevel.in_trio_run()
-            reply = await _post(
-                url + "/mcp",
-                "tools/call",
-                "add",
-                name="add",
-                arguments={"a": 5, "b": 5},
-            )
-        return running, reply, tasks_left()
+            summed = await _add(url + "/mcp", 5, 5)
+        return running, summed, tasks_left()
 
-    running, reply, left = run_clean(main)
+    running, summed, left = run_clean(main)
 
     assert running
-    assert 10 == reply["result"]["structuredContent"]
+    assert 10 == summed
     assert [] == left
 
 
@@ -223,15 +197,10 @@ def test_leaving_the_lifespan_ends_listen_streams_with_their_result() -> None:
 
 
 async def _listen_via(client: httpx.AsyncClient) -> str:
-    message = {
-        "jsonrpc": "2.0",
-        "id": 7,
-        "method": "subscriptions/listen",
-        "params": {"_meta": META, "notifications": {"toolsListChanged": True}},
-    }
+    params = {"notifications": {"toolsListChanged": True}}
     response = await client.post(
         "http://127.0.0.1/mcp",
-        json=message,
+        json=request_body("subscriptions/listen", params, 7),
         headers=headers_for("subscriptions/listen"),
     )
     return response.text
@@ -242,9 +211,7 @@ def test_server_shutdown_ends_listen_streams_so_uvicorn_can_stop() -> None:
     stream would keep it waiting; ``server.shutdown()``, called from asyncio code,
     ends it with its result first (docs/guides/fastapi.md)."""
     server = Server("drain", "1.0", tools=[add])
-    mcp_app = mount(server, path="/")
-    app = FastAPI(lifespan=mcp_app.lifespan)
-    app.mount("/mcp", mcp_app)
+    app, _ = fastapi_host(server)
 
     async def main() -> dict[str, Any]:
         async with serving_uvicorn(app) as url:
@@ -288,19 +255,8 @@ def test_a_call_still_running_when_the_lifespan_ends_is_cancelled_and_answered()
     ``ctx.cancel`` fires, a ``cancelled`` receipt), and the client still there is
     answered 503."""
     receipts: list[Receipt] = []
-    seen: list[bool] = []
-    started = asyncio.Event()
-
-    @tool
-    async def forever() -> str:
-        """Wait until cancelled."""
-        started.set()
-        try:
-            await trio.sleep_forever()
-        finally:
-            seen.append(ToolContext.current().cancel.cancelled)
-
-    server = Server("stopping", "1.0", tools=[forever], receipts=receipts.append)
+    forever = Forever(asyncio.Event)
+    server = Server("stopping", "1.0", tools=[forever.tool], receipts=receipts.append)
     mcp_app = mount(server)
 
     async def main() -> httpx.Response:
@@ -308,27 +264,14 @@ def test_a_call_still_running_when_the_lifespan_ends_is_cancelled_and_answered()
         async with httpx.AsyncClient(transport=transport) as client:
             async with mcp_app.lifespan():
                 call = asyncio.create_task(
-                    client.post(
-                        "http://127.0.0.1/mcp",
-                        json={
-                            "jsonrpc": "2.0",
-                            "id": 1,
-                            "method": "tools/call",
-                            "params": {
-                                "_meta": META,
-                                "name": "forever",
-                                "arguments": {},
-                            },
-                        },
-                        headers=headers_for("tools/call", "forever"),
-                    )
+                    post_call(client, "http://127.0.0.1/mcp", "forever")
                 )
-                await started.wait()
+                await forever.started.wait()
             return await call
 
     response = run_clean(main)
 
-    assert [True] == seen
+    assert [True] == forever.cancelled
     assert ["cancelled"] == [r.outcome for r in receipts]
     assert 503 == response.status_code
     assert "shutting down" in response.json()["error"]["message"]

@@ -18,7 +18,6 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import httpx2
-import pytest
 import trio
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
@@ -35,6 +34,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 from support import serving_app
+from support.asgi import Recorder
+from support.sdk import sdk_streams_left_open
 
 from trio_mcp import ProtectedResource, Server, ToolContext, tool
 
@@ -126,43 +127,13 @@ class Browser:
         return AuthorizationCodeResult(code="code-1", state=query["state"][0])
 
 
-class Recorder:
-    """The host application in front of the MCP app: records each path it served."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.paths: list[tuple[str, str, int]] = []
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        async def record(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                self.paths.append((scope["method"], scope["path"], message["status"]))
-            await send(message)
-
-        await self.app(scope, receive, record)
-
-
 def bearer(scope: MutableMapping[str, Any]) -> str | None:
     headers = dict(scope["headers"])
     expected = f"Bearer {TOKEN}".encode()
     return "oauth-user" if headers.get(b"authorization") == expected else None
 
 
-# Same SDK generator finalization as in test_http_official_client.py.
-_SDK_GENERATORS = (
-    r"(EventSource\.__aiter__|PoolByteStream\.__aiter__|Response\.aiter_(bytes|text))"
-)
-
-
-@pytest.mark.filterwarnings(
-    "ignore:Exception ignored in. <async_generator object "
-    + _SDK_GENERATORS
-    + ":pytest.PytestUnraisableExceptionWarning"
-)
+@sdk_streams_left_open
 async def test_the_official_client_discovers_authorizes_and_calls() -> None:
     auth = AuthorizationServer()
     browser = Browser()

@@ -1,4 +1,4 @@
-"""The plain tools most test servers need, declared once: ``echo`` and ``add``.
+"""The plain tools most test servers need, declared once: ``echo``, ``add``, ``steps``.
 
 Servers run as subprocesses import them too: ``subprocess_env()`` (support) puts
 ``tests/`` on their ``PYTHONPATH``.
@@ -6,9 +6,9 @@ Servers run as subprocesses import them too: ``subprocess_env()`` (support) puts
 
 from __future__ import annotations
 
-from trio_mcp import tool
+from trio_mcp import ToolContext, tool
 
-__all__ = ["add", "echo"]
+__all__ = ["add", "echo", "steps"]
 
 
 @tool
@@ -30,3 +30,16 @@ def add(a: int, b: int) -> int:
         b: The second.
     """
     return a + b
+
+
+@tool
+async def steps(count: int = 3) -> str:
+    """Report progress once per step, then finish.
+
+    Args:
+        count: How many steps to take.
+    """
+    ctx = ToolContext.current()
+    for done in range(1, count + 1):
+        await ctx.progress(done, count)
+    return f"{count} steps"
