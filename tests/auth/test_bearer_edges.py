@@ -362,7 +362,9 @@ async def test_unknown_kids_refetch_the_keys_at_most_once_per_interval(
 async def test_keys_are_fetched_again_after_jwks_ttl(
     static_issuer: tuple[str, Path],
 ) -> None:
-    """A key withdrawn at the issuer stops working for new tokens once the TTL ends."""
+    """A key withdrawn at the issuer stops working for new tokens once the TTL ends
+    and the refresh that starts has answered; a token signed by the key now under
+    the same kid waits for that refresh instead of failing on the stale key."""
     issuer, root = static_issuer
     old, new = new_key("same-kid"), new_key("same-kid")
     publish(root, "/keys.json", {"keys": [old.as_dict()]})
@@ -377,8 +379,8 @@ async def test_keys_are_fetched_again_after_jwks_ttl(
     publish(root, "/keys.json", {"keys": [new.as_dict()]})
     await trio.sleep(0.4)
 
-    refused = await auth.admit(f"Bearer {token_for(old, issuer, sub='later')}")
     admitted = await auth.admit(f"Bearer {token_for(new, issuer)}")
+    refused = await auth.admit(f"Bearer {token_for(old, issuer, sub='later')}")
 
     assert 401 == refused.status  # type: ignore[union-attr]
     assert isinstance(admitted, Admission)

@@ -34,13 +34,16 @@ async def introspect(
             or the issuer cannot be asked (never a 5xx for the client).
     """
     try:
-        endpoints = await keys.resolve()
-    except FetchError as exc:
-        log.warning("cannot introspect: %s", exc)
+        # Discovery and the question together: one ``timeout`` in all.
+        with trio.fail_after(settings.timeout):
+            endpoints = await keys.resolve()
+            if endpoints.introspection_endpoint is None:
+                raise InvalidToken("the token is not a JWT and cannot be introspected")
+            endpoint = endpoints.introspection_endpoint
+            answer = await _ask(token, endpoint, settings, config)
+    except (FetchError, trio.TooSlowError) as exc:
+        log.warning("cannot introspect: %s", exc or type(exc).__name__)
         raise InvalidToken("the token could not be checked") from None
-    if endpoints.introspection_endpoint is None:
-        raise InvalidToken("the token is not a JWT and cannot be introspected")
-    answer = await _ask(token, endpoints.introspection_endpoint, settings, config)
     if answer.get("active") is not True:
         raise InvalidToken("the token is not active")
     if not has_audience(answer.get("aud"), settings.audience):

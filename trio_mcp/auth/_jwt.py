@@ -83,7 +83,14 @@ async def verify_jwt(token: str, keys: KeyCache, settings: Settings) -> dict[str
     try:
         claims = _verified_claims(compact, alg, key)
     except (JoseError, ValueError, TypeError):
-        raise InvalidToken("the token's signature does not verify") from None
+        # Stale keys: the issuer may have put a new key under the same kid.
+        newer = await keys.newer(kid if isinstance(kid, str) else None, key)
+        if newer is None:
+            raise InvalidToken("the token's signature does not verify") from None
+        try:
+            claims = _verified_claims(compact, alg, newer)
+        except (JoseError, ValueError, TypeError):
+            raise InvalidToken("the token's signature does not verify") from None
     check_claims(claims, settings)
     return claims
 

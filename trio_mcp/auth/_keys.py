@@ -7,8 +7,13 @@
   refetches it, at most once per ``jwks_min_interval`` (a stream of forged ``kid``
   values cannot make the server hammer its issuer). A failed fetch keeps the keys
   held: an unreachable issuer does not stop tokens signed with known keys.
-- Every fetch is bounded by ``timeout`` seconds in total; a failure is logged and
-  answered as "no key", which the caller turns into a 401.
+- A refresh (discovery and the JWKS together) runs on its own, in a Trio system
+  task, and is bounded by one ``timeout`` in all. Only a request that needs a key
+  not held waits for it, and for at most ``timeout``; a token signed by a held key
+  is checked at once, even while the keys are stale and a refresh hangs (the stale
+  keys start one in the background). So an unreachable or hanging issuer costs a
+  request at most one ``timeout``. A failure is logged and answered as "no key",
+  which the caller turns into a 401.
 
 The HTTP client is httpx, which runs on Trio; no blocking I/O in the event loop.
 """
@@ -18,7 +23,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -167,45 +171,102 @@ class KeyCache:
     endpoints: Endpoints | None = None
     keys: dict[str | None, PublicKey] = attrs.field(factory=dict)
     fetched_at: float = -math.inf
-    """When the keys were last fetched (``time.monotonic``)."""
+    """When the keys were last fetched (Trio's clock)."""
     tried_at: float = -math.inf
     """When a fetch was last attempted, successful or not."""
-    lock: trio.Lock = attrs.field(factory=trio.Lock)
+    refreshing: trio.Event | None = None
+    """Set when the refresh in flight ends; None while none runs."""
 
     async def key(self, kid: str | None) -> PublicKey | None:
-        """The key named ``kid`` (or the only key, when the token names none)."""
-        now = time.monotonic()
-        stale = now - self.fetched_at > self.settings.jwks_ttl
-        if stale or self._find(kid) is None:
-            await self._refresh()
+        """The key named ``kid`` (or the only key, when the token names none).
+
+        A held key is returned at once (stale keys start a refresh in the
+        background); a key not held waits for a refresh, at most ``timeout``.
+        """
+        found = self._find(kid)
+        if found is not None:
+            if trio.current_time() - self.fetched_at > self.settings.jwks_ttl:
+                self._start_refresh()
+            return found
+        done = self._start_refresh()
+        if done is not None:
+            with trio.move_on_after(self.settings.timeout):
+                await done.wait()
         return self._find(kid)
+
+    async def newer(self, kid: str | None, held: PublicKey) -> PublicKey | None:
+        """Another key under ``kid`` than ``held`` (whose signature did not verify),
+        if the keys are stale or being refreshed: the issuer may have rotated the
+        key under the same ``kid``. Waits for that refresh, at most ``timeout``;
+        None at once when the keys are fresh."""
+        stale = trio.current_time() - self.fetched_at > self.settings.jwks_ttl
+        done = self.refreshing
+        if done is None and stale:
+            done = self._start_refresh()
+        if done is None:
+            return None
+        with trio.move_on_after(self.settings.timeout):
+            await done.wait()
+        found = self._find(kid)
+        return None if found is None or found is held else found
 
     def _find(self, kid: str | None) -> PublicKey | None:
         if kid is None and len(self.keys) == 1:
             return next(iter(self.keys.values()))
         return self.keys.get(kid) if kid is not None else None
 
-    async def _refresh(self) -> None:
-        """Fetch the JWKS unless another task just did or the interval forbids it."""
-        async with self.lock:
-            now = time.monotonic()
-            if now - self.tried_at < self.settings.jwks_min_interval:
-                return  # rate-limited, or a concurrent request just fetched
-            self.tried_at = now
-            try:
+    def _start_refresh(self) -> trio.Event | None:
+        """The refresh in flight, or a new one if ``jwks_min_interval`` allows;
+        None when none runs (the interval forbids one)."""
+        if self.refreshing is not None:
+            return self.refreshing
+        now = trio.current_time()
+        if now - self.tried_at < self.settings.jwks_min_interval:
+            return None
+        self.tried_at = now
+        done = self.refreshing = trio.Event()
+        # A system task: the refresh belongs to no request (one that gives up,
+        # or whose client leaves, must not cancel it for the others).
+        trio.lowlevel.spawn_system_task(
+            self._refresh, done, name="trio_mcp.auth: refresh the issuer's keys"
+        )
+        return done
+
+    async def _refresh(self, done: trio.Event) -> None:
+        """Fetch the endpoints (once) and the JWKS, within one ``timeout``; never
+        raises (a system task's exception would end the Trio run)."""
+        try:
+            document = await self._fetch_keys()
+        except FetchError as exc:
+            log.warning(
+                "could not refresh the issuer's keys (%s); keeping the %d held",
+                exc,
+                len(self.keys),
+            )
+        except Exception:  # a bug must not end the whole Trio run
+            log.exception("refreshing the issuer's keys failed; keeping those held")
+        else:
+            self.keys = parse_jwks(document)
+            self.fetched_at = trio.current_time()
+        finally:
+            self.refreshing = None
+            done.set()
+
+    async def _fetch_keys(self) -> dict[str, Any]:
+        """The JWKS document, discovery included, within one ``timeout`` in all.
+
+        Raises:
+            FetchError: on any failure, running out of time included.
+        """
+        timeout = self.settings.timeout
+        try:
+            with trio.fail_after(timeout):
                 endpoints = await self.resolve()
                 if endpoints.jwks_uri is None:
                     raise FetchError("the issuer's metadata names no jwks_uri")
-                document = await fetch_json(endpoints.jwks_uri, self.settings.timeout)
-            except FetchError as exc:
-                log.warning(
-                    "could not refresh the issuer's keys (%s); keeping the %d held",
-                    exc,
-                    len(self.keys),
-                )
-                return
-            self.keys = parse_jwks(document)
-            self.fetched_at = time.monotonic()
+                return await fetch_json(endpoints.jwks_uri, timeout)
+        except trio.TooSlowError:
+            raise FetchError(f"no answer within {timeout:g} s") from None
 
     async def resolve(self) -> Endpoints:
         """The issuer's endpoints, discovered once (a failure is retried later).

@@ -1,0 +1,261 @@
+"""An unreachable or hanging issuer costs a request at most one ``timeout`` (issue 34).
+
+The audit found an outage cost two timeouts (RFC 8414 discovery, then OpenID
+discovery, each with its own), and that tokens signed by held keys waited behind the
+refresh lock. Now a refresh (discovery and the JWKS) runs in the background within
+one ``timeout``; only a request that needs a key not held waits for it, and for at
+most ``timeout``; a token signed by a held key is checked at once.
+
+The issuer here is in this process (a Trio listener that answers, or hangs), so the
+tests run on Trio's mock clock: the figures are the clock's, not wall time. The
+real oidc-provider's part (its port taken over by a hanging listener) is at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
+from typing import Any
+
+import httpx
+import trio
+import trio.testing
+from joserfc import jwt
+from joserfc.jwk import RSAKey
+from oauth_provider import AUDIENCE, Provider, new_key
+from support import serving
+from support.mcp_http import headers_for, request_body
+
+from trio_mcp import Server, tool
+from trio_mcp._http._oauth import Admission, Challenge
+from trio_mcp.auth import BearerAuth, Introspection
+
+TIMEOUT = 5.0
+
+
+class Issuer:
+    """An authorization server in this process: its metadata and JWKS, or a hang."""
+
+    def __init__(self) -> None:
+        self.url = ""
+        self.keys: list[RSAKey] = []
+        self.hanging = False
+        self.requests = 0
+
+    async def handle(self, stream: trio.SocketStream) -> None:
+        async with stream:
+            head = b""
+            while b"\r\n\r\n" not in head:
+                chunk = await stream.receive_some(4096)
+                if not chunk:
+                    return
+                head += chunk
+            self.requests += 1
+            if self.hanging:
+                await trio.sleep_forever()
+            path = head.split(b" ", 2)[1].decode()
+            await stream.send_all(self.answer(path))
+
+    def answer(self, path: str) -> bytes:
+        documents: dict[str, Any] = {
+            "/.well-known/oauth-authorization-server": {
+                "issuer": self.url,
+                "jwks_uri": f"{self.url}/jwks",
+                "introspection_endpoint": f"{self.url}/introspect",
+            },
+            "/jwks": {"keys": [k.as_dict() for k in self.keys]},
+        }
+        if path not in documents:
+            return b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n"
+        body = json.dumps(documents[path]).encode()
+        return (
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+            b"content-length: %d\r\nconnection: close\r\n\r\n%s" % (len(body), body)
+        )
+
+
+@asynccontextmanager
+async def issuer_running(issuer: Issuer) -> AsyncIterator[Issuer]:
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(
+            partial(trio.serve_tcp, issuer.handle, 0, host="127.0.0.1")
+        )
+        issuer.url = f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}"
+        yield issuer
+        nursery.cancel_scope.cancel()
+
+
+def token(key: RSAKey, issuer: str, kid: str | None = None, **claims: Any) -> str:
+    now = int(time.time())
+    body = {
+        "iss": issuer,
+        "aud": AUDIENCE,
+        "sub": "someone",
+        "iat": now,
+        "exp": now + 600,
+        **claims,
+    }
+    return jwt.encode({"alg": "RS256", "kid": kid or key.kid}, body, key)
+
+
+async def timed_admit(auth: BearerAuth, value: str) -> tuple[object, float]:
+    started = trio.current_time()
+    result = await auth.admit(f"Bearer {value}")
+    return result, trio.current_time() - started
+
+
+async def test_a_hanging_issuer_costs_a_request_one_timeout(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with issuer_running(Issuer()) as issuer:
+        issuer.hanging = True
+        auth = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT)
+        refused, took = await timed_admit(auth, token(new_key("k"), issuer.url))
+
+    assert isinstance(refused, Challenge)
+    assert 401 == refused.status
+    # Before: RFC 8414 discovery, OpenID discovery and the JWKS, a timeout each.
+    assert took <= TIMEOUT
+    assert issuer.requests >= 1
+
+
+async def test_many_requests_during_an_outage_each_wait_one_timeout_at_most(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    took: list[float] = []
+    async with issuer_running(Issuer()) as issuer:
+        issuer.hanging = True
+        auth = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT, jwks_min_interval=1.0)
+
+        async def one(n: int) -> None:
+            await trio.sleep(n * 0.7)
+            result, seconds = await timed_admit(
+                auth, token(new_key(f"k{n}"), issuer.url)
+            )
+            assert isinstance(result, Challenge)
+            took.append(seconds)
+
+        async with trio.open_nursery() as nursery:
+            for n in range(12):
+                nursery.start_soon(one, n)
+
+    assert 12 == len(took)
+    assert max(took) <= TIMEOUT
+
+
+async def test_held_keys_admit_at_once_while_a_refresh_hangs(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    key = new_key("held")
+    async with issuer_running(Issuer()) as issuer:
+        issuer.keys = [key]
+        auth = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT, jwks_ttl=60)
+        first, _ = await timed_admit(auth, token(key, issuer.url))
+        fetched = issuer.requests
+        issuer.hanging = True
+        await trio.sleep(61)  # the keys are stale: the next request starts a refresh
+        stale, stale_took = await timed_admit(auth, token(key, issuer.url, sub="b"))
+        await trio.testing.wait_all_tasks_blocked()
+        refreshing = issuer.requests - fetched
+        during, during_took = await timed_admit(auth, token(key, issuer.url, sub="c"))
+        unknown, unknown_took = await timed_admit(
+            auth, token(new_key("other"), issuer.url)
+        )
+
+    assert isinstance(first, Admission)
+    assert isinstance(stale, Admission)
+    assert isinstance(during, Admission)
+    assert 1 == refreshing  # the stale keys started one refresh, which hangs
+    assert 0 == stale_took == during_took  # never behind the refresh
+    assert isinstance(unknown, Challenge)
+    assert unknown_took <= TIMEOUT
+
+
+async def test_introspection_with_a_hanging_issuer_costs_one_timeout(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with issuer_running(Issuer()) as issuer:
+        issuer.hanging = True
+        auth = BearerAuth(
+            issuer.url,
+            AUDIENCE,
+            timeout=TIMEOUT,
+            introspection=Introspection("rs", "rs-secret-0123456789abcdef"),
+        )
+        refused, took = await timed_admit(auth, "an-opaque-token")
+
+    assert isinstance(refused, Challenge)
+    assert took <= TIMEOUT
+
+
+async def test_a_closed_port_is_refused_at_once(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    async with issuer_running(Issuer()) as issuer:
+        url = issuer.url
+    auth = BearerAuth(url, AUDIENCE, timeout=TIMEOUT)
+    refused, took = await timed_admit(auth, token(new_key("k"), url))
+
+    assert isinstance(refused, Challenge)
+    assert took < TIMEOUT
+
+
+@tool
+def ping() -> str:
+    """Answer."""
+    return "pong"
+
+
+async def test_the_real_issuers_port_hanging_stops_no_token_of_a_held_key(
+    tmp_path: Any,
+) -> None:
+    """The real oidc-provider issues and serves its keys, then its port is taken
+    by a listener that never answers: tokens of the held key keep being admitted
+    (each within the test's bound, far below the 30 s timeout a wait would take),
+    one of an unknown key is a 401."""
+    key = new_key("real")
+    own = Provider(tmp_path, [key])
+    try:
+        auth = BearerAuth(
+            own.issuer, AUDIENCE, timeout=30, jwks_ttl=0.5, jwks_min_interval=0.1
+        )
+        server = Server("outage", "1", tools=[ping])
+        async with (
+            serving(server, auth=auth) as url,
+            httpx.AsyncClient() as client,
+        ):
+
+            async def call(value: str) -> int:
+                with trio.fail_after(10):
+                    response = await client.post(
+                        url + "/mcp",
+                        json=request_body("tools/call", {"name": "ping"}),
+                        headers={
+                            **headers_for("tools/call", "ping"),
+                            "authorization": f"Bearer {value}",
+                        },
+                    )
+                return response.status_code
+
+            assert 200 == await call(own.token())
+            port = own.port
+            own.stop()
+            hang = Issuer()
+            hang.hanging = True
+            async with trio.open_nursery() as nursery:
+                await nursery.start(
+                    partial(trio.serve_tcp, hang.handle, port, host="127.0.0.1")
+                )
+                await trio.sleep(0.6)  # the keys are now stale
+                statuses = [
+                    await call(token(key, own.issuer, sub=f"s{n}")) for n in range(3)
+                ]
+                nursery.cancel_scope.cancel()
+    finally:
+        own.stop()
+
+    assert [200, 200, 200] == statuses
+    assert hang.requests >= 1  # a refresh was tried, and hung
