@@ -69,7 +69,7 @@ _NAME_ATTRIBUTE: Final = {
 }
 
 
-@attrs.define(slots=True)
+@attrs.define(slots=True, eq=False)
 class Measure:
     """One request being measured: when it started and how its call ended."""
 

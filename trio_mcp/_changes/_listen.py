@@ -68,7 +68,7 @@ class Listener(Protocol):
     def caller(self) -> Closing: ...
 
 
-@attrs.define
+@attrs.define(eq=False)
 class Wanted:
     """What one listen asked for and is honoured: the acknowledgement's filter and
     the changes it receives."""

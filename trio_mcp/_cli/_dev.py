@@ -52,7 +52,7 @@ _PIN_DIR = Path(__file__).parent / "inspector"
 _LAUNCHER = ("clients", "launcher", "build", "index.js")
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Pin:
     """The pinned Inspector: its version, the Node it needs, the lockfile's digest."""
 
@@ -198,7 +198,7 @@ def _node_env(node: Node) -> dict[str, str]:
     return env
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Launch:
     """What ``trio-mcp dev`` asks of the Inspector."""
 

@@ -26,7 +26,7 @@ __all__ = ["Node", "find_node", "parse_minimum"]
 Version = tuple[int, int, int]
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Node:
     """A Node.js executable and its version."""
 

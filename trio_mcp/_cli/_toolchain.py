@@ -46,7 +46,7 @@ class ToolchainError(ToolError):
     """A target could not be loaded or checked."""
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class CatalogEntry:
     """One entry of a server's catalog."""
 

@@ -24,7 +24,7 @@ __all__ = ["Described", "describe"]
 _OTHER_STYLES = re.compile(r"^\s*[:@]|^\s*-{3,}\s*$", re.MULTILINE)
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Described:
     """The description of a callable and of each documented parameter."""
 

@@ -260,7 +260,7 @@ def content_blocks(value: object, *, where: str) -> tuple[Content, ...]:
     )
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class ReplyShape:
     """How a tool's return value becomes a ``ToolReply``."""
 

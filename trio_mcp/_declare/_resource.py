@@ -47,7 +47,7 @@ _RESERVED = r"[^?#]+"
 _SEPARATORS = re.compile(r"[/\\]")
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class UriTemplate:
     """An RFC 6570 template of ``{name}`` (level 1) and ``{+name}`` (reserved) variables.
 

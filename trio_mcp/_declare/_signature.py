@@ -206,7 +206,7 @@ def holds_write_only(schema: object) -> bool:
     return False
 
 
-@attrs.define
+@attrs.define(eq=False)
 class Plan:
     """How a call's ``arguments`` object becomes keyword arguments for the handler.
 
@@ -307,7 +307,7 @@ def _annotation(
     return annotation
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Input:
     """One input parameter of a handler: its name, annotation and default."""
 

@@ -53,7 +53,7 @@ class ThreadsExhausted(Exception):
         self.lingering = lingering
 
 
-@attrs.define
+@attrs.define(eq=False)
 class ThreadBudget:
     """The threads of one ``trio.run``: how many linger, how many calls were refused."""
 

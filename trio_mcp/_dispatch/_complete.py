@@ -86,7 +86,7 @@ def completion_problems(spec: PromptSpec | ResourceSpec, where: str) -> list[str
     return found
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class _Completed:
     """A completer's values, collected: the reply value of a completion."""
 
@@ -96,7 +96,7 @@ class _Completed:
     needs: None = None
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Completion:
     """The target of one ``completion/complete``: a completer of ``entry``."""
 

@@ -51,7 +51,7 @@ _SLOT = f"\x00trio-mcp-page-{uuid.uuid4().hex}"
 _SLOT_JSON = encode_message(_SLOT)
 
 
-@attrs.define
+@attrs.define(eq=False)
 class Pages:
     """One list of the catalog, its pages encoded on first use and kept."""
 

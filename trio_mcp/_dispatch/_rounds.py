@@ -38,7 +38,7 @@ class BadRound(Exception):
         super().__init__(message)
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Round:
     """What a retry carries into the handler."""
 

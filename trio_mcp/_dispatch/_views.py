@@ -98,7 +98,7 @@ def load_view(view: View) -> ViewResource:
     return ViewResource(view, text)
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class ViewsServed:
     """``resources=`` with each view made a resource, and the views tools link."""
 

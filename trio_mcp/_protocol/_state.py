@@ -97,7 +97,7 @@ def require_shared_key(
         )
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Binding:
     """What a sealed state is bound to: who asked, by which method, with which params."""
 
@@ -216,7 +216,7 @@ def wall_clock() -> float:
     return time.time()
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class StateSealer:
     """Seals and opens ``requestState`` tokens with AES-256-GCM.
 

@@ -137,7 +137,7 @@ def name_of(tp: object) -> str:
     return _QUALIFIER.sub("", repr(tp))
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class FieldInfo:
     """What the schema and the decoder need to know about one attrs field."""
 
@@ -172,7 +172,7 @@ def field_info(attribute: attrs.Attribute[object]) -> FieldInfo:
     )
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class RecordField:
     """One key of a dataclass or TypedDict, read the way an attrs field is."""
 

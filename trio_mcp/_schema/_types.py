@@ -150,7 +150,7 @@ def _enum_schema(values: list[JsonValue]) -> JsonObject:
     return out
 
 
-@attrs.define
+@attrs.define(eq=False)
 class _Walker:
     """One walk over a type; ``stack`` holds the attrs classes being expanded."""
 

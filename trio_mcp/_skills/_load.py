@@ -85,7 +85,7 @@ def _mime_types() -> mimetypes.MimeTypes:
     return table
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class SkillFile:
     """One served file: where it is, its URI, and what the manifest says of it."""
 
@@ -102,7 +102,7 @@ class SkillFile:
     """Whether its bytes are UTF-8 (served as text; otherwise as a base64 blob)."""
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class LoadedSkill:
     """A checked skill folder: its entry's parts and its tree."""
 

@@ -183,7 +183,7 @@ async def _serve(
         raise Transport(str(failure)) from failure.__cause__
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class _WriteLines:
     """The loop's ``Write`` on stdout: a batch of messages as lines, in one send."""
 
@@ -240,7 +240,7 @@ async def _receive(stream: trio.abc.ReceiveStream) -> bytes:
         ) from exc
 
 
-@attrs.define
+@attrs.define(eq=False)
 class _Lines:
     """Splits chunks into lines, never buffering more than ``limit`` bytes of one."""
 

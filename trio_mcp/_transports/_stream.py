@@ -147,7 +147,7 @@ def busy_fault(request: Request, what: str) -> Fault:
     )
 
 
-@attrs.define
+@attrs.define(eq=False)
 class _Load:
     """What the loop has admitted: call tasks (running or waiting) and listens."""
 

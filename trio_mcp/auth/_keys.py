@@ -96,7 +96,7 @@ def metadata_urls(issuer: str) -> tuple[str, str]:
     return rfc8414, f"{base}/.well-known/openid-configuration"
 
 
-@attrs.define
+@attrs.define(eq=False)
 class Endpoints:
     """Where the issuer publishes its keys and answers introspection."""
 
@@ -163,7 +163,7 @@ def parse_jwks(document: Mapping[str, Any]) -> dict[str | None, PublicKey]:
 _PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
 
 
-@attrs.define
+@attrs.define(eq=False)
 class KeyCache:
     """The issuer's endpoints and signing keys, refreshed by the rules above."""
 

@@ -152,7 +152,7 @@ def scope_map(
     return out
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, eq=False)
 class Settings:
     """``BearerAuth``'s arguments, checked."""
 
