@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 import urllib.parse
 
 import pytest
@@ -233,7 +234,25 @@ def test_any_path_with_a_parent_segment_is_caught(
 
 
 PIECE = st.sampled_from(
-    ["a", "b.txt", "..", ".", "/", "\\", "C:", "z:", "\x00", "%", "%2F", "é", "?", "#"]
+    [
+        "a",
+        "b.txt",
+        "..",
+        ".",
+        "/",
+        "\\",
+        "C:",
+        "z:",
+        "\x00",
+        "%",
+        "%2F",
+        "é",
+        "?",
+        "#",
+        "\uff0e",
+        "\uff0f",
+        "\u2025",
+    ]
 )
 
 
@@ -246,10 +265,14 @@ def _layers(value: str) -> list[str]:
 
 
 def _stays(value: str, *, segment: bool) -> bool:
-    """The contract, read independently: no layer of ``value`` leaves its place."""
-    for layer in _layers(value):
+    """The contract, read independently: no layer of ``value`` (nor its NFKC
+    form) leaves its place."""
+    layers = _layers(value)
+    for layer in [*layers, *(unicodedata.normalize("NFKC", v) for v in layers)]:
         parts = layer.replace("\\", "/").split("/")
         if ".." in parts or "\x00" in layer or layer[:1] in ("/", "\\"):
+            return False
+        if layer == "." or "\\" in layer:
             return False
         if (
             len(layer) > 1

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 import typing
+import unicodedata
 import urllib.parse
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any, ParamSpec, TypeVar, overload
 
 import attrs
@@ -114,8 +116,25 @@ class UriTemplate:
         return {k: urllib.parse.unquote(v) for k, v in m.groupdict().items()}
 
     def escape(self, variables: Mapping[str, str]) -> tuple[str, str] | None:
-        """Return a matched variable whose value escapes its place, and why, if any."""
-        return escaping_variable(variables, self.segments)
+        """Return a matched variable whose value escapes its place, and why, if any.
+
+        Each value is checked on its own (``escaping_variable``), then the values
+        joined as the template joins them (``{a}{b}``, ``{+a}.``), so neighbours
+        cannot form a ``..`` segment together either.
+        """
+        found = escaping_variable(variables, self.segments)
+        if found is not None:
+            return found
+        for joined in _forms_of_join(self.template, variables):
+            if _parents(joined) > self._literal_parents:
+                return ", ".join(self.variables), "a '..' path segment once joined"
+        return None
+
+    @property
+    def _literal_parents(self) -> int:
+        """The ``..`` segments of the template's own text (the author's choice)."""
+        skeleton = _VAR.sub("x", self.template)
+        return max(map(_parents, _forms_of_join(skeleton, {})))
 
 
 #: How often a value is percent-decoded when looking for an escape: more layers of
@@ -129,11 +148,14 @@ def escaping_variable(
 ) -> tuple[str, str] | None:
     """Return a variable whose value escapes its place, and why, if any.
 
-    A value escapes with a ``..`` path segment, a leading ``/`` or ``\\``, a drive
-    letter (``C:``), a NUL, or, for a name in ``segments`` (the single-segment
-    ``{name}`` variables), a ``/`` or ``\\`` anywhere. The value is percent-decoded
-    again and again (``%2F``, ``%252F``), so no encoding smuggles an escape past the
-    check to a reader that decodes once more or builds a path from the value.
+    A value escapes when it is ``.`` or holds a ``..`` path segment, a leading
+    ``/`` or ``\\``, a drive letter (``C:``), a ``\\`` or a NUL anywhere, or, for a
+    name in ``segments`` (the single-segment ``{name}`` variables), a ``/``
+    anywhere. The value is percent-decoded again and again (``%2F``, ``%252F``),
+    so no encoding smuggles an escape past the check to a reader that decodes once
+    more or builds a path from the value; each form is also checked in Unicode
+    compatibility normalization (NFKC: full-width dots and slashes, U+FF0E and
+    U+FF0F, the two-dot leader U+2025), for a reader or file system that normalizes.
     """
     for name, value in variables.items():
         why = _escape(value, segment=name in segments)
@@ -142,21 +164,44 @@ def escaping_variable(
     return None
 
 
-def _escape(value: str, *, segment: bool) -> str | None:
+def _forms(value: str) -> Iterator[str]:
+    """``value``, each percent-decoding of it, and the NFKC form of each.
+
+    Raises:
+        _TooDeep: past ``_MAX_DECODINGS`` layers of encoding.
+    """
     for _ in range(_MAX_DECODINGS):
-        why = _escape_in(value, segment=segment)
-        if why is not None:
-            return why
+        yield value
+        normal = unicodedata.normalize("NFKC", value)
+        if normal != value:
+            yield normal
         decoded = urllib.parse.unquote(value)
         if decoded == value:
-            return None
+            return
         value = decoded
-    return f"more than {_MAX_DECODINGS} layers of percent-encoding"
+    raise _TooDeep
+
+
+class _TooDeep(Exception):
+    """More layers of percent-encoding than anything legitimate uses."""
+
+
+def _escape(value: str, *, segment: bool) -> str | None:
+    try:
+        for form in _forms(value):
+            why = _escape_in(form, segment=segment)
+            if why is not None:
+                return why
+    except _TooDeep:
+        return f"more than {_MAX_DECODINGS} layers of percent-encoding"
+    return None
 
 
 def _escape_in(value: str, *, segment: bool) -> str | None:
     if ".." in _SEPARATORS.split(value):
         return "a '..' path segment"
+    if value == ".":
+        return "the path segment '.'"
     if "\x00" in value:
         return "a NUL character"
     if segment and _SEPARATORS.search(value):
@@ -165,7 +210,32 @@ def _escape_in(value: str, *, segment: bool) -> str | None:
         return "a leading '/' or '\\'"
     if _DRIVE.match(value):
         return "a drive letter"
+    if "\\" in value:
+        return "a '\\' (a Windows path separator)"
     return None
+
+
+def _parents(path: str) -> int:
+    """How many ``..`` segments ``path`` holds."""
+    return _SEPARATORS.split(path).count("..")
+
+
+def _value_of(values: Mapping[str, str], m: re.Match[str]) -> str:
+    return values.get(m.group(1).lstrip("+"), "")
+
+
+def _forms_of_join(template: str, variables: Mapping[str, str]) -> Iterator[str]:
+    """The template with the values in place, then each percent-decoding of that
+    whole (a reader that joins the values and decodes once more sees it), and the
+    NFKC form of each; at most ``_MAX_DECODINGS`` layers."""
+    joined = _VAR.sub(partial(_value_of, variables), template)
+    for _ in range(_MAX_DECODINGS):
+        yield joined
+        yield unicodedata.normalize("NFKC", joined)
+        decoded = urllib.parse.unquote(joined)
+        if decoded == joined:
+            return
+        joined = decoded
 
 
 def _is_contents(annotation: object) -> bool:
