@@ -509,7 +509,8 @@ def test_sampling(prompt: str) -> list[Content] | NeedsInput:
 
 @attrs.frozen
 class UserResponse:
-    response: str
+    username: Annotated[str, Field(description="User's response")]
+    email: Annotated[str, Field(description="User's email address")]
 
 
 @tool
@@ -554,11 +555,47 @@ def test_elicitation_sep1034_defaults() -> list[Content] | NeedsInput:
     ]
 
 
+TITLED = [
+    {"const": "value1", "title": "First Option"},
+    {"const": "value2", "title": "Second Option"},
+    {"const": "value3", "title": "Third Option"},
+]
+
+
+@attrs.frozen
+class EnumForm:
+    """Every shape of choice a form can ask for (SEP-1330)."""
+
+    untitledSingle: Literal["option1", "option2", "option3"]
+    # Titled choices: the value sent back, and the title a user sees.
+    titledSingle: Annotated[str, Field(json_schema={"oneOf": TITLED})]
+    legacyEnum: Annotated[
+        Literal["opt1", "opt2", "opt3"],
+        Field(json_schema={"enumNames": ["Option One", "Option Two", "Option Three"]}),
+    ]
+    untitledMulti: list[Literal["option1", "option2", "option3"]]
+    titledMulti: Annotated[list[str], Field(json_schema={"items": {"anyOf": TITLED}})]
+
+
+@tool
+def test_elicitation_sep1330_enums() -> list[Content] | NeedsInput:
+    """Ask for a form with every enum shape: untitled, titled, legacy, multi (SEP-1330)."""
+    answer = _answer("form")
+    if answer is None:
+        return NeedsInput({"form": Elicit("Pick your options", schema=EnumForm)})
+    content = answer.content
+    text = json.dumps(attrs.asdict(content) if isinstance(content, EnumForm) else None)
+    return [
+        TextContent(f"Elicitation completed: action={answer.action}, content={text}")
+    ]
+
+
 LEGACY_TOOLS: list[Tool] = [
     test_tool_with_logging,
     test_sampling,
     test_elicitation,
     test_elicitation_sep1034_defaults,
+    test_elicitation_sep1330_enums,
 ]
 
 

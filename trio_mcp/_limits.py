@@ -60,6 +60,10 @@ def _blocked_warning(value: Seconds) -> float:
     return _duration(value, "blocked_warning")
 
 
+def _session_idle(value: Seconds) -> float:
+    return _duration(value, "session_idle")
+
+
 def _positive(
     instance: object, attribute: attrs.Attribute[float], value: float
 ) -> None:
@@ -101,6 +105,12 @@ class Limits:
             synchronous ``time.sleep`` or socket call in an ``async def``) before
             the ``trio_mcp`` logger warns, once per handler; ``math.inf`` turns
             the warning off.
+        max_sessions: Most handshake-era Streamable HTTP sessions kept at once
+            (``Server(legacy=True)``), per store: a new ``initialize`` beyond it
+            ends the least recently used session (its next request gets 404 and
+            its client initializes again).
+        session_idle: Seconds a handshake-era HTTP session may go unused (no
+            request, no open ``GET`` stream) before it expires (then 404).
     """
 
     max_message_bytes: int = attrs.field(
@@ -125,6 +135,10 @@ class Limits:
     )
     blocked_warning: float = attrs.field(
         default=1.0, converter=_blocked_warning, validator=_positive
+    )
+    max_sessions: int = attrs.field(default=10_000, validator=_at_least_one)
+    session_idle: float = attrs.field(
+        default=1800.0, converter=_session_idle, validator=_positive
     )
 
     @classmethod

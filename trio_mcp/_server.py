@@ -9,7 +9,6 @@ and stop when it is cancelled. Transports are imported only when used, so
 from __future__ import annotations
 
 import functools
-import logging
 import weakref
 from collections.abc import (
     AsyncIterator,
@@ -35,6 +34,7 @@ from ._http._options import HttpOptions
 from ._json import JsonValue
 from ._limits import LimitFields, Limits
 from ._protocol._state import StateSealer
+from ._protocol._wire import SUPPORTED_VERSIONS
 from ._server_options import ServerOptions, settle
 from ._skills import Skill, SkillSet
 from ._store import Store
@@ -61,6 +61,8 @@ if TYPE_CHECKING:
     from ._http._app import McpAsgiApp
     from ._http._oauth import BearerGate
     from ._http._options import PrincipalResolver
+    from ._legacy._http import LegacyServing
+    from ._legacy._hub import Hub
     from ._rate_limit import RateLimit
 
 __all__ = ["Server"]
@@ -152,10 +154,11 @@ class Server:
             and ``completion/complete`` passes through, outermost first: each an
             async callable ``step(call, next) -> Ending`` (docs/guides/middleware.md).
         legacy: Also serve handshake-era clients (revisions 2025-11-25, 2025-06-18,
-            2025-03-26: ``initialize``, then a session) over stdio, beside
-            2026-07-28 ones (docs/guides/hosts.md). Off by default: ``initialize``
-            is then answered with the error naming the supported version. Also
-            settable as the ``legacy`` attribute before serving.
+            2025-03-26: ``initialize``, then a session) over stdio and Streamable
+            HTTP (``Mcp-Session-Id`` sessions, in the ``store``), beside 2026-07-28
+            ones (docs/guides/hosts.md). Off by default: ``initialize`` is then
+            answered with the error naming the supported version. Also settable
+            as the ``legacy`` attribute before serving.
         **options: The ``ServerOptions``: ``info=ServerInfo(title=...,
             website_url=..., icons=...)`` (``title=``, ``website_url=`` and
             ``icons=`` are spellings of it), ``broadcast=`` (by default the
@@ -215,8 +218,37 @@ class Server:
         )
         self._dispatcher.server_info.update(settled.info.to_wire())
         self._apps: weakref.WeakSet[McpAsgiApp] = weakref.WeakSet()
+        self._legacy = False
+        self._hub: Hub | None = None
         self.legacy = legacy
-        """Whether handshake-era clients are served too (``legacy=``)."""
+
+    @property
+    def legacy(self) -> bool:
+        """Whether handshake-era clients are served too (``legacy=``); settable
+        before serving."""
+        return self._legacy
+
+    @legacy.setter
+    def legacy(self, value: bool) -> None:
+        self._legacy = bool(value)
+        versions: tuple[str, ...] = SUPPORTED_VERSIONS
+        if self._legacy:
+            from ._legacy import ALL_REVISIONS
+
+            versions = ALL_REVISIONS
+        self._dispatcher.versions = versions
+
+    def _legacy_serving(self) -> LegacyServing | None:
+        """What this server's HTTP apps need to serve handshake-era sessions: one
+        hub per server, so apps of one process share what the process holds."""
+        if not self._legacy:
+            return None
+        from ._legacy._http import LegacyServing
+        from ._legacy._hub import Hub
+
+        if self._hub is None:
+            self._hub = Hub(self._dispatcher.store)
+        return LegacyServing(self._hub, self._output_schema)
 
     def _edge(self) -> Edge | None:
         """The legacy edge of a stream transport, when ``legacy`` is on."""
@@ -537,14 +569,11 @@ class Server:
     ) -> McpAsgiApp:
         from ._http._app import McpAsgiApp  # loaded on use: no web stack
 
-        if self.legacy:
-            logging.getLogger("trio_mcp").warning(
-                "server '%s' has legacy=True, but Streamable HTTP serves only "
-                "2026-07-28 clients for now; handshake-era clients connect over "
-                "stdio (trio-mcp run --legacy)",
-                self.name,
-            )
-        return McpAsgiApp(self._dispatcher, **_app_options(path, options, check_host))
+        return McpAsgiApp(
+            self._dispatcher,
+            legacy=self._legacy_serving(),
+            **_app_options(path, options, check_host),
+        )
 
     @_runs_tasks
     async def serve_http(

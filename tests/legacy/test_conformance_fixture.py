@@ -46,10 +46,24 @@ async def _answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
             "stopReason": "endTurn",
         }
     fields = params["requestedSchema"]["properties"]
-    return {
-        "action": "accept",
-        "content": {"response": "yes"} if "response" in fields else {},
-    }
+    if "username" in fields:
+        return {
+            "action": "accept",
+            "content": {"username": "testuser", "email": "test@example.com"},
+        }
+    if "titledMulti" in fields:
+        return {"action": "accept", "content": ENUM_ANSWER}
+    return {"action": "accept", "content": {}}
+
+
+#: The suite's answer to the SEP-1330 form (elicitation-sep1330-enums).
+ENUM_ANSWER = {
+    "untitledSingle": "option1",
+    "titledSingle": "value1",
+    "legacyEnum": "opt1",
+    "untitledMulti": ["option1", "option2"],
+    "titledMulti": ["value1", "value2"],
+}
 
 
 async def test_the_handshake_era_scenarios_against_the_fixture() -> None:
@@ -78,6 +92,9 @@ async def test_the_handshake_era_scenarios_against_the_fixture() -> None:
         defaults = await peer.request(
             "tools/call", {"name": "test_elicitation_sep1034_defaults", "arguments": {}}
         )
+        enums = await peer.request(
+            "tools/call", {"name": "test_elicitation_sep1330_enums", "arguments": {}}
+        )
         subscribed = await peer.request(
             "resources/subscribe", {"uri": "test://watched-resource"}
         )
@@ -96,11 +113,12 @@ async def test_the_handshake_era_scenarios_against_the_fixture() -> None:
     assert {"subscribe": True, "listChanged": True} == caps["resources"]
     assert {"listChanged": True} == caps["tools"] == caps["prompts"]
     assert {} == caps["logging"] == caps["completions"]
-    assert "extensions" not in caps
+    # Skills are offered as an extension (SEP-1724's place for them); tasks are not.
+    assert ["io.modelcontextprotocol/skills"] == list(caps["extensions"])
     assert {} == pong == level == subscribed == unsubscribed
     assert "Tool with logging executed successfully" == logged["content"][0]["text"]
     assert 3 <= len(logs)
-    sample, elicit, form = peer.asked
+    sample, elicit, form, choices = peer.asked
     assert {
         "messages": [
             {
@@ -111,10 +129,10 @@ async def test_the_handshake_era_scenarios_against_the_fixture() -> None:
         "maxTokens": 100,
     } == sample["params"]
     assert "LLM response: This is a test response" == sampled["content"][0]["text"]
-    assert (
-        "string"
-        == elicit["params"]["requestedSchema"]["properties"]["response"]["type"]
-    )
+    assert {
+        "username": {"type": "string", "description": "User's response"},
+        "email": {"type": "string", "description": "User's email address"},
+    } == elicit["params"]["requestedSchema"]["properties"]
     assert elicited["content"][0]["text"].startswith("User response: action=accept")
     properties = form["params"]["requestedSchema"]["properties"]
     assert {
@@ -131,3 +149,19 @@ async def test_the_handshake_era_scenarios_against_the_fixture() -> None:
         "Elicitation completed: action=accept"
     )
     assert isinstance(completed["completion"]["values"], list)
+    shapes = choices["params"]["requestedSchema"]["properties"]
+    assert ["option1", "option2", "option3"] == shapes["untitledSingle"]["enum"]
+    assert {"const": "value1", "title": "First Option"} == shapes["titledSingle"][
+        "oneOf"
+    ][0]
+    assert "enum" not in shapes["titledSingle"]
+    assert ["Option One", "Option Two", "Option Three"] == shapes["legacyEnum"][
+        "enumNames"
+    ]
+    assert {"type": "string", "enum": ["option1", "option2", "option3"]} == shapes[
+        "untitledMulti"
+    ]["items"]
+    assert {"anyOf"} == set(shapes["titledMulti"]["items"])
+    assert enums["content"][0]["text"].startswith(
+        'Elicitation completed: action=accept, content={"untitledSingle": "option1"'
+    )

@@ -10,7 +10,7 @@ schema as it is read.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,9 +51,16 @@ def sse_messages(body: bytes, method: str | None) -> list[dict[str, Any]]:
 class SseStream:
     """One SSE response over chunked HTTP/1.1 on a raw socket, read line by line."""
 
-    def __init__(self, socket: trio.SocketStream, wait: float = WAIT) -> None:
+    def __init__(
+        self,
+        socket: trio.SocketStream,
+        wait: float = WAIT,
+        check: Callable[[dict[str, Any]], None] | None = None,
+    ) -> None:
         self.socket = socket
         self.wait = wait
+        self.check = check
+        """Validates each message (by default against the 2026-07-28 schema)."""
         self.raw = b""
         self.text = ""
         self.done = False
@@ -66,8 +73,9 @@ class SseStream:
         self.done = not data
         self.raw += data
 
-    async def start(self) -> None:
-        """Read the status line and the headers."""
+    async def start(self, *, chunked: bool = True) -> None:
+        """Read the status line and the headers (of a chunked body, unless
+        ``chunked`` is false: then any response, whose body ``body()`` reads)."""
         with trio.fail_after(self.wait):
             while b"\r\n\r\n" not in self.raw:
                 await self._more()
@@ -76,7 +84,16 @@ class SseStream:
         status, *fields = head.decode("latin-1").split("\r\n")
         self.status = int(status.split()[1])
         self.headers = dict(f.lower().split(": ", 1) for f in fields)
-        assert "chunked" == self.headers.get("transfer-encoding")
+        if chunked or self.status == 200:
+            assert "chunked" == self.headers.get("transfer-encoding")
+
+    async def body(self) -> bytes:
+        """The whole body of a response with ``Content-Length``."""
+        size = int(self.headers["content-length"])
+        with trio.fail_after(self.wait):
+            while len(self.raw) < size and not self.done:
+                await self._more()
+        return self.raw[:size]
 
     async def _line(self) -> str | None:
         """The next SSE line, decoding chunks as needed; None at the end."""
@@ -105,6 +122,9 @@ class SseStream:
                     self.keepalives += 1
                 elif line.startswith("data: "):
                     message: dict[str, Any] = json.loads(line[len("data: ") :])
+                    if self.check is not None:
+                        self.check(message)
+                        return message
                     is_result = "id" in message and "method" not in message
                     check_message(message, LISTEN if is_result else None)
                     return message

@@ -39,7 +39,8 @@ _STRING_FORMATS: Final = frozenset({"email", "uri", "date", "date-time"})
 _ANNOTATION_KEYS: Final = frozenset({"title", "description", "default"})
 _ALLOWED: Final = {
     "string": _ANNOTATION_KEYS | {"type", "format", "minLength", "maxLength"},
-    "enum": _ANNOTATION_KEYS | {"type", "enum"},
+    "enum": _ANNOTATION_KEYS | {"type", "enum", "enumNames"},
+    "titled": _ANNOTATION_KEYS | {"type", "oneOf"},
     "number": _ANNOTATION_KEYS | {"type", "minimum", "maximum"},
     "boolean": _ANNOTATION_KEYS | {"type"},
     "array": _ANNOTATION_KEYS
@@ -81,6 +82,8 @@ def _property(name: str, schema: JsonObject, where: str) -> JsonObject:
         schema = {**rest[0], **schema}
     if schema.get("default", 0) is None:
         del schema["default"]
+    if schema.get("allOf") == [{"items": {"type": "string"}}]:
+        del schema["allOf"]  # the list's own item type, beside titled choices
     if schema.get("writeOnly"):
         raise InvalidArgument(
             f"{where}: field '{name}' is a secret; never request secrets with a form "
@@ -91,6 +94,10 @@ def _property(name: str, schema: JsonObject, where: str) -> JsonObject:
         shape = "enum"
         if not all(isinstance(v, str) for v in schema["enum"]):  # type: ignore[union-attr]
             raise InvalidArgument(f"{where}: field '{name}' has non-string choices")
+        _check_enum_names(name, schema, where)
+    elif kind == "string" and "oneOf" in schema:
+        shape = "titled"
+        _check_titled(name, schema["oneOf"], where)
     elif kind in ("integer", "number"):
         shape = "number"
     elif kind in ("string", "boolean", "array"):
@@ -112,17 +119,55 @@ def _property(name: str, schema: JsonObject, where: str) -> JsonObject:
         )
     if shape == "array":
         items = schema.get("items")
-        if not (
+        if isinstance(items, dict) and set(items) == {"anyOf"}:
+            _check_titled(name, items["anyOf"], where)
+        elif not (
             isinstance(items, dict)
             and set(items) == {"type", "enum"}
             and items["type"] == "string"
         ):
             raise InvalidArgument(
                 f"{where}: field '{name}' is a list; a form list is a multi-select "
-                "of string choices (list[Literal[...]])"
+                "of string choices (list[Literal[...]], or items with anyOf of "
+                "titled choices)"
             )
         schema.pop("uniqueItems", None)
     return schema
+
+
+def _check_enum_names(name: str, schema: JsonObject, where: str) -> None:
+    """``enumNames`` (the older titled choices) name each choice once, as strings."""
+    names, choices = schema.get("enumNames"), schema["enum"]
+    if names is None:
+        return
+    if not (
+        isinstance(names, list)
+        and isinstance(choices, list)
+        and len(names) == len(choices)
+        and all(isinstance(n, str) for n in names)
+    ):
+        raise InvalidArgument(
+            f"{where}: field '{name}' has enumNames that are not one string per choice"
+        )
+
+
+def _check_titled(name: str, choices: JsonValue, where: str) -> None:
+    """Titled choices (SEP-1330): a list of ``{"const": str, "title": str}``."""
+    if not (
+        isinstance(choices, list)
+        and choices
+        and all(
+            isinstance(c, dict)
+            and set(c) == {"const", "title"}
+            and isinstance(c["const"], str)
+            and isinstance(c["title"], str)
+            for c in choices
+        )
+    ):
+        raise InvalidArgument(
+            f"{where}: field '{name}' has titled choices that are not a list of "
+            '{"const": <string>, "title": <string>}'
+        )
 
 
 def form_schema(cls: type) -> JsonObject:

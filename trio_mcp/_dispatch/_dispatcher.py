@@ -101,6 +101,9 @@ class Dispatcher(Calls):
         )
         """The runner's own steps; ``Edge`` builds the chains with them."""
         self.instructions = instructions
+        self.versions: tuple[str, ...] = wire.SUPPORTED_VERSIONS
+        """What ``server/discover`` lists: with the handshake-era revisions of a
+        dual-era server (``Server(legacy=True)``), served by its legacy edges."""
         self.plain = Edge(self)
         """The edge of transports that add no steps of their own."""
         self.capabilities = self._capabilities()
@@ -367,7 +370,7 @@ class Dispatcher(Calls):
     # -- discovery and lists --------------------------------------------------------------
     async def _discover(self, request: Checked, exchange: Exchange) -> JsonObject:
         result: JsonObject = {
-            "supportedVersions": list(wire.SUPPORTED_VERSIONS),
+            "supportedVersions": list(self.versions),
             "capabilities": self.capabilities,
         }
         if self.instructions is not None:

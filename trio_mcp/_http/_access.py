@@ -54,6 +54,10 @@ CORS_REQUEST_HEADERS: Final = (
 )
 #: Response headers a browser client may read.
 CORS_EXPOSED_HEADERS: Final = b"WWW-Authenticate, Mcp-Protocol-Version"
+#: What a handshake-era session adds (``Server(legacy=True)``): its id, both ways,
+#: and the ``GET`` and ``DELETE`` of the session's stream and end.
+_SESSION_REQUEST_HEADERS: Final = ("mcp-session-id", "last-event-id")
+_SESSION_EXPOSED_HEADERS: Final = b", Mcp-Session-Id"
 #: Seconds a browser may cache a preflight answer.
 CORS_MAX_AGE: Final = b"600"
 
@@ -68,6 +72,15 @@ class Cors:
 
     def __init__(self, origins: Iterable[str] | None) -> None:
         self.origins = normalize_origins(origins)
+        self.request_headers: tuple[str, ...] = CORS_REQUEST_HEADERS
+        self.exposed = CORS_EXPOSED_HEADERS
+        self.methods = "POST"
+
+    def with_sessions(self) -> None:
+        """Also allow what a handshake-era session sends and reads."""
+        self.request_headers = (*CORS_REQUEST_HEADERS, *_SESSION_REQUEST_HEADERS)
+        self.exposed = CORS_EXPOSED_HEADERS + _SESSION_EXPOSED_HEADERS
+        self.methods = "GET, POST, DELETE"
 
     def allows(self, origin: str | None) -> bool:
         """Whether a page from ``origin`` may call the app cross-origin."""
@@ -82,7 +95,7 @@ class Cors:
             return send
         extra: Headers = [
             (b"access-control-allow-origin", origin.strip().encode("latin-1")),
-            (b"access-control-expose-headers", CORS_EXPOSED_HEADERS),
+            (b"access-control-expose-headers", self.exposed),
             (b"vary", b"Origin"),
         ]
 
@@ -105,7 +118,7 @@ class Cors:
             return None
         raw = headers.get("access-control-request-headers", "")
         asked = [h.strip().lower() for h in raw.split(",") if h.strip()]
-        allowed = [*CORS_REQUEST_HEADERS]
+        allowed = [*self.request_headers]
         allowed += [h for h in asked if h.startswith("mcp-param-") and h not in allowed]
         return [
             (b"access-control-allow-methods", f"{method}, OPTIONS".encode()),
@@ -144,13 +157,20 @@ class Access:
         self.cors = Cors(cors_origins)
         """Origins whose browser pages may call (and read) this endpoint."""
 
-    def refusal(self, scope: Scope, headers: dict[str, str]) -> Answer | None:
-        """The answer refusing a bad ``Origin`` (403), ``Host`` (421) or method (405)."""
+    def refusal(
+        self, scope: Scope, headers: dict[str, str], *, session: bool = False
+    ) -> Answer | None:
+        """The answer refusing a bad ``Origin`` (403), ``Host`` (421) or method (405).
+
+        A request of a handshake-era ``session`` may also be ``GET`` or ``DELETE``.
+        """
         origin = headers.get("origin")
         if origin is not None and not self.origin_allowed(origin):
             return partial(send_fault, status=403, text=_FORBIDDEN)
         if not self.any_host and not self.host_allowed(headers.get("host")):
             return partial(send_fault, status=421, text=_MISDIRECTED)
+        if session:
+            return None  # the session's method is the session's to check
         if scope["method"] != "POST":
             return partial(send_plain, status=405, body=_POST_ONLY, extra=[_ALLOW_POST])
         return None

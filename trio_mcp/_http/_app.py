@@ -54,6 +54,7 @@ from .._context import Exchange
 from .._dispatch import Caller, Dispatcher, Reply
 from .._dispatch._runner import BUSY_RETRY_AFTER
 from .._json import encode_message
+from .._legacy._http import LegacyHttp, LegacyServing
 from .._loopback import arrived_on_loopback
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Request
@@ -105,6 +106,7 @@ class McpAsgiApp:
         *,
         path: str = "/mcp",
         check_host: bool = True,
+        legacy: LegacyServing | None = None,
         **options: Unpack[HttpOptions],
     ) -> None:
         self.dispatcher = dispatcher
@@ -146,6 +148,14 @@ class McpAsgiApp:
             enable_metrics()
         self.closing = trio.Event()
         """Set by ``close()``: open listen streams end with their result."""
+        self.legacy = (
+            None
+            if legacy is None
+            else LegacyHttp(legacy, self.edge, self.limits, self.closing, self.listens)
+        )
+        """Handshake-era sessions (``Server(legacy=True)``; ``trio_mcp._legacy``)."""
+        if legacy is not None:
+            self.access.cors.with_sessions()
 
     def close(self) -> None:
         """Shut down gracefully: every open listen stream gets its result and ends.
@@ -189,7 +199,8 @@ class McpAsgiApp:
         method = scope["method"]
         metadata = self.protection.is_metadata_request(scope, route)
         if method == "OPTIONS" and (route == self.path or metadata):
-            answer = self.access.cors.preflight(headers, "GET" if metadata else "POST")
+            cors = self.access.cors
+            answer = cors.preflight(headers, "GET" if metadata else cors.methods)
             if answer is not None:
                 await send_plain(send, 204, b"", answer)
                 return
@@ -257,19 +268,27 @@ class McpAsgiApp:
     async def _serve_mcp(
         self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
     ) -> None:
-        refusal = self.access.refusal(scope, headers)
+        legacy = self.legacy
+        session = legacy is not None and legacy.claims(headers)
+        refusal = self.access.refusal(scope, headers, session=session)
         admission = None
         if refusal is None:
             admission, refusal = await self.protection.admit(scope, headers)
         principal = None if refusal else await self._principal(scope, admission)
         if refusal is None and self.require_auth and principal is None:
             refusal = self.protection.challenge(scope, headers)
-        unacceptable = None if refusal else media_refusal(headers)  # 415, 406
+        post = scope["method"] == "POST"
+        unacceptable = None if refusal or not post else media_refusal(headers)
         if unacceptable is not None:
             status, text, extra = unacceptable
             refusal = partial(send_fault, status=status, text=text, extra=extra)
         if refusal is not None:
             await refusal(send)
+            return
+        if session:  # a handshake-era session's POST, GET or DELETE
+            assert legacy is not None
+            caller = self._caller(scope, headers, principal, admission)
+            await legacy.serve(scope["method"], headers, caller, receive, send)
             return
         message = await read_message(headers, receive, self.limits)
         if message is None:
@@ -277,6 +296,21 @@ class McpAsgiApp:
         if not isinstance(message, Request):
             await message(send)
             return
+        caller = self._caller(scope, headers, principal, admission)
+        if legacy is not None and legacy.opens(message):
+            await legacy.initialize(message, caller, send)
+        elif message.method == LISTEN_METHOD:
+            await self._listen(message, caller, receive, send)
+        else:
+            await self._dispatch(message, caller, receive, send)
+
+    def _caller(
+        self,
+        scope: Scope,
+        headers: dict[str, str],
+        principal: object | None,
+        admission: Admission | None,
+    ) -> Caller:
         client = scope.get("client")
         caller = Caller(
             principal=principal,
@@ -287,10 +321,7 @@ class McpAsgiApp:
         )
         if admission is not None:
             caller = self.protection.caller(admission, caller, scope, headers)
-        if message.method == LISTEN_METHOD:
-            await self._listen(message, caller, receive, send)
-        else:
-            await self._dispatch(message, caller, receive, send)
+        return caller
 
     async def _listen(
         self, request: Request, caller: Caller, receive: Receive, send: Send

@@ -17,14 +17,14 @@ from typing import Final
 
 import trio
 
-from .._json import encode_message
+from .._json import JsonValue, could_exceed, depth_exceeds, encode_message, loads
 from .._limits import Limits
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
 from .._transports._stream import oversized_fault
 from ._response import Answer, Receive, send_json, send_plain
 
-__all__ = ["read_message", "slow_body_fault"]
+__all__ = ["read_body", "read_json", "read_message", "slow_body_fault"]
 
 
 def slow_body_fault(seconds: float) -> Fault:
@@ -53,6 +53,49 @@ async def read_message(
     (413), within ``body_timeout`` (408); then parsed with the depth limit (400); a
     notification is accepted (202).
     """
+    body = await read_body(headers, receive, limits)
+    if not isinstance(body, bytes):
+        return body
+    message = parse_message(body, max_depth=limits.max_depth)
+    if isinstance(message, Fault):
+        encoded = encode_message(message.to_message())
+        return partial(send_json, status=message.http_status, body=encoded)
+    if isinstance(message, Notification):
+        # No client notification means anything over HTTP (cancellation is a
+        # closed stream); accept without header requirements (§12, [INFERRED]).
+        return partial(send_plain, status=202, body=b"")
+    return message
+
+
+async def read_json(
+    headers: dict[str, str], receive: Receive, limits: Limits
+) -> JsonValue | Answer | None:
+    """The JSON value of the body (a handshake-era message: a request, a
+    notification or a response), the answer refusing it, or None if the client left.
+
+    The same limits as ``read_message``; not JSON or too deep is 400.
+    """
+    body = await read_body(headers, receive, limits)
+    if not isinstance(body, bytes):
+        return body
+    depth = limits.max_depth
+    try:
+        value = loads(body)
+        too_deep = could_exceed(body, depth) and depth_exceeds(value, depth)
+    except (ValueError, RecursionError):  # not UTF-8, not JSON
+        too_deep = None
+    if too_deep is not False:
+        why = "is not valid JSON" if too_deep is None else f"nests deeper than {depth}"
+        fault = Fault(wire.PARSE_ERROR, f"parse error: the message {why}")
+        encoded = encode_message(fault.to_message())
+        return partial(send_json, status=400, body=encoded)
+    return value
+
+
+async def read_body(
+    headers: dict[str, str], receive: Receive, limits: Limits
+) -> bytes | Answer | None:
+    """The whole body, the answer refusing it (413, 408), or None if the client left."""
     try:
         # move_on_after is a plain CancelScope; fail_after wraps one in a
         # generator-based context manager, which this per-request path avoids.
@@ -71,15 +114,7 @@ async def read_message(
         fault = oversized_fault(limits.max_message_bytes)
         encoded = encode_message(fault.to_message())
         return partial(send_json, status=fault.http_status, body=encoded, extra=_CLOSE)
-    message = parse_message(body, max_depth=limits.max_depth)
-    if isinstance(message, Fault):
-        encoded = encode_message(message.to_message())
-        return partial(send_json, status=message.http_status, body=encoded)
-    if isinstance(message, Notification):
-        # No client notification means anything over HTTP (cancellation is a
-        # closed stream); accept without header requirements (§12, [INFERRED]).
-        return partial(send_plain, status=202, body=b"")
-    return message
+    return body
 
 
 async def _read_body(

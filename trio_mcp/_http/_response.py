@@ -100,6 +100,20 @@ class Response:
             await self._start_stream()
             await self._write(_sse_data(encode_message(note)))
 
+    async def open_stream(self) -> None:
+        """Start the event stream now, before anything is sent on it (a handshake-era
+        ``GET`` stream, whose client waits for the response headers)."""
+        async with self.lock:
+            await self._start_stream()
+
+    async def abandon(self) -> None:
+        """End the response without a reply (a handshake-era request its client
+        cancelled): an event stream that closes, empty if nothing was sent yet."""
+        with trio.CancelScope(shield=True):
+            async with self.lock:
+                await self._start_stream()
+                await self._write(b"", more=False)
+
     async def keep_alive(self) -> None:
         """Write a ``:`` comment after each ``keepalive_interval`` of quiet."""
         while True:

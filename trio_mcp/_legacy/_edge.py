@@ -9,7 +9,8 @@ selects legacy semantics for that stdio process).
 What passes through, and how:
 
 - A request whose ``_meta`` carries a protocol version is modern: it goes to the
-  loop untouched (a ``server/discover`` reply then lists the legacy revisions too).
+  loop untouched (the dispatcher's ``server/discover`` lists the legacy revisions
+  too, ``Dispatcher.versions``).
 - ``initialize`` opens the one ``Session`` of the stream (a second is -32600); the
   edge asks the loop ``server/discover`` and answers with its capabilities and
   instructions. ``ping``, ``logging/setLevel``, ``resources/subscribe`` and
@@ -66,7 +67,14 @@ from ._rounds import (
 )
 from ._session import ALL_REVISIONS, BadInitialize, Session, negotiate
 from ._shapes import OutputSchemaOf, initialize_result
-from ._translate import FORWARDED, BadParams, legacy_reply, modern_params, round_of
+from ._translate import (
+    FORWARDED,
+    BadParams,
+    legacy_reply,
+    modern,
+    modern_params,
+    round_of,
+)
 
 __all__ = ["Write", "legacy_edge"]
 
@@ -139,7 +147,6 @@ class _Edge:
         self.calls: dict[str, _Call] = {}
         self.by_client: dict[str | int, _Call] = {}
         self.asked: dict[int, _Asked] = {}
-        self.discovers: set[str | int] = set()
         self.waiting_rounds = 0
         self.deadline = math.inf
         self.listens = Listens(self)
@@ -218,9 +225,7 @@ class _Edge:
             await self._notified(message)
         elif message.method == "initialize":
             await self._initialize(message)
-        elif _modern(message.params):
-            if message.method == "server/discover":
-                self.discovers.add(message.id)
+        elif modern(message.params):
             await self.to_loop.send(message)
         else:
             await self._legacy(message)
@@ -372,7 +377,7 @@ class _Edge:
 
     async def _loop_write(self, batch: list[bytes]) -> None:
         """The loop's writer: each message shaped for its era, then written."""
-        if self.session is None and not self.discovers:
+        if self.session is None:
             await self.to_writer.send(batch)
             return
         out = [shaped for data in batch if (shaped := self._outgoing(data)) is not None]
@@ -387,9 +392,6 @@ class _Edge:
             return self.listens.notification(message, data)
         request_id = message.get("id")
         if not self.ours(request_id):
-            if isinstance(request_id, str | int) and request_id in self.discovers:
-                self.discovers.discard(request_id)
-                return _with_legacy_versions(message, data)
             return data
         assert isinstance(request_id, str)
         call = self.calls.pop(request_id, None)
@@ -525,18 +527,3 @@ def _is_response(value: JsonObject) -> bool:
         and "id" in value
         and ("result" in value or "error" in value)
     )
-
-
-def _modern(params: JsonValue) -> bool:
-    """Whether a request carries 2026-07-28 ``_meta`` (then it is served statelessly)."""
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and wire.META_PROTOCOL_VERSION in meta
-
-
-def _with_legacy_versions(message: JsonObject, data: bytes) -> bytes:
-    """A ``server/discover`` reply listing every revision this server serves."""
-    result = message.get("result")
-    if not isinstance(result, dict):
-        return data
-    result["supportedVersions"] = list(ALL_REVISIONS)
-    return encode_message(message)

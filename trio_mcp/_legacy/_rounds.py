@@ -114,13 +114,35 @@ def _params(method: str, params: JsonValue, session: Session) -> JsonObject:
         shaped["elicitationId"] = secrets.token_hex(16)
     elif not session.has("url_elicitation"):
         shaped.pop("mode", None)  # 2025-06-18 has form mode only, unnamed
-    if not session.has("rich_forms") and _has_multi_select(shaped):
-        raise RoundFailed(
-            wire.INTERNAL_ERROR,
-            "this form has a multi-select field, which protocol revision "
-            f"{session.revision} cannot show (2025-11-25 can)",
-        )
+    if not session.has("rich_forms"):
+        if _has_multi_select(shaped):
+            raise RoundFailed(
+                wire.INTERNAL_ERROR,
+                "this form has a multi-select field, which protocol revision "
+                f"{session.revision} cannot show (2025-11-25 can)",
+            )
+        shaped = _enum_names(shaped)
     return shaped
+
+
+def _enum_names(params: JsonObject) -> JsonObject:
+    """A form whose titled choices (``oneOf`` of ``const``/``title``, SEP-1330) are
+    spelled as before 2025-11-25: ``enum`` with ``enumNames``."""
+    schema = params.get("requestedSchema")
+    fields = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(schema, dict) or not isinstance(fields, dict):
+        return params
+    shaped: JsonObject = {}
+    for name, field in fields.items():
+        choices = field.get("oneOf") if isinstance(field, dict) else None
+        if isinstance(field, dict) and isinstance(choices, list):
+            field = {k: v for k, v in field.items() if k != "oneOf"}
+            field["enum"] = [c.get("const") for c in choices if isinstance(c, dict)]
+            field["enumNames"] = [
+                c.get("title") for c in choices if isinstance(c, dict)
+            ]
+        shaped[name] = field
+    return {**params, "requestedSchema": {**schema, "properties": shaped}}
 
 
 def _has_multi_select(params: JsonObject) -> bool:

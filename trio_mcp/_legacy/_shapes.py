@@ -199,13 +199,23 @@ def legacy_error(method: str, error: JsonObject) -> JsonObject:
 def initialize_result(discovered: JsonObject, session: Session) -> JsonObject:
     """The ``InitializeResult`` for ``session``, from a ``server/discover`` result.
 
-    The capabilities are the catalog's (what discovery advertises) less the
-    extensions, which the handshake-era revisions do not have.
+    The capabilities are the catalog's (what discovery advertises). Extensions go
+    in ``capabilities.extensions``, where handshake-era hosts negotiate them
+    (SEP-1724; ``ServerCapabilities`` takes keys beyond its own): MCP Apps' views
+    and skills, whose requests are plain requests of the session. The tasks
+    extension is not offered: its results (``resultType: "task"``, polling with
+    ``requestState``) have no shape in these revisions, and 2025-11-25's own in-core
+    tasks are a different protocol this server does not serve.
     """
     caps = discovered.get("capabilities")
     capabilities: JsonObject = {}
     if isinstance(caps, dict):
         capabilities = {k: v for k, v in caps.items() if k != "extensions"}
+        extensions = caps.get("extensions")
+        if isinstance(extensions, dict):
+            offered = {k: v for k, v in extensions.items() if k != wire.TASKS_EXTENSION}
+            if offered:
+                capabilities["extensions"] = offered
     meta = discovered.get("_meta")
     info = meta.get(wire.META_SERVER_INFO) if isinstance(meta, dict) else None
     result: JsonObject = {

@@ -25,6 +25,7 @@ __all__ = [
     "ROUND_METHODS",
     "BadParams",
     "legacy_reply",
+    "modern",
     "modern_params",
     "round_of",
 ]
@@ -40,6 +41,10 @@ FORWARDED: Final = frozenset(
         "prompts/list",
         "prompts/get",
         "completion/complete",
+        # the skills extension (SEP-2640), when the server has skills
+        "skills/list",
+        "skills/get",
+        "resources/directory/read",
     }
 )
 #: The methods whose reply may be ``input_required`` (a round).
@@ -51,6 +56,12 @@ _DROPPED: Final = ("inputResponses", "requestState", "task")
 
 class BadParams(Exception):
     """A legacy request whose params are not an object (-32602)."""
+
+
+def modern(params: JsonValue) -> bool:
+    """Whether a request carries 2026-07-28 ``_meta`` (then it is served statelessly)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and wire.META_PROTOCOL_VERSION in meta
 
 
 def modern_params(params: JsonValue, session: Session) -> JsonObject:

@@ -13,7 +13,11 @@ Every worker and replica that names the same Redis (and prefix) shares:
 - requests for a task running elsewhere (``tasks/update``, ``tasks/cancel``): the
   asking process pushes them to the inbox list of the process that runs the task
   and waits (bounded) for the answer on a reply list;
-- the broadcast (``broadcast()`` makes the ``RedisBroadcast`` on the same URL).
+- the broadcast (``broadcast()`` makes the ``RedisBroadcast`` on the same URL);
+- for other parts of the server (the handshake-era HTTP sessions): Lua scripts
+  (``run_script``), requests to one process by its inbox (an op whose ``to`` names a
+  handler in ``handlers``) and notices to every process (``notify``, read by the
+  handlers in ``notices`` from one more channel).
 
 Invariants:
 - Nothing here waits longer than ``timeout`` for Redis: a command that does not
@@ -109,6 +113,7 @@ MAX_CACHED_VIEWS: Final = 10_000
 
 OpHandler = Callable[[JsonObject], Awaitable[JsonObject]]
 ChangeHandler = Callable[[str], object]
+NoticeHandler = Callable[[JsonObject], object]
 
 
 class StoreUnavailable(Exception):
@@ -158,7 +163,13 @@ class RedisStore(Store):
         """Answers a request for a task this process runs (set by the task runner)."""
         self.on_change: ChangeHandler | None = None
         """Told of a task's change made elsewhere (set by the task runner)."""
+        self.handlers: dict[str, OpHandler] = {}
+        """Answer requests of other processes whose ``to`` names them (``ask_owner``)."""
+        self.notices: dict[str, NoticeHandler] = {}
+        """Told of notices other processes sent (``notify``), by their ``kind``;
+        register before ``running()`` starts (it reads the channel only for them)."""
         self._scripts: dict[str, Any] = {}
+        self._loaded: dict[str, Any] = {}
         self._unsaved: dict[str, tuple[int, str, int]] = {}
         self._wake = trio.Event()
         self._views: dict[str, JsonObject] = {}
@@ -172,6 +183,11 @@ class RedisStore(Store):
     def channel(self) -> str:
         """The pub/sub channel of task changes."""
         return f"{self.prefix}:tasks"
+
+    @property
+    def notice_channel(self) -> str:
+        """The pub/sub channel of ``notify``."""
+        return f"{self.prefix}:notices"
 
     def broadcast(self) -> RedisBroadcast:
         """A ``RedisBroadcast`` on the same Redis, for ``Server(broadcast=...)``."""
@@ -191,12 +207,15 @@ class RedisStore(Store):
         if self._redis.running_now:
             yield
             return
-        work = (self._write_unsaved, self._read_changes, self._read_inbox, self._beat)
+        work = [self._write_unsaved, self._read_changes, self._read_inbox, self._beat]
+        if self.notices:
+            work.append(self._read_notices)
         async with self._redis.running(*work) as client:
             self._scripts = {
                 "bucket": client.register_script(BUCKET_SCRIPT),
                 "save": client.register_script(SAVE_SCRIPT),
             }
+            self._loaded = {}
             yield
 
     async def _command(
@@ -219,6 +238,34 @@ class RedisStore(Store):
             ) from None
         except Exception as exc:
             raise StoreUnavailable(f"Redis at {self.url}: {reason(exc)}") from exc
+
+    async def run_script(
+        self, source: str, keys: list[str], args: list[str | int]
+    ) -> object:
+        """Run the Lua script ``source`` (loaded once per connection) within ``timeout``.
+
+        Raises:
+            StoreUnavailable: if Redis does not answer in time, or the script fails.
+        """
+        script = self._loaded.get(source)
+        if script is None:
+            client = self._redis.client
+            if client is None:
+                raise StoreUnavailable(
+                    "the store is not running (no task nursery is open)"
+                )
+            script = self._loaded[source] = client.register_script(source)
+        result: object = await self._command(lambda _: script(keys=keys, args=args))
+        return result
+
+    async def notify(self, kind: str, body: JsonObject) -> None:
+        """Tell every other process sharing this store: ``notices[kind](body)`` runs there.
+
+        Raises:
+            StoreUnavailable: if Redis does not answer in time.
+        """
+        message = json.dumps({**body, "o": self.origin, "kind": kind})
+        await self._command(lambda c: c.publish(self.notice_channel, message))
 
     # -- rate-limit buckets -------------------------------------------------------------
     async def take(self, key: str, limit: RateLimit) -> float:
@@ -426,11 +473,36 @@ class RedisStore(Store):
             if not isinstance(op, dict) or not isinstance(op.get("reply"), str):
                 continue
             answer: JsonObject = {"gone": True}
-            if self.on_op is not None:
-                answer = await self.on_op(op)
+            to = op.get("to")
+            handler = self.handlers.get(to) if isinstance(to, str) else self.on_op
+            if handler is not None:
+                answer = await handler(op)
             reply_key = op["reply"]
             await client.rpush(reply_key, [json.dumps(answer)])
             await client.pexpire(reply_key, 30_000)
+
+    async def _read_notices(
+        self,
+        client: coredis.Redis[bytes],
+        *,
+        task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+    ) -> NoReturn:
+        """Hand every other process's notice to its handler here."""
+        await self._redis.read_channel(
+            self.notice_channel, self._noticed, task_status=task_status
+        )
+
+    def _noticed(self, data: object) -> None:
+        try:
+            body = json.loads(data) if isinstance(data, bytes | str) else None
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or body.get("o") == self.origin:
+            return
+        kind = body.get("kind")
+        handler = self.notices.get(kind) if isinstance(kind, str) else None
+        if handler is not None:
+            handler(body)
 
 
 def lease_size(limit: RateLimit) -> int:

@@ -1,0 +1,265 @@
+"""Handshake-era sessions over Streamable HTTP (revision 2025-11-25, "Session Management").
+
+A real ``serve_http`` on 127.0.0.1 and a hand-written client (``LegacyHttpPeer``):
+``initialize`` returns ``Mcp-Session-Id``; later requests carry it; unknown,
+ended, evicted and foreign sessions are 404; ``DELETE`` ends a session; a second
+``initialize``, a bad ``MCP-Protocol-Version`` and an answer to no waiting request
+get the spec's status; a modern request beside them is served as before. Every
+server message is validated against the negotiated revision's schema.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+import pytest
+from legacy_server import make_server
+from support import META, serving
+from support.legacy import LegacyError
+from support.legacy_http import LegacyHttpPeer, session_headers
+from support.mcp_http import rpc
+
+from trio_mcp import Limits
+
+
+async def test_initialize_opens_a_session_that_later_requests_carry() -> None:
+    async with serving(make_server()) as base, httpx.AsyncClient() as client:
+        peer = LegacyHttpPeer(client, base + "/mcp")
+        init = await peer.initialize()
+        tools = await peer.request("tools/list")
+        added = await peer.request(
+            "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}
+        )
+        read = await peer.request("resources/read", {"uri": "note://alpha"})
+        pong = await peer.request("ping")
+
+    assert "2025-11-25" == init["protocolVersion"]
+    assert {"name": "legacy-test", "version": "1.0.0"} == init["serverInfo"]
+    assert "A server for the legacy edge's tests." == init["instructions"]
+    assert peer.sid is not None
+    # Visible ASCII (0x21-0x7E), at least 128 random bits (base64url: 6 bits a character).
+    assert re.fullmatch(r"[\x21-\x7e]+", peer.sid)
+    assert 6 * len(peer.sid) >= 128
+    assert "add" in {t["name"] for t in tools["tools"]}
+    assert {"result": 5} == added["structuredContent"]
+    assert "first note" == read["contents"][0]["text"]
+    assert {} == pong
+
+
+async def test_each_initialize_opens_its_own_session_at_its_revision() -> None:
+    async with serving(make_server()) as base, httpx.AsyncClient() as client:
+        old = LegacyHttpPeer(client, base + "/mcp", revision="2025-06-18")
+        new = LegacyHttpPeer(client, base + "/mcp")
+        future = LegacyHttpPeer(client, base + "/mcp", revision="2099-01-01")
+        assert "2025-06-18" == (await old.initialize())["protocolVersion"]
+        await new.initialize()
+        # An unknown revision gets the newest handshake-era one (negotiation).
+        assert "2025-11-25" == (await future.initialize())["protocolVersion"]
+        listed = await old.request("tools/list")
+        called = await old.request(
+            "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}}
+        )
+
+    assert len({old.sid, new.sid, future.sid}) == 3
+    assert listed["tools"]
+    assert {"result": 2} == called["structuredContent"]
+
+
+async def test_unknown_ended_and_missing_sessions() -> None:
+    async with serving(make_server()) as base, httpx.AsyncClient() as client:
+        url = base + "/mcp"
+        peer = LegacyHttpPeer(client, url)
+        await peer.initialize()
+        unknown = await client.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers=session_headers("no-such-session"),
+        )
+        no_session = await client.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers=session_headers(None),
+        )
+        deleted = await client.delete(url, headers=session_headers(peer.sid))
+        after = await peer.post({"jsonrpc": "2.0", "id": 9, "method": "tools/list"})
+        deleted_again = await client.delete(url, headers=session_headers(peer.sid))
+        get_after = await client.get(url, headers=session_headers(peer.sid))
+
+    assert 404 == unknown.status_code
+    assert "initialize" in unknown.json()["error"]["message"]
+    # Without a session a request must carry 2026-07-28 _meta: 400.
+    assert 400 == no_session.status_code
+    assert -32602 == no_session.json()["error"]["code"]
+    assert 200 == deleted.status_code
+    assert (
+        404 == after.status_code == deleted_again.status_code == get_after.status_code
+    )
+
+
+async def test_a_session_is_bound_to_its_principal() -> None:
+    def principal(scope: dict[str, Any]) -> str | None:
+        for name, value in scope["headers"]:
+            if name == b"x-user":
+                return str(value.decode())
+        return None
+
+    server = make_server()
+    async with (
+        serving(server, require_auth=True, principal=principal) as base,
+        httpx.AsyncClient() as client,
+    ):
+        url = base + "/mcp"
+        alice = LegacyHttpPeer(client, url, headers={"x-user": "alice"})
+        await alice.initialize()
+        assert alice.sid is not None
+        mallory = LegacyHttpPeer(client, url, headers={"x-user": "mallory"})
+        mallory.sid, mallory.revision = alice.sid, alice.revision
+        stolen = await mallory.post({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        stolen_delete = await client.delete(
+            url, headers={**session_headers(alice.sid), "x-user": "mallory"}
+        )
+        anonymous = await client.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers=session_headers(alice.sid),
+        )
+        still = await alice.request("tools/list")
+
+    assert 404 == stolen.status_code == stolen_delete.status_code
+    assert 401 == anonymous.status_code
+    assert still["tools"]
+
+
+async def test_the_wrong_turns_of_a_session_get_the_spec_s_status() -> None:
+    async with serving(make_server()) as base, httpx.AsyncClient() as client:
+        peer = LegacyHttpPeer(client, base + "/mcp")
+        await peer.initialize()
+        again = await peer.post(
+            {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "again", "version": "1"},
+                },
+            }
+        )
+        bad_version = await peer.post(
+            {"jsonrpc": "2.0", "id": 8, "method": "ping"},
+            **{"mcp-protocol-version": "1999-01-01"},
+        )
+        stray = await peer.post({"jsonrpc": "2.0", "id": "nobody.1", "result": {}})
+        not_json = await client.post(
+            base + "/mcp", content=b"{not json", headers=peer.headers()
+        )
+        batch = await peer.post([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
+        unknown = await peer.exchange("tasks/list")
+        with pytest.raises(LegacyError) as bad_level:
+            await peer.request("logging/setLevel", {"level": "loud"})
+        fine = await peer.request("ping")
+
+    assert 400 == again.status_code
+    assert -32600 == again.json()["error"]["code"]
+    assert 400 == bad_version.status_code
+    assert 400 == stray.status_code
+    assert 400 == not_json.status_code
+    assert -32700 == not_json.json()["error"]["code"]
+    assert 400 == batch.status_code
+    assert unknown is not None
+    assert -32601 == unknown["error"]["code"]
+    assert -32602 == bad_level.value.code
+    assert {} == fine
+
+
+async def test_beyond_max_sessions_the_least_recently_used_is_dropped() -> None:
+    limits = Limits(max_sessions=2)
+    async with (
+        serving(make_server(), limits=limits) as base,
+        httpx.AsyncClient() as client,
+    ):
+        url = base + "/mcp"
+        first, second, third = (LegacyHttpPeer(client, url) for _ in range(3))
+        await first.initialize()
+        await second.initialize()
+        await first.request("ping")  # second is now the least recently used
+        await third.initialize()
+        dropped = await second.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        kept = await first.request("ping")
+        newest = await third.request("ping")
+
+    assert 404 == dropped.status_code
+    assert {} == kept == newest
+
+
+async def test_a_modern_request_beside_sessions_is_served_statelessly() -> None:
+    async with serving(make_server()) as base, httpx.AsyncClient() as client:
+        peer = LegacyHttpPeer(client, base + "/mcp")
+        await peer.initialize()
+        discovered = await rpc(client, base, "server/discover")
+        called = await rpc(
+            client,
+            base,
+            "tools/call",
+            {"name": "add", "arguments": {"a": 1, "b": 2}},
+            name="add",
+        )
+        probe = await client.post(
+            base + "/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "initialize",
+                "params": {"_meta": META},
+            },
+            headers=session_headers(None, "2026-07-28"),
+        )
+        get_without_session = await client.get(base + "/mcp")
+
+    assert ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"] == discovered[
+        "result"
+    ]["supportedVersions"]
+    assert 3 == called["result"]["structuredContent"]
+    # initialize carrying 2026-07-28 _meta is a modern request: the removed method.
+    assert 404 == probe.status_code
+    assert -32601 == probe.json()["error"]["code"]
+    assert 405 == get_without_session.status_code
+
+
+async def test_without_legacy_nothing_changes() -> None:
+    async with (
+        serving(make_server(legacy=False)) as base,
+        httpx.AsyncClient() as client,
+    ):
+        url = base + "/mcp"
+        init = await client.post(
+            url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "x", "version": "1"},
+                },
+            },
+            headers=session_headers(None),
+        )
+        with_session = await client.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers=session_headers("made-up"),
+        )
+        get = await client.get(url, headers=session_headers("made-up"))
+        discovered = await rpc(client, base, "server/discover")
+
+    assert 404 == init.status_code
+    assert -32601 == init.json()["error"]["code"]
+    assert "mcp-session-id" not in init.headers
+    assert 400 == with_session.status_code  # no _meta: the modern answer
+    assert 405 == get.status_code
+    assert ["2026-07-28"] == discovered["result"]["supportedVersions"]

@@ -1,0 +1,302 @@
+"""A handshake-era session's ``GET`` stream: notifications not tied to a request.
+
+MCP revision 2025-11-25, Streamable HTTP, "Listening for Messages from the Server":
+a client may open an SSE stream with ``GET`` (``Accept: text/event-stream``); the
+server sends on it what belongs to no request: ``notifications/*/list_changed`` for
+the lists it advertised as changing, and ``notifications/resources/updated`` for the
+URIs of the session's ``resources/subscribe``. They come from the same broadcast a
+2026-07-28 client listens to: the stream holds one internal ``subscriptions/listen``
+(through the app's edge) with the session's filter, and replaces it (the new one
+acknowledged, then the old one ended) when the session's subscriptions change
+(``Hub.refresh``, from whichever process served the ``resources/subscribe``).
+
+A session has at most one ``GET`` stream (a second one is 409, as the official SDKs
+answer, unless the process holding the first is gone): the revision forbids sending
+one message on two streams. While the stream is open it keeps its session from
+expiring; it ends when the client closes it, when the session ends (``DELETE``,
+eviction, expiry) and when the app shuts down.
+"""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import suppress
+from functools import partial
+from typing import TYPE_CHECKING, Final
+
+import attrs
+import trio
+
+from .._changes import LISTEN_METHOD
+from .._context import Exchange
+from .._dispatch import Caller
+from .._dispatch._runner import BUSY_RETRY_AFTER
+from .._http._forwarded import caller_key
+from .._http._response import (
+    Receive,
+    Response,
+    Send,
+    retry_after_header,
+    send_fault,
+)
+from .._json import JsonObject, JsonValue
+from .._protocol import _wire as wire
+from .._protocol._jsonrpc import Request
+from .._store import StoreUnavailable
+from ._hub import Stream
+from ._sessions import Record, owner_of
+
+if TYPE_CHECKING:
+    from ._http import LegacyHttp
+
+__all__ = ["serve_stream"]
+
+_ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
+_FLAGS: Final = {
+    "tools": "toolsListChanged",
+    "prompts": "promptsListChanged",
+    "resources": "resourcesListChanged",
+}
+_EVENT_TYPES: Final = frozenset({"text/event-stream", "*/*", "text/*"})
+
+
+async def serve_stream(
+    http: LegacyHttp,
+    sid: str,
+    record: Record,
+    headers: dict[str, str],
+    caller: Caller,
+    receive: Receive,
+    send: Send,
+) -> None:
+    """Serve the session's ``GET`` stream until it ends."""
+    accept = headers.get("accept")
+    if accept is not None and not _accepts_events(accept):
+        await send_fault(
+            send,
+            406,
+            "not acceptable: the GET stream is text/event-stream; send "
+            "Accept: text/event-stream",
+        )
+        return
+    key = caller_key(caller.principal, caller.peer)
+    refusal = http.listens.refusal(key)
+    if refusal is not None:
+        await send_fault(
+            send,
+            503,
+            wire.busy_message(refusal),
+            wire.SERVER_BUSY,
+            [retry_after_header(BUSY_RETRY_AFTER)],
+        )
+        return
+    with http.listens.held(key):
+        await _claimed(http, sid, record, caller, receive, send)
+
+
+async def _claimed(
+    http: LegacyHttp,
+    sid: str,
+    record: Record,
+    caller: Caller,
+    receive: Receive,
+    send: Send,
+) -> None:
+    """The stream, once it is the session's one (409 if another is open)."""
+    hub = http.hub
+    token = hub.stream_token()
+    # A token of this process whose stream is not here is stale (released while
+    # the store was down): it may be replaced.
+    stale = record.stream
+    if stale is None or not stale.startswith(f"{hub.origin}/") or sid in hub.streams:
+        stale = None
+    try:
+        claimed = await hub.sessions.claim_stream(sid, token, stale)
+    except StoreUnavailable:
+        claimed = None
+    if claimed is None:
+        await send_fault(send, 404, "not found: this session has ended")
+        return
+    if not claimed:
+        await send_fault(
+            send,
+            409,
+            "conflict: this session already has an open GET stream; only one is "
+            "allowed per session",
+        )
+        return
+    stream = _Stream(http, sid, record, token, attrs.evolve(caller, headers=None), send)
+    try:
+        await stream.run(receive)
+    finally:
+        # A token not released (the store is down) names this process: the next
+        # GET is refused only while this process lives.
+        shielded = trio.CancelScope(shield=True)
+        with shielded, trio.move_on_after(1), suppress(StoreUnavailable):
+            await hub.sessions.release_stream(sid, token)
+
+
+def _accepts_events(accept: str) -> bool:
+    return any(
+        item.split(";", 1)[0].strip().lower() in _EVENT_TYPES
+        for item in accept.split(",")
+    )
+
+
+@attrs.define(eq=False)
+class _Listen:
+    scope: trio.CancelScope
+    acked: trio.Event = attrs.Factory(trio.Event)
+
+
+class _Stream:
+    """One open ``GET`` stream and the internal listen it holds."""
+
+    def __init__(
+        self,
+        http: LegacyHttp,
+        sid: str,
+        record: Record,
+        token: str,
+        caller: Caller,
+        send: Send,
+    ) -> None:
+        self.http = http
+        self.sid = sid
+        self.record = record
+        self.token = token
+        self.caller = caller
+        self.owner = owner_of(caller.principal)
+        self.scope = trio.CancelScope()
+        self.response = Response(send, self.scope, http.limits.keepalive_interval)
+        self.current: str | None = None
+        self.listens: dict[str, _Listen] = {}
+        self._ids = itertools.count(1)
+        self._nursery: trio.Nursery | None = None
+        self._lock = trio.Lock()
+        self.client_left = False
+        capabilities = http.edge.dispatcher.capabilities
+        self.flags: JsonObject = {
+            flag: True
+            for kind, flag in _FLAGS.items()
+            if isinstance(advertised := capabilities.get(kind), dict)
+            and advertised.get("listChanged") is True
+        }
+
+    async def run(self, receive: Receive) -> None:
+        hub = self.http.hub
+        hub.streams[self.sid] = Stream(self.token, self.scope, self.refresh)
+        try:
+            with self.scope:
+                async with trio.open_nursery() as nursery:
+                    self._nursery = nursery
+                    nursery.start_soon(self._watch, receive)
+                    nursery.start_soon(self._until_closing)
+                    await self.response.open_stream()
+                    nursery.start_soon(self.response.keep_alive)
+                    nursery.start_soon(self._keep_session)
+                    await self._follow(self.record)
+        finally:
+            held = hub.streams.get(self.sid)
+            if held is not None and held.token == self.token:
+                del hub.streams[self.sid]
+        if not self.client_left:
+            await self.response.abandon()  # the stream's end, to a client still there
+
+    async def _watch(self, receive: Receive) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        self.client_left = True
+        self.scope.cancel()
+
+    async def _until_closing(self) -> None:
+        await self.http.closing.wait()
+        self.scope.cancel()
+
+    async def _keep_session(self) -> None:
+        """Keep the session alive while the stream is open; end with it."""
+        limits = self.http.limits
+        while True:
+            await trio.sleep(limits.session_idle / 3)
+            try:
+                record = await self.http.hub.sessions.find(self.sid, self.owner, limits)
+            except StoreUnavailable:
+                continue
+            if record is None:
+                self.scope.cancel()
+                return
+
+    # -- the internal listen ------------------------------------------------------------
+    async def refresh(self) -> None:
+        """The session's subscriptions changed: follow them before returning."""
+        try:
+            record = await self.http.hub.sessions.find(
+                self.sid, self.owner, self.http.limits
+            )
+        except StoreUnavailable:
+            return
+        if record is None:
+            self.scope.cancel()
+            return
+        await self._follow(record)
+
+    async def _follow(self, record: Record) -> None:
+        """Hold one listen with ``record``'s filter; the previous one ends once the
+        new one is acknowledged."""
+        async with self._lock:
+            self.record = record
+            wanted = dict(self.flags)
+            if record.session.subscriptions:
+                uris: list[JsonValue] = [*sorted(record.session.subscriptions)]
+                wanted["resourceSubscriptions"] = uris
+            previous = self.current
+            self.current = None
+            if wanted and self._nursery is not None:
+                listen_id = f"{self.token}#{next(self._ids)}"
+                listen = self.listens[listen_id] = _Listen(trio.CancelScope())
+                params: JsonObject = {
+                    "_meta": record.session.modern_meta(None),
+                    "notifications": wanted,
+                }
+                self._nursery.start_soon(self._listen, listen_id, listen, params)
+                await listen.acked.wait()
+                self.current = listen_id
+            if previous is not None:
+                ended = self.listens.pop(previous, None)
+                if ended is not None:
+                    ended.scope.cancel()
+
+    async def _listen(
+        self, listen_id: str, listen: _Listen, params: JsonObject
+    ) -> None:
+        with listen.scope:
+            exchange = Exchange(partial(self._note, listen_id), listen.scope)
+            await self.http.edge.handle(
+                Request(listen_id, LISTEN_METHOD, params), self.caller, exchange
+            )
+        listen.acked.set()
+        ended_by_itself = not listen.scope.cancelled_caught
+        if ended_by_itself and self.listens.pop(listen_id, None) is not None:
+            # It ended by itself (the app shuts down, or it was refused): so does
+            # the stream, and the client opens another.
+            self.scope.cancel()
+
+    async def _note(self, listen_id: str, note: JsonObject) -> None:
+        """A notification of an internal listen: on the stream, in legacy form."""
+        listen = self.listens.get(listen_id)
+        if listen is None:
+            return  # replaced or ended
+        method = note.get("method")
+        if method == _ACKNOWLEDGED:
+            listen.acked.set()
+            return
+        params = note.get("params")
+        out: JsonObject = {"jsonrpc": wire.JSONRPC, "method": method}
+        rest = (
+            {k: v for k, v in params.items() if k != "_meta"}
+            if isinstance(params, dict)
+            else {}
+        )
+        if rest:
+            out["params"] = rest
+        await self.response.emit(out)
