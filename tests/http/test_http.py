@@ -19,9 +19,10 @@ import pytest
 import trio
 from support import META, VERSION, port_of, serving, serving_app
 from support.conn_peer import read_reply
-from support.mcp_http import checked, headers_for, post, request_body
+from support.mcp_http import call_tool, checked, headers_for, post, request_body
 from support.sse import sse_messages
-from support.tools import echo
+from support.tools import echo, steps
+from support.waiting import Forever
 
 from trio_mcp import (
     Capability,
@@ -37,19 +38,6 @@ from trio_mcp.testing import check_message
 
 
 # -- the catalog under test ----------------------------------------------------------
-@tool
-async def count_up(steps: int = 3) -> str:
-    """Report progress once per step, then finish.
-
-    Args:
-        steps: How many progress notifications to send.
-    """
-    ctx = ToolContext.current()
-    for step in range(1, steps + 1):
-        await ctx.progress(step, steps)
-    return "counted"
-
-
 @tool
 def who_am_i() -> str:
     """Return the id of the principal the transport found."""
@@ -76,7 +64,7 @@ def make_server(**kwargs: Any) -> Server:
     return Server(
         "http-test",
         "1.0",
-        tools=[echo, count_up, who_am_i, needs_sampling, guarded],
+        tools=[echo, steps, who_am_i, needs_sampling, guarded],
         **kwargs,
     )
 
@@ -95,13 +83,7 @@ async def test_discover_is_answered_with_application_json() -> None:
 
 async def test_tool_call_result_over_http() -> None:
     async with serving(make_server()) as url, httpx.AsyncClient() as client:
-        response = await post(
-            client,
-            url,
-            "tools/call",
-            {"name": "echo", "arguments": {"text": "hi"}},
-            name="echo",
-        )
+        response = await call_tool(client, url, "echo", {"text": "hi"})
 
     assert response.status_code == 200
     assert checked(response, "tools/call")["result"]["structuredContent"] == "hi"
@@ -179,13 +161,7 @@ async def oversized_call() -> httpx.Response:
         serving(make_server(), limits=Limits(max_message_bytes=1000)) as url,
         httpx.AsyncClient() as client,
     ):
-        return await post(
-            client,
-            url,
-            "tools/call",
-            {"name": "echo", "arguments": {"text": "x" * 2000}},
-            name="echo",
-        )
+        return await call_tool(client, url, "echo", {"text": "x" * 2000})
 
 
 async def test_oversized_body_is_413_with_32600_and_no_id() -> None:
@@ -300,12 +276,8 @@ async def test_mcp_method_mismatch_is_400_with_32020() -> None:
 
 async def test_mcp_name_mismatch_is_400_with_32020() -> None:
     async with serving(make_server()) as url, httpx.AsyncClient() as client:
-        response = await post(
-            client,
-            url,
-            "tools/call",
-            {"name": "echo", "arguments": {"text": "a"}},
-            name="who_am_i",
+        response = await call_tool(
+            client, url, "echo", {"text": "a"}, routed="who_am_i"
         )
 
     assert response.status_code == 400
@@ -316,13 +288,7 @@ async def test_mcp_name_in_base64_sentinel_form_is_decoded() -> None:
     """Spec: servers MUST decode ``=?base64?...?=`` before comparing."""
     encoded = "=?base64?" + base64.b64encode(b"echo").decode() + "?="
     async with serving(make_server()) as url, httpx.AsyncClient() as client:
-        response = await post(
-            client,
-            url,
-            "tools/call",
-            {"name": "echo", "arguments": {"text": "a"}},
-            name=encoded,
-        )
+        response = await call_tool(client, url, "echo", {"text": "a"}, routed=encoded)
 
     assert response.status_code == 200
     checked(response, "tools/call")
@@ -501,13 +467,8 @@ async def test_principal_callable_receives_the_scope_and_reaches_the_tool() -> N
         serving(make_server(), require_auth=True, principal=principal) as url,
         httpx.AsyncClient() as client,
     ):
-        response = await post(
-            client,
-            url,
-            "tools/call",
-            {"name": "who_am_i"},
-            name="who_am_i",
-            headers=headers_for("tools/call", "who_am_i", authorization="Bearer alice"),
+        response = await call_tool(
+            client, url, "who_am_i", authorization="Bearer alice"
         )
 
     assert checked(response, "tools/call")["result"]["structuredContent"] == "alice"
@@ -575,12 +536,12 @@ async def test_scope_user_and_auth_become_the_principal() -> None:
 async def test_progress_turns_the_reply_into_an_event_stream() -> None:
     """Spec: notifications related to the request, then the response, on one SSE stream."""
     params = {
-        "name": "count_up",
-        "arguments": {"steps": 3},
+        "name": "steps",
+        "arguments": {"count": 3},
         "_meta": {**META, "progressToken": "tok"},
     }
     async with serving(make_server()) as url, httpx.AsyncClient() as client:
-        response = await post(client, url, "tools/call", params, name="count_up")
+        response = await post(client, url, "tools/call", params, name="steps")
 
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/event-stream"
@@ -589,14 +550,12 @@ async def test_progress_turns_the_reply_into_an_event_stream() -> None:
     messages = sse_messages(response.content, "tools/call")
     assert [m["params"]["progress"] for m in messages[:-1]] == [1, 2, 3]
     assert {"tok"} == {m["params"]["progressToken"] for m in messages[:-1]}
-    assert messages[-1]["result"]["structuredContent"] == "counted"
+    assert messages[-1]["result"]["structuredContent"] == "3 steps"
 
 
 async def test_without_a_progress_token_the_reply_is_plain_json() -> None:
     async with serving(make_server()) as url, httpx.AsyncClient() as client:
-        response = await post(
-            client, url, "tools/call", {"name": "count_up"}, name="count_up"
-        )
+        response = await call_tool(client, url, "steps")
 
     checked(response, "tools/call")
 
@@ -607,14 +566,14 @@ async def test_many_concurrent_event_streams_each_get_their_reply() -> None:
 
     async def one(client: httpx.AsyncClient, url: str, i: int) -> None:
         params = {
-            "name": "count_up",
-            "arguments": {"steps": 2},
+            "name": "steps",
+            "arguments": {"count": 2},
             "_meta": {**META, "progressToken": i},
         }
         body = request_body("tools/call", params, request_id=i)
         with trio.fail_after(10):
             response = await client.post(
-                url + "/mcp", json=body, headers=headers_for("tools/call", "count_up")
+                url + "/mcp", json=body, headers=headers_for("tools/call", "steps")
             )
         results[i] = sse_messages(response.content, "tools/call")
 
@@ -658,9 +617,7 @@ async def test_requests_beyond_max_concurrent_wait_instead_of_failing() -> None:
     responses: dict[str, httpx.Response] = {}
 
     async def call(client: httpx.AsyncClient, url: str, name: str) -> None:
-        responses[name] = await post(
-            client, url, "tools/call", {"name": name}, name=name
-        )
+        responses[name] = await call_tool(client, url, name)
 
     async with (
         serving_app(app) as url,
@@ -682,8 +639,7 @@ async def test_requests_beyond_max_concurrent_wait_instead_of_failing() -> None:
 
 async def test_client_disconnect_cancels_the_handler() -> None:
     """Spec: closing the response stream means cancel; nothing more is sent."""
-    started = trio.Event()
-    cancelled = trio.Event()
+    forever = Forever()
     receipts: list[Receipt] = []
     delivered = trio.Event()
 
@@ -691,16 +647,7 @@ async def test_client_disconnect_cancels_the_handler() -> None:
         receipts.append(receipt)
         delivered.set()
 
-    @tool
-    async def forever() -> str:
-        """Wait until cancelled."""
-        started.set()
-        try:
-            await trio.sleep_forever()
-        finally:
-            cancelled.set()
-
-    server = Server("cancel", "1", tools=[forever], receipts=sink)
+    server = Server("cancel", "1", tools=[forever.tool], receipts=sink)
     async with serving(server) as url:
         port = port_of(url)
         body = json.dumps(request_body("tools/call", {"name": "forever"})).encode()
@@ -714,9 +661,9 @@ async def test_client_disconnect_cancels_the_handler() -> None:
         with trio.fail_after(10):
             stream = await trio.open_tcp_stream("127.0.0.1", port)
             await stream.send_all(raw)
-            await started.wait()
+            await forever.started.wait()
             await stream.aclose()
-            await cancelled.wait()
+            await forever.ended.wait()
             await delivered.wait()
 
     assert receipts[0].outcome == "cancelled"
@@ -725,23 +672,12 @@ async def test_client_disconnect_cancels_the_handler() -> None:
 # -- inside a Starlette application ----------------------------------------------------
 async def test_mounted_inside_starlette_next_to_other_routes() -> None:
     from starlette.applications import Starlette
-    from starlette.authentication import (
-        AuthCredentials,
-        AuthenticationBackend,
-        SimpleUser,
-    )
     from starlette.middleware import Middleware
     from starlette.middleware.authentication import AuthenticationMiddleware
-    from starlette.requests import HTTPConnection, Request
+    from starlette.requests import Request
     from starlette.responses import PlainTextResponse
     from starlette.routing import Mount, Route
-
-    class Header(AuthenticationBackend):
-        async def authenticate(
-            self, conn: HTTPConnection
-        ) -> tuple[AuthCredentials, SimpleUser] | None:
-            name = conn.headers.get("x-user")
-            return (AuthCredentials(["mcp"]), SimpleUser(name)) if name else None
+    from support.host_auth import HeaderUser
 
     async def hello(request: Request) -> PlainTextResponse:
         return PlainTextResponse("hello")
@@ -753,7 +689,7 @@ async def test_mounted_inside_starlette_next_to_other_routes() -> None:
     mcp_app = make_server().mount(require_auth=True, principal=principal)
     app = Starlette(
         routes=[Route("/hello", hello), Mount("/api", app=mcp_app)],
-        middleware=[Middleware(AuthenticationMiddleware, backend=Header())],
+        middleware=[Middleware(AuthenticationMiddleware, backend=HeaderUser())],
     )
     async with serving_app(app) as url, httpx.AsyncClient() as client:
         with trio.fail_after(10):

@@ -19,7 +19,7 @@ import pytest
 import trio
 from support import META, serving
 from support.asgi import http_scope
-from support.mcp_http import checked, headers_for, post
+from support.mcp_http import call_tool, checked, headers_for
 
 from trio_mcp import Limits, Server, tool
 
@@ -131,13 +131,7 @@ async def test_a_version_header_disagreeing_with_meta_is_400_with_32020() -> Non
 async def test_an_opaque_or_foreign_origin_is_403(origin: str) -> None:
     """DNS rebinding protection: 'null' (a sandboxed page, a file) is not loopback."""
     async with serving(make_server()) as url, httpx.AsyncClient() as client:
-        response = await post(
-            client,
-            url,
-            "tools/call",
-            {"name": "echo", "arguments": {"text": "x"}},
-            headers={**headers_for("tools/call", "echo"), "origin": origin},
-        )
+        response = await call_tool(client, url, "echo", {"text": "x"}, origin=origin)
 
     assert 403 == response.status_code
     assert [] == ran

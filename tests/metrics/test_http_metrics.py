@@ -13,6 +13,8 @@ import httpx
 import trio
 from prometheus_client.parser import text_string_to_metric_families
 from support import mcp_http, serving
+from support.tools import echo_as
+from support.waiting import Held
 
 from trio_mcp import (
     Capability,
@@ -28,14 +30,7 @@ from trio_mcp import (
 SECRET_CAP = Capability("metrics.secret", description="Read the secret.")
 
 
-@tool
-def measured_echo(text: str) -> str:
-    """Echo the text.
-
-    Args:
-        text: What to echo.
-    """
-    return text
+measured_echo = echo_as("measured_echo")
 
 
 @tool
@@ -235,18 +230,9 @@ async def test_a_busy_answer_leaves_a_receipt_is_measured_and_costs_no_token() -
     """A 503 (no place to wait) is a call answered: a ``refused`` receipt naming
     busy, one histogram count with ``error.type`` -32000, the busy counter (not
     the refusal one), and no rate-limit token taken."""
-    gate = trio.Event()
-    entered = trio.Event()
-
-    @tool
-    async def measured_slow() -> str:
-        """Hold the one call slot until the test opens the gate."""
-        entered.set()
-        await gate.wait()
-        return "done"
-
+    slow = Held("measured_slow")
     receipts: list[Receipt] = []
-    server = Server("busy", "1", tools=[measured_slow], receipts=receipts.append)
+    server = Server("busy", "1", tools=[slow.tool], receipts=receipts.append)
     statuses: list[int] = []
 
     async def call() -> None:
@@ -266,9 +252,9 @@ async def test_a_busy_answer_leaves_a_receipt_is_measured_and_costs_no_token() -
         async with trio.open_nursery() as nursery:
             nursery.start_soon(call)
             with trio.fail_after(10):
-                await entered.wait()
+                await slow.started.wait()
             busy = await post(client, url, "tools/call", name="measured_slow")
-            gate.set()
+            slow.release.set()
         await call()  # the second token: the busy answer took none
         await call()  # the third call is over the limit
         after, counters_after = await scrape(client, url)

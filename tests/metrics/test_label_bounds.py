@@ -14,20 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 from support import META, mcp_http, serving
+from support.tools import echo_as
 
-from trio_mcp import Server, prompt, tool
+from trio_mcp import Server, prompt
 from trio_mcp._metrics import enable_prometheus, prometheus_text
 from trio_mcp.testing import McpTestClient
 
-
-@tool
-def labelled_echo(text: str) -> str:
-    """Echo the text.
-
-    Args:
-        text: What to echo.
-    """
-    return text
+labelled_echo = echo_as("labelled_echo")
 
 
 @prompt

@@ -15,7 +15,15 @@ from trio_mcp.testing import check_message
 
 from . import META, VERSION
 
-__all__ = ["WAIT", "checked", "headers_for", "post", "request_body", "rpc"]
+__all__ = [
+    "WAIT",
+    "call_tool",
+    "checked",
+    "headers_for",
+    "post",
+    "request_body",
+    "rpc",
+]
 
 WAIT = 10.0
 
@@ -65,6 +73,25 @@ async def post(
             json=request_body(method, params, request_id, meta),
             headers=headers if headers is not None else headers_for(method, name),
         )
+
+
+async def call_tool(
+    client: httpx.AsyncClient,
+    url: str,
+    name: str,
+    arguments: dict[str, Any] | None = None,
+    *,
+    routed: str | None = None,
+    **headers: str,
+) -> httpx.Response:
+    """POST a ``tools/call`` of ``name`` (with ``arguments`` when given) to
+    ``url``/mcp, its ``Mcp-Name`` ``routed`` (``name`` by default) and ``headers``
+    added to the routing headers."""
+    params: dict[str, Any] = {"name": name}
+    if arguments is not None:
+        params["arguments"] = arguments
+    routing = headers_for("tools/call", routed or name, **headers)
+    return await post(client, url, "tools/call", params, headers=routing)
 
 
 def checked(response: httpx.Response, method: str | None) -> dict[str, Any]:

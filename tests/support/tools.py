@@ -6,19 +6,27 @@ Servers run as subprocesses import them too: ``subprocess_env()`` (support) puts
 
 from __future__ import annotations
 
-from trio_mcp import ToolContext, tool
+from trio_mcp import FunctionTool, ToolContext, tool
 
-__all__ = ["add", "echo", "steps"]
+__all__ = ["add", "echo", "echo_as", "steps"]
 
 
-@tool
-def echo(text: str) -> str:
+def _echo(text: str) -> str:
     """Return the text unchanged.
 
     Args:
         text: What to echo.
     """
     return text
+
+
+def echo_as(name: str) -> FunctionTool[[str], str]:
+    """``echo`` under another name: a test whose records outlive it (the process's
+    Prometheus registry) keeps its own series apart by its tool names."""
+    return tool(name=name)(_echo)
+
+
+echo = echo_as("echo")
 
 
 @tool

@@ -8,24 +8,16 @@ from typing import Any
 
 import trio
 from support import META
+from support.waiting import Held
 
-from trio_mcp import Limits, Receipt, Server, tool
+from trio_mcp import Limits, Receipt, Server
 from trio_mcp.testing import check_message
 
 
 async def test_a_busy_answer_on_a_stream_leaves_a_receipt() -> None:
-    gate = trio.Event()
-    entered = trio.Event()
-
-    @tool
-    async def held() -> str:
-        """Hold the one call slot until the test opens the gate."""
-        entered.set()
-        await gate.wait()
-        return "done"
-
+    held = Held("held")
     receipts: list[Receipt] = []
-    server = Server("busy", "1", tools=[held], receipts=receipts.append)
+    server = Server("busy", "1", tools=[held.tool], receipts=receipts.append)
     send_in, receive_in = trio.open_memory_channel[str | bytes](4)
     replies: dict[int, dict[str, Any]] = {}
 
@@ -33,7 +25,7 @@ async def test_a_busy_answer_on_a_stream_leaves_a_receipt() -> None:
         message = json.loads(text)
         replies[message["id"]] = message
         if message["id"] == 2:
-            gate.set()
+            held.release.set()
 
     def call(number: int) -> str:
         params = {"name": "held", "arguments": {}, "_meta": META}
@@ -50,7 +42,7 @@ async def test_a_busy_answer_on_a_stream_leaves_a_receipt() -> None:
             )
             async with send_in:
                 await send_in.send(call(1))
-                await entered.wait()
+                await held.started.wait()
                 await send_in.send(call(2))
 
     assert {
