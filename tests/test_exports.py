@@ -121,42 +121,35 @@ def test_version_is_a_string() -> None:
 @pytest.mark.parametrize("module", ["trio_mcp", "trio_mcp.testing"])
 def test_importing_loads_no_web_stack(module: str) -> None:
     """api.md: importing trio_mcp must not import hypercorn (nor the other extras)."""
-    code = f"import json, sys, {module}\nprint(json.dumps(sorted(sys.modules)))\n"
-    completed = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    )
-    loaded = json.loads(completed.stdout)
-
-    heavy = sorted(m for m in loaded if m.split(".")[0] in WEB_STACK)
-    assert [] == heavy
+    assert [] == _web_stack_after(f"import {module}\n")
 
 
 def test_building_a_server_loads_no_web_stack() -> None:
     """api.md: stdio and the test client work without the web stack."""
     code = (
-        "import json, sys\n"
         "from trio_mcp import Server, tool\n"
         "@tool\n"
         "def ping() -> str:\n"
         "    '''Answer.'''\n"
         "    return 'pong'\n"
         "Server('s', '1', tools=[ping])\n"
-        "print(json.dumps(sorted(sys.modules)))\n"
     )
+
+    assert [] == _web_stack_after(code)
+
+
+def _web_stack_after(code: str) -> list[str]:
+    """The web stack's modules a fresh interpreter holds once it has run ``code``."""
+    report = "import json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
     completed = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", code + report],
         capture_output=True,
         text=True,
         check=True,
         timeout=60,
     )
     loaded = json.loads(completed.stdout)
-
-    assert [] == sorted(m for m in loaded if m.split(".")[0] in WEB_STACK)
+    return sorted(m for m in loaded if m.split(".")[0] in WEB_STACK)
 
 
 def _as_defined(obj: object) -> Any:

@@ -14,6 +14,7 @@ import threading
 import types
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import attrs
 import pytest
@@ -38,13 +39,19 @@ class Keep(logging.Handler):
         self.records.append(record)
         self.lines.append(self.format(record) + repr(record.__dict__))
 
+    def messages(self) -> list[str]:
+        """Each kept record's message, as its handlers would render it."""
+        return [r.getMessage() for r in self.records]
 
-@pytest.fixture
-def third_party() -> Iterator[tuple[logging.Logger, Keep]]:
-    """A library's logger that does not propagate and has its own handler."""
-    logger = logging.getLogger(f"some_library.{uuid.uuid4().hex}")
-    logger.propagate = False
-    logger.setLevel(logging.DEBUG)
+
+@contextmanager
+def kept(name: str, *, alone: bool = False) -> Iterator[tuple[logging.Logger, Keep]]:
+    """The logger ``name`` with a ``Keep`` handler for the block; ``alone``: like a
+    library's own logger, it does not propagate and logs every level."""
+    logger = logging.getLogger(name)
+    if alone:
+        logger.propagate = False
+        logger.setLevel(logging.DEBUG)
     handler = Keep()
     logger.addHandler(handler)
     try:
@@ -53,8 +60,21 @@ def third_party() -> Iterator[tuple[logging.Logger, Keep]]:
         logger.removeHandler(handler)
 
 
+@pytest.fixture
+def third_party() -> Iterator[tuple[logging.Logger, Keep]]:
+    """A library's logger that does not propagate and has its own handler."""
+    with kept(f"some_library.{uuid.uuid4().hex}", alone=True) as pair:
+        yield pair
+
+
 def _plaintext() -> str:
     return f"plain-{uuid.uuid4().hex}"
+
+
+def _living() -> tuple[str, Secret[str]]:
+    """A fresh plaintext and the Secret holding it (alive while the caller keeps it)."""
+    value = _plaintext()
+    return value, Secret(value)
 
 
 def test_a_living_secret_is_masked_in_a_third_party_logger(
@@ -62,8 +82,7 @@ def test_a_living_secret_is_masked_in_a_third_party_logger(
 ) -> None:
     """No call is running and the logger is not ours: the record is still masked."""
     logger, handler = third_party
-    value = _plaintext()
-    token = Secret(value)
+    value, token = _living()
     logger.warning("calling with key=%s", token.reveal())
     logger.info("dict form %(key)s", {"key": value})
 
@@ -78,14 +97,13 @@ def test_a_plain_threads_log_is_masked(
 ) -> None:
     """A thread started by hand inherits no context; the process-wide registry holds."""
     logger, handler = third_party
-    value = _plaintext()
-    token = Secret(value)
+    value, token = _living()
 
     thread = threading.Thread(target=lambda: logger.error("in thread: %s", value))
     thread.start()
     thread.join()
 
-    assert [f"in thread: {MASK}"] == [r.getMessage() for r in handler.records]
+    assert [f"in thread: {MASK}"] == handler.messages()
     assert token.reveal() == value
 
 
@@ -94,8 +112,7 @@ def test_a_traceback_holding_a_secret_is_rendered_masked(
 ) -> None:
     """The exception is formatted and masked; no handler gets the original."""
     logger, handler = third_party
-    value = _plaintext()
-    token = Secret(value)
+    value, token = _living()
     try:
         raise ConnectionError(f"refused {token.reveal()}")
     except ConnectionError:
@@ -129,8 +146,7 @@ def test_a_secret_is_masked_exactly_while_it_lives(
 ) -> None:
     """Weakly held: a dropped Secret keeps no plaintext alive in the registry."""
     logger, handler = third_party
-    value = _plaintext()
-    token = Secret(value)
+    value, token = _living()
     logger.warning("alive %s", value)
     del token
     gc.collect()
@@ -153,7 +169,7 @@ def test_equal_secrets_are_held_by_identity(
     gc.collect()
     logger.warning("still %s", value)
 
-    assert [f"still {MASK}"] == [r.getMessage() for r in handler.records]
+    assert [f"still {MASK}"] == handler.messages()
     assert second.reveal() == value
 
 
@@ -186,19 +202,18 @@ def test_a_record_factory_installed_later_is_wrapped_again(
     finally:
         logging.setLogRecordFactory(original)
 
-    assert [f"after replacement {MASK}"] == [r.getMessage() for r in handler.records]
+    assert [f"after replacement {MASK}"] == handler.messages()
 
 
 def test_records_built_without_a_logger_are_masked_by_the_filter() -> None:
     """``makeLogRecord`` (queues, sockets): SecretFilter on a handler masks them."""
-    value = _plaintext()
-    token = Secret(value)
+    value, token = _living()
     record = logging.makeLogRecord({"msg": "queued %s", "args": (value,)})
     keep = Keep()
     keep.addFilter(_redact.SecretFilter())
     keep.handle(record)
 
-    assert [f"queued {MASK}"] == [r.getMessage() for r in keep.records]
+    assert [f"queued {MASK}"] == keep.messages()
     assert token.reveal() == value
 
 
@@ -251,22 +266,15 @@ def test_redact_json_fast_path_agrees_with_the_walk(
 def test_our_own_message_text_is_kept_and_only_its_arguments_masked() -> None:
     """A secret that happens to be a word of our own message ("declared") masks the
     argument that holds it, never the message text: the line stays readable."""
-    logger = logging.getLogger(f"trio_mcp.{uuid.uuid4().hex}")
-    logger.propagate = False
-    logger.setLevel(logging.DEBUG)
-    handler = Keep()
-    logger.addHandler(handler)
-    token = Secret("declared")
-    try:
+    with kept(f"trio_mcp.{uuid.uuid4().hex}", alone=True) as (logger, handler):
+        token = Secret("declared")
         logger.error("tool %r does not fit what was declared: %s", "t", "declared!")
         logger.error("mapping %(word)s was declared", {"word": "declared"})
-    finally:
-        logger.removeHandler(handler)
 
     assert [
         f"tool 't' does not fit what was declared: {MASK}!",
         f"mapping {MASK} was declared",
-    ] == [r.getMessage() for r in handler.records]
+    ] == handler.messages()
     assert token.reveal() == "declared"
 
 
@@ -277,60 +285,42 @@ class Holder:
     held: str
 
 
-def _own(name: str) -> tuple[logging.Logger, Keep]:
-    logger = logging.getLogger(name)
-    handler = Keep()
-    logger.addHandler(handler)
-    return logger, handler
-
-
 def test_a_logger_whose_name_only_starts_like_ours_is_masked_whole() -> None:
     """``trio_mcp_plugin`` is not ours: its message is rendered and masked."""
-    value = _plaintext()
-    token = Secret(value)
-    logger, handler = _own(f"trio_mcp_plugin.{uuid.uuid4().hex}")
-    try:
+    value, token = _living()
+    with kept(f"trio_mcp_plugin.{uuid.uuid4().hex}") as (logger, handler):
         logger.error("key=%s", value)
-    finally:
-        logger.removeHandler(handler)
 
-    assert [f"key={MASK}"] == [r.getMessage() for r in handler.records]
+    assert [f"key={MASK}"] == handler.messages()
     assert token.reveal() == value
 
 
 def test_our_root_logger_keeps_its_message_text_too() -> None:
-    logger, handler = _own("trio_mcp")
     token = Secret("declared")
-    try:
+    with kept("trio_mcp") as (logger, handler):
         logger.error("what was declared: %s", "declared!")
         logger.error("what was declared: %s", Holder("x"))
-    finally:
-        logger.removeHandler(handler)
 
     assert [
         f"what was declared: {MASK}!",
         "what was declared: Holder(held='x')",
-    ] == [r.getMessage() for r in handler.records]
+    ] == handler.messages()
     assert token.reveal() == "declared"
 
 
 def test_an_argument_whose_repr_holds_a_secret_masks_the_rendered_line() -> None:
     """Our own logger, an argument that is no string but shows a secret (as a tuple,
     a dict, or another mapping of arguments): the whole line is rendered, masked."""
-    value = _plaintext()
-    token = Secret(value)
-    logger, handler = _own(f"trio_mcp.{uuid.uuid4().hex}")
-    try:
+    value, token = _living()
+    with kept(f"trio_mcp.{uuid.uuid4().hex}") as (logger, handler):
         logger.error("got %s", Holder(value))
         logger.error("got %(h)s", {"h": Holder(value)})
         logger.error("got %(k)s", types.MappingProxyType({"k": value}))
-    finally:
-        logger.removeHandler(handler)
 
     assert [
         f"got Holder(held='{MASK}')",
         f"got Holder(held='{MASK}')",
         f"got {MASK}",
-    ] == [r.getMessage() for r in handler.records]
+    ] == handler.messages()
     assert [] == [line for line in handler.lines if value in line]
     assert token.reveal() == value

@@ -69,6 +69,17 @@ def _project(tmp_path: Path) -> None:
     _distribution(tmp_path / "site", "1.0")
 
 
+def _check_after_upgrade(
+    tmp_path: Path, version: str, **changed: str
+) -> tuple[int, str]:
+    """Lock the project with fixture-tools 1.0, install ``version`` with the
+    ``changed`` tool, and run ``lock --check``."""
+    _project(tmp_path)
+    assert 0 == _lock(tmp_path)[0]
+    _distribution(tmp_path / "site", version, **changed)
+    return _lock(tmp_path, "--check")
+
+
 def test_lock_records_the_distribution_that_provides_a_tool(tmp_path: Path) -> None:
     _project(tmp_path)
 
@@ -83,11 +94,9 @@ def test_lock_records_the_distribution_that_provides_a_tool(tmp_path: Path) -> N
 def test_an_upgrade_that_changes_a_description_names_the_tool_and_the_part(
     tmp_path: Path,
 ) -> None:
-    _project(tmp_path)
-    assert 0 == _lock(tmp_path)[0]
-    _distribution(tmp_path / "site", "1.1", summary="Look a word up in any language.")
-
-    status, output = _lock(tmp_path, "--check")
+    status, output = _check_after_upgrade(
+        tmp_path, "1.1", summary="Look a word up in any language."
+    )
 
     assert 1 == status
     assert (
@@ -96,22 +105,14 @@ def test_an_upgrade_that_changes_a_description_names_the_tool_and_the_part(
 
 
 def test_a_changed_input_schema_is_named(tmp_path: Path) -> None:
-    _project(tmp_path)
-    assert 0 == _lock(tmp_path)[0]
-    _distribution(tmp_path / "site", "1.0", input_type="int")
-
-    status, output = _lock(tmp_path, "--check")
+    status, output = _check_after_upgrade(tmp_path, "1.0", input_type="int")
 
     assert 1 == status
     assert "tool 'lookup' (from fixture-tools 1.0) changed: input schema\n" in output
 
 
 def test_a_changed_output_schema_is_named(tmp_path: Path) -> None:
-    _project(tmp_path)
-    assert 0 == _lock(tmp_path)[0]
-    _distribution(tmp_path / "site", "2.0", output_type="list[str]")
-
-    status, output = _lock(tmp_path, "--check")
+    status, output = _check_after_upgrade(tmp_path, "2.0", output_type="list[str]")
 
     assert 1 == status
     assert (

@@ -17,7 +17,7 @@ from trio_mcp import (
     ToolContext,
     tool,
 )
-from trio_mcp.testing import McpTestClient, ProtocolError
+from trio_mcp.testing import McpTestClient, ProtocolError, ToolResult
 
 
 @attrs.frozen
@@ -34,15 +34,28 @@ async def call(client: McpTestClient, name: str, **kw: Any) -> dict[str, Any]:
     return raw
 
 
+async def two_rounds(
+    name: str, responses: dict[str, Any]
+) -> tuple[dict[str, Any], ToolResult]:
+    """Call ``name``, then again with ``responses`` and the first round's
+    ``requestState``; both rounds' results."""
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        first = await call(client, name)
+        second = await client.call_tool(
+            name, input_responses=responses, request_state=first["requestState"]
+        )
+    return first, second
+
+
+def assert_says(result: ToolResult, expected: str) -> None:
+    """The result's structured content is ``expected``, and so is its text."""
+    assert result.structured == expected
+    assert result.text == expected
+
+
 async def test_one_round_asks_then_completes_with_the_typed_answer() -> None:
     """Spec-mandated shape; the typed ElicitResult is our choice."""
-    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
-        first = await call(client, "greet")
-        second = await client.call_tool(
-            "greet",
-            input_responses={"user_name": ALICE},
-            request_state=first["requestState"],
-        )
+    first, second = await two_rounds("greet", {"user_name": ALICE})
 
     assert first["resultType"] == "input_required"
     assert first["inputRequests"] == {
@@ -63,21 +76,13 @@ async def test_one_round_asks_then_completes_with_the_typed_answer() -> None:
     assert "cacheScope" not in first
     assert "io.modelcontextprotocol/serverInfo" in first["_meta"]
     assert second.raw["resultType"] == "complete"
-    assert second.structured == "Hello, Alice!"
-    assert second.text == "Hello, Alice!"
+    assert_says(second, "Hello, Alice!")
 
 
 async def test_declined_elicitation_gives_no_content() -> None:
-    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
-        first = await call(client, "greet")
-        second = await client.call_tool(
-            "greet",
-            input_responses={"user_name": {"action": "decline"}},
-            request_state=first["requestState"],
-        )
+    _, second = await two_rounds("greet", {"user_name": {"action": "decline"}})
 
-    assert second.structured == "no name (decline)"
-    assert second.text == "no name (decline)"
+    assert_says(second, "no name (decline)")
 
 
 async def test_three_rounds_carry_state_and_change_request_state() -> None:
@@ -100,27 +105,20 @@ async def test_three_rounds_carry_state_and_change_request_state() -> None:
     assert list(r1["inputRequests"]) == ["step1"]
     assert list(r2["inputRequests"]) == ["step2"]
     assert r1["requestState"] != r2["requestState"]
-    assert r3.structured == "Alice likes blue"
-    assert r3.text == "Alice likes blue"
+    assert_says(r3, "Alice likes blue")
 
 
 async def test_several_inputs_in_one_round_decode_each_to_its_type() -> None:
-    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
-        first = await call(client, "everything")
-        second = await client.call_tool(
-            "everything",
-            input_responses={
-                "who": ALICE,
-                "capital": {
-                    "role": "assistant",
-                    "content": {"type": "text", "text": "Paris"},
-                    "model": "test-model",
-                    "stopReason": "endTurn",
-                },
-                "roots": {"roots": [{"uri": "file:///test/root", "name": "Test Root"}]},
-            },
-            request_state=first["requestState"],
-        )
+    capital = {
+        "role": "assistant",
+        "content": {"type": "text", "text": "Paris"},
+        "model": "test-model",
+        "stopReason": "endTurn",
+    }
+    roots = {"roots": [{"uri": "file:///test/root", "name": "Test Root"}]}
+    first, second = await two_rounds(
+        "everything", {"who": ALICE, "capital": capital, "roots": roots}
+    )
 
     methods = sorted(r["method"] for r in first["inputRequests"].values())
     assert methods == ["elicitation/create", "roots/list", "sampling/createMessage"]
@@ -128,31 +126,20 @@ async def test_several_inputs_in_one_round_decode_each_to_its_type() -> None:
         "UserName(name='Alice') Paris test-model "
         "[Root(uri='file:///test/root', name='Test Root')]"
     )
-    assert second.structured == expected
-    assert second.text == expected
+    assert_says(second, expected)
 
 
 async def test_every_form_field_kind_decodes_into_the_attrs_class() -> None:
-    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
-        first = await call(client, "order")
-        content = {
-            "quantity": 2,
-            "size": "large",
-            "gift": True,
-            "deliver_on": "2026-08-01",
-        }
-        second = await client.call_tool(
-            "order",
-            input_responses={"order": {"action": "accept", "content": content}},
-            request_state=first["requestState"],
-        )
-
-    expected = (
-        "Order(quantity=2, size=<Size.LARGE: 'large'>, gift=True, "
-        "deliver_on=datetime.date(2026, 8, 1))"
+    content = {"quantity": 2, "size": "large", "gift": True, "deliver_on": "2026-08-01"}
+    _, second = await two_rounds(
+        "order", {"order": {"action": "accept", "content": content}}
     )
-    assert second.structured == expected
-    assert second.text == expected
+
+    assert_says(
+        second,
+        "Order(quantity=2, size=<Size.LARGE: 'large'>, gift=True, "
+        "deliver_on=datetime.date(2026, 8, 1))",
+    )
 
 
 async def test_a_missing_response_makes_the_handler_ask_again() -> None:
@@ -171,16 +158,9 @@ async def test_a_missing_response_makes_the_handler_ask_again() -> None:
 
 
 async def test_unknown_response_keys_are_ignored() -> None:
-    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
-        first = await call(client, "greet")
-        second = await client.call_tool(
-            "greet",
-            input_responses={"user_name": ALICE, "extra": {"x": 1}},
-            request_state=first["requestState"],
-        )
+    _, second = await two_rounds("greet", {"user_name": ALICE, "extra": {"x": 1}})
 
-    assert second.structured == "Hello, Alice!"
-    assert second.text == "Hello, Alice!"
+    assert_says(second, "Hello, Alice!")
 
 
 @pytest.mark.parametrize(

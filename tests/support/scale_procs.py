@@ -24,6 +24,12 @@ STATE_KEY = "scale-tests-shared-state-key-0123456789"
 START_TIMEOUT = 30.0
 
 
+def serve_command(*args: str) -> list[str]:
+    """The command line that serves ``scale_server.py``'s server with ``args``."""
+    target = f"{HERE / 'scale_server.py'}:server"
+    return [sys.executable, "-m", "trio_mcp", "serve", target, *args]
+
+
 def free_port() -> int:
     """A port nothing listens on right now (the OS's choice for port 0)."""
     with socket.socket() as sock:
@@ -125,17 +131,7 @@ class Replicas:
             **(env or {}),
         }
         process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "trio_mcp",
-                "serve",
-                f"{HERE / 'scale_server.py'}:server",
-                "--port",
-                str(port),
-                *args,
-            ],
-            env=environ,
+            serve_command("--port", str(port), *args), env=environ
         )
         replica = Replica(name, port, process)
         self.started.append(replica)

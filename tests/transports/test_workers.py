@@ -22,6 +22,7 @@ from support.scale_procs import (
     RedisServer,
     Replicas,
     free_port,
+    serve_command,
     stop,
     wait_for_port,
 )
@@ -77,21 +78,12 @@ async def test_two_workers_serve_one_port_and_share_updates_through_redis(
     assert {"ticket://5"} == set(uris)
 
 
-def test_two_workers_without_a_state_key_are_refused() -> None:
-    environ = {k: v for k, v in os.environ.items() if k != "TRIO_MCP_STATE_KEY"}
+def _refused_by_the_command_line(*args: str, env: dict[str, str] | None = None) -> str:
+    """``trio-mcp serve`` of the scale server on port 0 with ``args`` stops with
+    status 2; its stderr."""
     completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "trio_mcp",
-            "serve",
-            f"{HERE / 'scale_server.py'}:server",
-            "--port",
-            "0",
-            "--workers",
-            "2",
-        ],
-        env=environ,
+        serve_command("--port", "0", *args),
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -99,32 +91,23 @@ def test_two_workers_without_a_state_key_are_refused() -> None:
     )
 
     assert 2 == completed.returncode
-    assert "TRIO_MCP_STATE_KEY" in completed.stderr
-    assert "state_key" in completed.stderr
+    return completed.stderr
+
+
+def test_two_workers_without_a_state_key_are_refused() -> None:
+    environ = {k: v for k, v in os.environ.items() if k != "TRIO_MCP_STATE_KEY"}
+
+    stderr = _refused_by_the_command_line("--workers", "2", env=environ)
+
+    assert "TRIO_MCP_STATE_KEY" in stderr
+    assert "state_key" in stderr
 
 
 def test_a_broadcast_url_that_is_not_redis_is_refused_by_the_command_line() -> None:
-    completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "trio_mcp",
-            "serve",
-            f"{HERE / 'scale_server.py'}:server",
-            "--port",
-            "0",
-            "--broadcast",
-            "http://127.0.0.1:6379",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    stderr = _refused_by_the_command_line("--broadcast", "http://127.0.0.1:6379")
 
-    assert 2 == completed.returncode
-    assert "--broadcast" in completed.stderr
-    assert "redis://" in completed.stderr
+    assert "--broadcast" in stderr
+    assert "redis://" in stderr
 
 
 async def test_serve_http_with_workers_runs_hypercorns_workers(
