@@ -234,20 +234,22 @@ class Server:
         versions: tuple[str, ...] = SUPPORTED_VERSIONS
         if self._legacy:
             from ._legacy import ALL_REVISIONS
+            from ._legacy._hub import Hub
 
             versions = ALL_REVISIONS
+            if self._hub is None:
+                # Made now, before the store runs: a RedisStore reads the hub's
+                # notices only when they are registered as it starts.
+                self._hub = Hub(self._dispatcher.store)
         self._dispatcher.versions = versions
 
     def _legacy_serving(self) -> LegacyServing | None:
         """What this server's HTTP apps need to serve handshake-era sessions: one
         hub per server, so apps of one process share what the process holds."""
-        if not self._legacy:
+        if not self._legacy or self._hub is None:
             return None
         from ._legacy._http import LegacyServing
-        from ._legacy._hub import Hub
 
-        if self._hub is None:
-            self._hub = Hub(self._dispatcher.store)
         return LegacyServing(self._hub, self._output_schema)
 
     def _edge(self) -> Edge | None:
@@ -636,6 +638,8 @@ class Server:
                     state_key=self.state_key,
                     broadcast=self.broadcast,
                     workers=workers,
+                    store=self._dispatcher.store,
+                    legacy=self.legacy,
                 ),
                 host=host,
                 port=port,

@@ -60,9 +60,13 @@ class LegacyHttpPeer:
         capabilities: dict[str, Any] | None = None,
         answer: Answerer = _refuse,
         headers: dict[str, str] | None = None,
+        answer_url: str | None = None,
     ) -> None:
         self.client = client
         self.url = url
+        """Where requests go (a test may point it at another replica)."""
+        self.answer_url = answer_url
+        """Where answers to the server's requests go (by default ``url``)."""
         self.revision = revision
         self.capabilities = capabilities or {}
         self.answer = answer
@@ -201,7 +205,11 @@ class LegacyHttpPeer:
         except LegacyError as exc:
             error = {"code": exc.code, "message": exc.message}
             reply = {"jsonrpc": "2.0", "id": request["id"], "error": error}
-        self.answered.append((await self.post(reply)).status_code)
+        with trio.fail_after(WAIT):
+            posted = await self.client.post(
+                self.answer_url or self.url, json=reply, headers=self.headers()
+            )
+        self.answered.append(posted.status_code)
 
     async def request(
         self, method: str, params: dict[str, Any] | None = None, **kw: Any

@@ -1,7 +1,8 @@
 """The server the scale-out tests run as replicas and workers (``trio-mcp serve``).
 
 Its tools say which process answered (``whoami``), publish resource updates
-(``touch``) and ask for input across two rounds (``greet``), so a test can see
+(``touch``), log (``chatty``) and ask for input across two rounds (``greet``), so a
+test can see
 where each request landed. With ``SCALE_REDIS_URL`` set it shares changes through a
 ``RedisBroadcast`` with a short outage grace, so outage tests run quickly; with
 ``SCALE_STORE_URL`` it shares buckets, task records and changes through a
@@ -53,6 +54,14 @@ def greet() -> str | NeedsInput:
         )
     assert isinstance(ctx.state, dict)
     return f"{answer.content.name}: asked by {ctx.state['asked_by']}, answered by {instance_id()}"
+
+
+@tool
+async def chatty() -> str:
+    """Log one debug message (sent at or above the caller's level), then say who
+    answered."""
+    await ToolContext.current().log("debug", "chatty")
+    return instance_id()
 
 
 @tool
@@ -121,7 +130,7 @@ def _broadcast() -> RedisBroadcast | None:
 server = Server(
     "scale-test",
     "1.0",
-    tools=[whoami, greet, touch, ask_name, wait_cancel, quick],
+    tools=[whoami, greet, chatty, touch, ask_name, wait_cancel, quick],
     resources=[ticket],
     broadcast=_broadcast(),
     store=_store(),

@@ -281,8 +281,9 @@ def _redis(url: str) -> Any:
 
 def _serve_workers(args: argparse.Namespace) -> int:
     """Hypercorn's own supervisor of ``--workers`` processes, each loading the target."""
+    from .._errors import InvalidArgument
     from .._http._hypercorn import bind_socket, check_binding
-    from .._http._workers import WorkerSpec, run_workers
+    from .._http._workers import WorkerSpec, require_shared_sessions, run_workers
     from .._loopback import is_loopback
     from .._protocol._state import StateKeyRequired, require_shared_key
     from .._transports._entry import announce
@@ -294,9 +295,13 @@ def _serve_workers(args: argparse.Namespace) -> int:
     check_binding(args.host, require_auth=args.require_auth or wants_auth)
     server = load_server(args.target)
     auth = bearer_auth(server, args)  # each worker gets a copy (its own key cache)
+    legacy = args.legacy or server.legacy
     try:
         require_shared_key(server.state_key, processes=args.workers)
-    except StateKeyRequired as exc:
+        require_shared_sessions(
+            server._dispatcher.store, legacy=legacy, workers=args.workers
+        )
+    except (StateKeyRequired, InvalidArgument) as exc:
         raise CliError(str(exc)) from None
     options = {
         "auth": auth,
@@ -314,6 +319,7 @@ def _serve_workers(args: argparse.Namespace) -> int:
         options,
         broadcast_url=args.broadcast,
         log_level=level_from(args.log_level),
+        legacy=legacy,
     )
     # Bound here, so the start line names the port (0 picks one) and a port in use
     # is the one-line error a single process gives. Hypercorn takes the descriptor

@@ -42,7 +42,11 @@ def worker_app() -> McpAsgiApp:
         isinstance(current, RedisBroadcast) and current.url == url
     ):
         server.broadcast = RedisBroadcast(url)
-    return McpAsgiApp(server._dispatcher, **spec.options)
+    if spec.legacy:
+        server.legacy = True
+    return McpAsgiApp(
+        server._dispatcher, legacy=server._legacy_serving(), **spec.options
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

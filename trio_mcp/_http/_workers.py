@@ -34,8 +34,9 @@ import trio
 
 from .._changes import Broadcast
 from .._changes._redis import RedisBroadcast
-from .._errors import Transport
+from .._errors import InvalidArgument, Transport
 from .._protocol._state import KeyConfig, require_shared_key
+from .._store import MemoryStore, Store
 from ._options import HttpOptions, http_limits
 
 log = logging.getLogger("trio_mcp.http")
@@ -45,6 +46,7 @@ __all__ = [
     "WORKER_APP",
     "WorkerSpec",
     "find_target",
+    "require_shared_sessions",
     "run_workers",
     "serve_workers",
     "spec_for",
@@ -70,6 +72,9 @@ class WorkerSpec:
     log_level: str | None = None
     """``trio-mcp serve --log-level``: each worker logs to stderr at this level, as
     one process does (receipts at ``info``); None leaves a worker's logging alone."""
+    legacy: bool = False
+    """``trio-mcp serve --legacy``: every worker's server also serves handshake-era
+    clients (their sessions in the server's shared store)."""
 
     def encode(self) -> str:
         """Return the spec as text for the environment.
@@ -132,6 +137,26 @@ def find_target(server: object) -> str:
     )
 
 
+def require_shared_sessions(store: Store, *, legacy: bool, workers: int) -> None:
+    """Handshake-era sessions across ``workers`` processes need a shared store.
+
+    A client's requests land on any worker (each connection goes to whichever
+    accepts it), so a session kept in one worker's memory would be unknown (404) to
+    the others.
+
+    Raises:
+        McpError.InvalidArgument: if ``legacy`` and ``workers > 1`` and ``store`` is
+            not shared.
+    """
+    if legacy and workers > 1 and not store.shared:
+        raise InvalidArgument(
+            f"{workers} workers serving handshake-era clients (legacy) need a "
+            "shared session store: give the server store=RedisStore(url); with each "
+            "worker's own memory a session opened on one worker is unknown (404) to "
+            "the others"
+        )
+
+
 def spec_for(
     server: object,
     options: dict[str, Any],
@@ -139,14 +164,18 @@ def spec_for(
     state_key: KeyConfig,
     broadcast: Broadcast,
     workers: int,
+    store: Store | None = None,
+    legacy: bool = False,
 ) -> WorkerSpec:
     """Return the spec that rebuilds ``server`` in each of ``workers`` processes.
 
     Raises:
         StateKeyRequired: if no state key is configured.
         McpError.Transport: if ``server`` is not a module-level name.
+        McpError.InvalidArgument: for ``legacy`` without a shared ``store``.
     """
     require_shared_key(state_key, processes=workers)
+    require_shared_sessions(store or MemoryStore(), legacy=legacy, workers=workers)
     url = broadcast.url if isinstance(broadcast, RedisBroadcast) else None
     if url is None:
         log.warning(
@@ -154,7 +183,9 @@ def spec_for(
             "changes reach only the listen streams of the worker that made them",
             workers,
         )
-    return WorkerSpec(find_target(server), dict(options), broadcast_url=url)
+    return WorkerSpec(
+        find_target(server), dict(options), broadcast_url=url, legacy=legacy
+    )
 
 
 def run_workers(spec: WorkerSpec, *, workers: int, bind: str) -> int:
