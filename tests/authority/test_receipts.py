@@ -183,8 +183,8 @@ async def test_a_receipt_never_holds_argument_values(sink: Sink) -> None:
     [
         ("decline", {"reason": "no"}, "error", "test_receipts.Declined"),
         ("add", {"a": "one", "b": 2}, "invalid", "trio_mcp.DecodeError"),
-        ("wipe", {}, "refused", None),
-        ("slow", {}, "timeout", None),
+        ("wipe", {}, "refused", "trio_mcp.Refusal"),
+        ("slow", {}, "timeout", "trio.TooSlowError"),
     ],
 )
 async def test_each_failing_call_leaves_one_receipt_with_its_outcome(

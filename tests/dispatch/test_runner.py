@@ -135,7 +135,7 @@ async def test_a_call_past_its_timeout_is_cancelled_and_says_so(
     assert {"kind": "timeout", "seconds": 0.05} == result["_meta"]["dev.trio-mcp/error"]
     assert "complete" == result["resultType"]
     assert [{"type": "text", "text": "done"}] == wire(early.reply)["result"]["content"]
-    assert [("timeout", None), ("ok", None)] == [
+    assert [("timeout", "trio.TooSlowError"), ("ok", None)] == [
         (r.outcome, r.error_type) for r in receipts
     ]
 

@@ -34,7 +34,18 @@ from .._protocol._jsonrpc import Fault, Request
 if TYPE_CHECKING:
     from ._dispatcher import Edge
 
-__all__ = ["SECRET_WITHHELD_TYPE", "Caller", "Checked", "Failure", "Reply"]
+__all__ = [
+    "BAD_STATE_TYPE",
+    "CANCELLED_TYPE",
+    "ESCAPING_TYPE",
+    "REFUSED_TYPE",
+    "SECRET_WITHHELD_TYPE",
+    "TIMEOUT_TYPE",
+    "Caller",
+    "Checked",
+    "Failure",
+    "Reply",
+]
 
 
 log = logging.getLogger("trio_mcp")
@@ -114,6 +125,16 @@ class Checked:
 
 #: The receipt's ``error_type`` of a call whose result masking would have broken.
 SECRET_WITHHELD_TYPE = "trio_mcp.SecretWithheld"
+#: ... of a call refused for a capability the caller lacks (as ``require()``'s).
+REFUSED_TYPE = "trio_mcp.Refusal"
+#: ... of a call whose deadline (``timeout=``) passed.
+TIMEOUT_TYPE = "trio.TooSlowError"
+#: ... of a read whose URI template variable escapes its place.
+ESCAPING_TYPE = "trio_mcp.EscapingVariable"
+#: ... of a retry whose ``requestState`` cannot be opened (forged, expired, another's).
+BAD_STATE_TYPE = "trio_mcp.InvalidRequestState"
+#: ... of a call cancelled before it answered (no reply is sent).
+CANCELLED_TYPE = "trio.Cancelled"
 
 
 class Failure(Exception):
@@ -152,10 +173,21 @@ class Failure(Exception):
     # -- the named ways to fail ------------------------------------------------------
     @classmethod
     def invalid(
-        cls, message: str, data: JsonValue = None, *, http_status: int = 200
+        cls,
+        message: str,
+        data: JsonValue = None,
+        *,
+        http_status: int = 200,
+        error_type: str | None = None,
     ) -> Failure:
         """-32602: the params do not name something served, or do not fit."""
-        return cls(wire.INVALID_PARAMS, message, data, http_status=http_status)
+        return cls(
+            wire.INVALID_PARAMS,
+            message,
+            data,
+            http_status=http_status,
+            error_type=error_type,
+        )
 
     @classmethod
     def of(cls, fault: Fault) -> Failure:
@@ -163,7 +195,7 @@ class Failure(Exception):
         return cls(fault.code, fault.message, fault.data, http_status=fault.http_status)
 
     @classmethod
-    def refused(cls, capability: str, error_type: str | None = None) -> Failure:
+    def refused(cls, capability: str, error_type: str = REFUSED_TYPE) -> Failure:
         """The caller lacks a capability the call needs (an isError result for tools)."""
         return _ToolFailure(
             wire.REFUSED,
@@ -184,6 +216,7 @@ class Failure(Exception):
             {"kind": "timeout", "seconds": timeout},
             http_status=504,
             outcome="timeout",
+            error_type=TIMEOUT_TYPE,
         )
 
     @classmethod

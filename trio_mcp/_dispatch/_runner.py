@@ -78,7 +78,14 @@ from ._mask import (
     may_hold,
     text_mask,
 )
-from ._request import Checked, Failure
+from ._request import (
+    BAD_STATE_TYPE,
+    CANCELLED_TYPE,
+    REFUSED_TYPE,
+    TIMEOUT_TYPE,
+    Checked,
+    Failure,
+)
 from ._rounds import BadRound, ask, open_round, round_binding
 
 __all__ = [
@@ -97,7 +104,7 @@ __all__ = [
 log = logging.getLogger("trio_mcp")
 
 #: How a call ended when nothing else was recorded: its task was cancelled.
-_CANCELLED = Ending(outcome="cancelled")
+_CANCELLED = Ending(outcome="cancelled", error_type=CANCELLED_TYPE)
 
 
 def new_call(
@@ -385,7 +392,9 @@ class Runner:
         try:
             opened = open_round(self.sealer, params, _binding(call))
         except BadRound as exc:
-            raise Failure.invalid(str(exc), exc.data) from None
+            raise Failure.invalid(
+                str(exc), exc.data, error_type=BAD_STATE_TYPE
+            ) from None
         call.context.input_responses, call.context.state = (
             opened.responses,
             opened.state,
@@ -505,6 +514,18 @@ def _binding(call: Call) -> Binding:
     return round_binding(call.method, params, call.context.principal_id)
 
 
+#: The ``error_type`` of an ending that named none (an adopter's ``ToolReply.error``,
+#: a check of an extension): every receipt but an ``ok`` one names its error.
+_UNNAMED: dict[str, str] = {
+    "error": "trio_mcp.ToolError",
+    "invalid": "trio_mcp.InvalidParams",
+    "refused": REFUSED_TYPE,
+    "timeout": TIMEOUT_TYPE,
+    "cancelled": CANCELLED_TYPE,
+    "internal": "trio_mcp.InternalError",
+}
+
+
 def _receipt(call: Call, ending: Ending, started: float, duration: float) -> Receipt:
     """The receipt of a call that ended with ``ending``."""
     target, ctx = call._target, call.context
@@ -515,7 +536,7 @@ def _receipt(call: Call, ending: Ending, started: float, duration: float) -> Rec
         required=target.required,
         granted=ctx.granted,
         outcome=ending.outcome,
-        error_type=ending.error_type,
+        error_type=ending.error_type or _UNNAMED.get(ending.outcome),
         principal_id=ctx.principal_id,
         client=ctx.client.get("name") if ctx.client else None,  # type: ignore[arg-type]
         request_id=call.request_id,

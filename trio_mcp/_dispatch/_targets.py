@@ -34,6 +34,7 @@ from .._declare import (
     UriTemplate,
     _Absent,
     content_blocks,
+    qualified,
 )
 from .._decode._verbatim import asserting_formats
 from .._errors import DecodeError, InvalidReply, Problem, ResourceNotFound
@@ -50,7 +51,7 @@ from ._mask import (
     mask_prompt,
     mask_structured,
 )
-from ._request import Failure
+from ._request import ESCAPING_TYPE, Failure
 
 if TYPE_CHECKING:
     from ._catalog import OutputCheck
@@ -286,13 +287,18 @@ class ResourceTarget(_EntryTarget):
                 f"resource URI variable '{name}' holds {why}, which is refused; "
                 "name the resource without it",
                 {"uri": uri},
+                error_type=ESCAPING_TYPE,
             )
         try:
             reply = await self.adopter.dispatch(  # type: ignore[attr-defined]
                 ResourceRead(uri, variables, call.request_id, call.principal)
             )
         except ResourceNotFound as exc:
-            raise Failure.invalid(f"resource not found: {uri}", {"uri": uri}) from exc
+            raise Failure.invalid(
+                f"resource not found: {uri}",
+                {"uri": uri},
+                error_type=qualified(type(exc)),
+            ) from exc
         _expect(reply, ResourceReply, self.declaration)
         return reply  # type: ignore[no-any-return]
 
