@@ -15,10 +15,8 @@ ALICE = {"action": "accept", "content": {"name": "Alice"}}
 
 
 def replicas_on(redis_server: RedisServer, replicas: Replicas) -> tuple[str, str]:
-    env = {"SCALE_REDIS_URL": redis_server.url}
-    a = replicas.start("replica-a", env=env)
-    b = replicas.start("replica-b", env=env)
-    return a.url, b.url
+    """Two replicas whose broadcast is ``redis_server``."""
+    return replicas.pair({"SCALE_REDIS_URL": redis_server.url})
 
 
 async def test_a_second_round_on_another_replica_completes(

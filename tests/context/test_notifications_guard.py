@@ -11,16 +11,14 @@ notification it receives.
 
 from __future__ import annotations
 
-import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
+from support.internal import fails_internally, quiet_client
 
 from trio_mcp import Receipt, Server, ToolContext, tool
-from trio_mcp.testing import McpTestClient, ProtocolError
-
-INTERNAL_ERROR = -32603
+from trio_mcp.testing import McpTestClient
 
 Send = Callable[[ToolContext], Awaitable[None]]
 
@@ -61,21 +59,26 @@ def make_server(receipts: list[Receipt]) -> Server:
     return Server("notes", "1", tools=[*tools, good], receipts=receipts.append)
 
 
+@pytest.fixture
+def receipts() -> list[Receipt]:
+    return []
+
+
+@pytest.fixture
+async def client(receipts: list[Receipt]) -> AsyncIterator[McpTestClient]:
+    async with quiet_client(make_server(receipts)) as client:
+        yield client
+
+
 @pytest.mark.parametrize("name", list(BAD))
 async def test_a_malformed_notification_fails_its_call_and_is_never_sent(
-    name: str, caplog: pytest.LogCaptureFixture
+    name: str, client: McpTestClient, receipts: list[Receipt]
 ) -> None:
-    receipts: list[Receipt] = []
+    await fails_internally(
+        client.call_tool(name, {}, progress_token="p", log_level="debug")
+    )
+    after = await client.call_tool("good", {}, progress_token="q", log_level="debug")
 
-    with caplog.at_level(logging.CRITICAL, logger="trio_mcp"):
-        async with McpTestClient(make_server(receipts)) as client:
-            with pytest.raises(ProtocolError) as caught:
-                await client.call_tool(name, {}, progress_token="p", log_level="debug")
-            after = await client.call_tool(
-                "good", {}, progress_token="q", log_level="debug"
-            )
-
-    assert caught.value.code == INTERNAL_ERROR
     assert receipts[0].outcome == "internal"
     assert receipts[0].error_type in {"builtins.TypeError", "builtins.ValueError"}
     assert [n["method"] for n in client.notifications] == [
@@ -86,12 +89,10 @@ async def test_a_malformed_notification_fails_its_call_and_is_never_sent(
     assert after.structured == "sent"
 
 
-async def test_without_a_token_a_malformed_progress_still_fails() -> None:
+async def test_without_a_token_a_malformed_progress_still_fails(
+    client: McpTestClient, receipts: list[Receipt]
+) -> None:
     """The check does not depend on what the client asked for, so tests find it."""
-    receipts: list[Receipt] = []
-
-    async with McpTestClient(make_server(receipts)) as client:
-        with pytest.raises(ProtocolError):
-            await client.call_tool("done_str", {})
+    await fails_internally(client.call_tool("done_str", {}))
 
     assert receipts[0].error_type == "builtins.TypeError"

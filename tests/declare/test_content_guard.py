@@ -10,11 +10,11 @@ validates every message it receives, so a malformed one fails these tests.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from support.internal import fails_internally, quiet_client
 
 from trio_mcp import (
     BlobResourceContents,
@@ -33,9 +33,7 @@ from trio_mcp import (
     resource,
     tool,
 )
-from trio_mcp.testing import McpTestClient, ProtocolError
-
-INTERNAL_ERROR = -32603
+from trio_mcp.testing import McpTestClient
 
 MALFORMED: dict[str, Callable[[], Any]] = {
     "text_not_str": lambda: [TextContent(5)],  # type: ignore[arg-type]
@@ -108,49 +106,42 @@ def make_server(receipts: list[Receipt]) -> Server:
     )
 
 
+@pytest.fixture
+def receipts() -> list[Receipt]:
+    return []
+
+
+@pytest.fixture
+async def client(receipts: list[Receipt]) -> AsyncIterator[McpTestClient]:
+    async with quiet_client(make_server(receipts)) as client:
+        yield client
+
+
 @pytest.mark.parametrize("name", [*MALFORMED, "adopter"])
 async def test_a_malformed_content_block_is_internal_and_the_next_call_answered(
-    name: str, caplog: pytest.LogCaptureFixture
+    name: str, client: McpTestClient, receipts: list[Receipt]
 ) -> None:
-    receipts: list[Receipt] = []
+    await fails_internally(client.call_tool(name, {}))
+    after = await client.call_tool("fine", {})
 
-    with caplog.at_level(logging.CRITICAL, logger="trio_mcp"):
-        async with McpTestClient(make_server(receipts)) as client:
-            with pytest.raises(ProtocolError) as caught:
-                await client.call_tool(name, {})
-            after = await client.call_tool("fine", {})
-
-    assert caught.value.code == INTERNAL_ERROR
     assert after.text == "fine"
     assert [r.outcome for r in receipts] == ["internal", "ok"]
 
 
 @pytest.mark.parametrize("name", ["system_role", "str_content"])
 async def test_a_malformed_prompt_message_is_internal(
-    name: str, caplog: pytest.LogCaptureFixture
+    name: str, client: McpTestClient, receipts: list[Receipt]
 ) -> None:
-    receipts: list[Receipt] = []
+    await fails_internally(client.get_prompt(name))
 
-    with caplog.at_level(logging.CRITICAL, logger="trio_mcp"):
-        async with McpTestClient(make_server(receipts)) as client:
-            with pytest.raises(ProtocolError) as caught:
-                await client.get_prompt(name)
-
-    assert caught.value.code == INTERNAL_ERROR
     assert receipts[0].outcome == "internal"
 
 
 async def test_malformed_resource_contents_are_internal(
-    caplog: pytest.LogCaptureFixture,
+    client: McpTestClient, receipts: list[Receipt]
 ) -> None:
-    receipts: list[Receipt] = []
+    await fails_internally(client.read_resource("bad://contents"))
 
-    with caplog.at_level(logging.CRITICAL, logger="trio_mcp"):
-        async with McpTestClient(make_server(receipts)) as client:
-            with pytest.raises(ProtocolError) as caught:
-                await client.read_resource("bad://contents")
-
-    assert caught.value.code == INTERNAL_ERROR
     assert receipts[0].outcome == "internal"
 
 

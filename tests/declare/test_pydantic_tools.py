@@ -13,6 +13,7 @@ import pydantic
 import pytest
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel
+from pydantic_server import Condition
 from support import wire
 
 from trio_mcp import (
@@ -26,13 +27,6 @@ from trio_mcp import (
     tool,
 )
 from trio_mcp.testing import McpTestClient, ProtocolError
-
-
-class Condition(BaseModel):
-    """One condition on a ticket."""
-
-    field: Literal["title", "owner"]
-    words: list[str] = pydantic.Field(min_length=1)
 
 
 class Search(BaseModel):

@@ -102,6 +102,22 @@ async def test_a_simple_variable_still_matches_one_segment_only() -> None:
     assert -32602 == info.value.code
 
 
+async def assert_refused_unread(uri: str, why: str) -> None:
+    """Reading ``uri`` is -32602 naming ``why`` and the URI, with an ``invalid``
+    receipt, and no reader ran."""
+    read_paths.clear()
+    receipts: list[Receipt] = []
+    async with McpTestClient(server(receipts)) as client:
+        with pytest.raises(ProtocolError) as info:
+            await client.read_resource(uri)
+
+    assert -32602 == info.value.code
+    assert why in info.value.message
+    assert {"uri": uri} == info.value.data
+    assert [] == read_paths
+    assert ["invalid"] == [r.outcome for r in receipts]
+
+
 @pytest.mark.parametrize(
     "uri",
     [
@@ -119,17 +135,7 @@ async def test_a_simple_variable_still_matches_one_segment_only() -> None:
 )
 async def test_a_dot_dot_segment_is_refused_before_the_reader_runs(uri: str) -> None:
     """Brief: -32602 before the handler runs, for any template, however encoded."""
-    read_paths.clear()
-    receipts: list[Receipt] = []
-    async with McpTestClient(server(receipts)) as client:
-        with pytest.raises(ProtocolError) as info:
-            await client.read_resource(uri)
-
-    assert -32602 == info.value.code
-    assert "'..'" in info.value.message
-    assert {"uri": uri} == info.value.data
-    assert [] == read_paths
-    assert ["invalid"] == [r.outcome for r in receipts]
+    await assert_refused_unread(uri, "'..'")
 
 
 @pytest.mark.parametrize(
@@ -162,17 +168,7 @@ async def test_a_variable_that_escapes_is_refused_before_the_reader_runs(
 ) -> None:
     """Trust: a leading '/' or '\\', a drive letter, a NUL or a '/' inside a
     single-segment variable, however percent-encoded, is -32602 with a receipt."""
-    read_paths.clear()
-    receipts: list[Receipt] = []
-    async with McpTestClient(server(receipts)) as client:
-        with pytest.raises(ProtocolError) as info:
-            await client.read_resource(uri)
-
-    assert -32602 == info.value.code
-    assert why in info.value.message
-    assert {"uri": uri} == info.value.data
-    assert [] == read_paths
-    assert ["invalid"] == [r.outcome for r in receipts]
+    await assert_refused_unread(uri, why)
 
 
 @pytest.mark.parametrize("path", ["a..b", "...", "./x", "v1.2/..notes", "x/.", "%2e/x"])

@@ -8,16 +8,11 @@ from typing import Annotated, Any
 import annotated_types as at
 import pydantic
 import pytest
+from decoding import problems
 from support import wire
 
-from trio_mcp import DecodeError, InvalidDeclaration, Server, decode, json_schema, tool
+from trio_mcp import InvalidDeclaration, Server, decode, json_schema, tool
 from trio_mcp.testing import McpTestClient
-
-
-def problems(tp: object, value: object) -> list[tuple[str, str]]:
-    with pytest.raises(DecodeError) as caught:
-        decode(tp, value)  # type: ignore[call-overload]
-    return [(p.path, p.message) for p in caught.value.problems]
 
 
 @pytest.mark.parametrize(

@@ -7,16 +7,11 @@ from typing import Annotated, Any
 
 import attrs
 import pytest
+from decoding import problems
 
 from trio_mcp._decode import decode
 from trio_mcp._errors import DecodeError
 from trio_mcp._schema import Field, described, json_schema
-
-
-def problems(tp: object, value: object) -> list[tuple[str, str]]:
-    with pytest.raises(DecodeError) as caught:
-        decode(tp, value)  # type: ignore[call-overload]
-    return [(p.path, p.message) for p in caught.value.problems]
 
 
 @pytest.mark.parametrize(

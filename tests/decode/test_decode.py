@@ -8,6 +8,7 @@ from typing import Annotated, Literal, NewType
 
 import attrs
 import pytest
+from decoding import problems
 from support.values import Circle, Color, Square
 
 from trio_mcp._decode import decode
@@ -28,12 +29,6 @@ class Query:
     filters: list[Filter]
     limit: Annotated[int, Field(ge=1, le=100)] = 20
     note: str | None = None
-
-
-def problems(tp: object, value: object) -> list[tuple[str, str]]:
-    with pytest.raises(DecodeError) as caught:
-        decode(tp, value)  # type: ignore[call-overload]
-    return [(p.path, p.message) for p in caught.value.problems]
 
 
 @pytest.mark.parametrize(

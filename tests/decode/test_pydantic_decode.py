@@ -12,9 +12,10 @@ from typing import Annotated, Any
 import attrs
 import pydantic
 import pytest
+from decoding import problems
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from trio_mcp import DecodeError, Secret, decode, encode, json_schema
+from trio_mcp import Secret, decode, encode, json_schema
 
 
 class Filter(BaseModel):
@@ -94,12 +95,6 @@ class Base(BaseModel):
 
 class Derived(Base):
     b: int = 2
-
-
-def problems(tp: object, value: object) -> list[tuple[str, str]]:
-    with pytest.raises(DecodeError) as caught:
-        decode(tp, value)  # type: ignore[call-overload]
-    return [(p.path, p.message) for p in caught.value.problems]
 
 
 def test_every_problem_is_reported_with_its_path_beside_the_attrs_ones() -> None:

@@ -5,6 +5,7 @@ returns", "Replies"; each of these also leaves a receipt)."""
 from __future__ import annotations
 
 import base64
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -125,27 +126,30 @@ async def test_bad_prompt_arguments_are_invalid_params_listing_the_problem(
     assert ["invalid"] == [r.outcome for r in receipts]
 
 
-async def test_a_resource_read_past_its_timeout_is_cancelled(
-    autojump_clock: trio.testing.MockClock,
+async def assert_timed_out(
+    kind: str, request: Callable[[McpTestClient], Awaitable[object]]
 ) -> None:
+    """``request`` runs past its declaration's 0.05 s: -32603 saying so, and a
+    ``timeout`` receipt of ``kind``."""
     receipts: list[Receipt] = []
     async with McpTestClient(make_server(receipts)) as client:
         with pytest.raises(ProtocolError) as caught:
-            await client.read_resource("slow://one")
+            await request(client)
 
     assert -32603 == caught.value.code
     assert {"kind": "timeout", "seconds": 0.05} == caught.value.data
-    assert [("resource", "timeout")] == [(r.kind, r.outcome) for r in receipts]
+    assert [(kind, "timeout")] == [(r.kind, r.outcome) for r in receipts]
+
+
+async def test_a_resource_read_past_its_timeout_is_cancelled(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    await assert_timed_out("resource", lambda c: c.read_resource("slow://one"))
 
 
 async def test_a_prompt_past_its_timeout_is_cancelled(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    receipts: list[Receipt] = []
-    async with McpTestClient(make_server(receipts)) as client:
-        with pytest.raises(ProtocolError) as caught:
-            await client.get_prompt("slow_prompt", {"topic": "x"})
-
-    assert -32603 == caught.value.code
-    assert {"kind": "timeout", "seconds": 0.05} == caught.value.data
-    assert [("prompt", "timeout")] == [(r.kind, r.outcome) for r in receipts]
+    await assert_timed_out(
+        "prompt", lambda c: c.get_prompt("slow_prompt", {"topic": "x"})
+    )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import logging
 from datetime import timedelta
-from typing import Annotated
+from typing import Annotated, Any
 
 import attrs
 import httpx
@@ -33,7 +33,7 @@ from trio_mcp import (
     resource,
     tool,
 )
-from trio_mcp.testing import McpTestClient, ProtocolError, check_message
+from trio_mcp.testing import McpTestClient, ProtocolError, ToolResult, check_message
 
 
 @tool(timeout=0.05)
@@ -140,15 +140,19 @@ async def test_a_call_past_its_timeout_is_cancelled_and_says_so(
     ]
 
 
-async def test_a_panic_is_an_internal_error_with_a_reference_and_a_receipt() -> None:
+async def _failed_then_quick(name: str) -> tuple[Any, ToolResult, list[Receipt]]:
+    """Call ``name``, which fails, then ``quick``: the first reply's error, the
+    second call's result, and the receipts."""
     receipts: list[Receipt] = []
     async with McpTestClient(make_server(receipts)) as client:
-        exchange = await client.exchange(
-            "tools/call", {"name": "panics", "arguments": {}}
-        )
+        exchange = await client.exchange("tools/call", {"name": name, "arguments": {}})
         after = await client.call_tool("quick", {})
+    return wire(exchange.reply)["error"], after, receipts
 
-    error = wire(exchange.reply)["error"]
+
+async def test_a_panic_is_an_internal_error_with_a_reference_and_a_receipt() -> None:
+    error, after, receipts = await _failed_then_quick("panics")
+
     (receipt, _) = receipts
     reference = receipt.error_ref
     assert isinstance(reference, str)
@@ -194,14 +198,9 @@ async def test_a_panic_is_logged_naming_the_declaration_under_its_reference(
 
 
 async def test_an_exception_group_without_cancellation_is_an_internal_error() -> None:
-    receipts: list[Receipt] = []
-    async with McpTestClient(make_server(receipts)) as client:
-        exchange = await client.exchange(
-            "tools/call", {"name": "grouped", "arguments": {}}
-        )
-        after = await client.call_tool("quick", {})
+    error, after, receipts = await _failed_then_quick("grouped")
 
-    assert -32603 == wire(exchange.reply)["error"]["code"]
+    assert -32603 == error["code"]
     assert ("internal", "builtins.ExceptionGroup") == (
         receipts[0].outcome,
         receipts[0].error_type,

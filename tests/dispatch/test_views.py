@@ -39,14 +39,21 @@ from trio_mcp import (
 from trio_mcp.testing import McpTestClient
 
 HTML = "<!doctype html><title>board</title><p>tickets</p>"
-BOARD = View(
-    "ui://desk/board",
-    HTML,
-    name="Ticket board",
-    description="The open tickets of a team, by state.",
-    csp={"connectDomains": ["https://api.desk.example"]},
-    prefers_border=True,
-)
+
+
+def board() -> View:
+    """The ticket board, a new value each time."""
+    return View(
+        "ui://desk/board",
+        HTML,
+        name="Ticket board",
+        description="The open tickets of a team, by state.",
+        csp={"connectDomains": ["https://api.desk.example"]},
+        prefers_border=True,
+    )
+
+
+BOARD = board()
 BOARD_UI = {
     "csp": {"connectDomains": ["https://api.desk.example"]},
     "prefersBorder": True,
@@ -142,14 +149,7 @@ async def test_a_view_without_settings_reads_back_without_meta() -> None:
 
 
 async def test_a_view_also_given_in_resources_is_the_same_resource() -> None:
-    again = View(
-        "ui://desk/board",
-        HTML,
-        name="Ticket board",
-        description="The open tickets of a team, by state.",
-        csp={"connectDomains": ["https://api.desk.example"]},
-        prefers_border=True,
-    )
+    again = board()
     server = desk(resources=[again, BOARD])
 
     async with McpTestClient(server) as client:

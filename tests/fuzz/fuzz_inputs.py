@@ -239,6 +239,18 @@ mutated = st.builds(
     delete=st.booleans(),
 )
 
+
+def _echo_call(draw: st.DrawFn, text: str) -> bytes:
+    """A valid ``echo`` call of ``text`` (a placeholder to replace), any id."""
+    request = {
+        "jsonrpc": "2.0",
+        "id": draw(st.integers(0, 2**31)),
+        "method": "tools/call",
+        "params": _tool_call("echo", {"text": text}),
+    }
+    return to_json(request).encode()
+
+
 BAD_UTF8 = [
     b"\xff",
     b"\x80",
@@ -254,14 +266,7 @@ BAD_UTF8 = [
 def spliced(draw: st.DrawFn) -> Raw:
     """Invalid UTF-8 inside a valid request's text, or anywhere in it."""
     bad = draw(st.sampled_from(BAD_UTF8))
-    template = to_json(
-        {
-            "jsonrpc": "2.0",
-            "id": draw(st.integers(0, 2**31)),
-            "method": "tools/call",
-            "params": _tool_call("echo", {"text": "SPLICE"}),
-        }
-    ).encode()
+    template = _echo_call(draw, "SPLICE")
     if draw(st.booleans()):
         return Raw(template.replace(b"SPLICE", bad))
     at = draw(st.integers(0, len(template)))
@@ -299,14 +304,7 @@ def sized(limit: int) -> st.SearchStrategy[Raw]:
     @st.composite
     def build(draw: st.DrawFn) -> Raw:
         target = draw(st.integers(limit - 64, limit + limit // 2))
-        head = to_json(
-            {
-                "jsonrpc": "2.0",
-                "id": draw(st.integers(0, 2**31)),
-                "method": "tools/call",
-                "params": _tool_call("echo", {"text": "PAD"}),
-            }
-        ).encode()
+        head = _echo_call(draw, "PAD")
         pad = max(0, target - len(head) + 3)
         return Raw(head.replace(b"PAD", b"x" * pad))
 

@@ -138,6 +138,15 @@ def test_generated_property_titles_are_left_out_and_given_ones_kept() -> None:
     assert "Query" == schema["title"]
 
 
+def assert_refused(tp: object, what: str, where: str, reason: str) -> None:
+    """``json_schema(tp)`` refuses ``what`` at ``where``, its reason saying ``reason``."""
+    with pytest.raises(UnsupportedType) as caught:
+        json_schema(tp)
+
+    assert (what, where) == (caught.value.what, caught.value.where)
+    assert reason in caught.value.reason
+
+
 @pytest.mark.parametrize(
     ("tp", "where"),
     [(Node, "children.items"), (list[Holder], "items.inner.children.items")],
@@ -145,12 +154,7 @@ def test_generated_property_titles_are_left_out_and_given_ones_kept() -> None:
 def test_a_model_that_contains_itself_is_refused_at_its_path(
     tp: object, where: str
 ) -> None:
-    with pytest.raises(UnsupportedType) as caught:
-        json_schema(tp)
-
-    assert "Node" == caught.value.what
-    assert where == caught.value.where
-    assert "cannot contain itself" in caught.value.reason
+    assert_refused(tp, "Node", where, "cannot contain itself")
 
 
 def test_a_secret_in_a_model_is_write_only_without_its_default() -> None:
@@ -166,12 +170,7 @@ def test_a_secret_in_a_model_is_write_only_without_its_default() -> None:
 def test_pydantic_secret_types_are_refused_for_trio_mcp_secret(
     model: type, where: str
 ) -> None:
-    with pytest.raises(UnsupportedType) as caught:
-        json_schema(model)
-
-    assert "pydantic.SecretStr" == caught.value.what
-    assert where == caught.value.where
-    assert "trio_mcp.Secret[str]" in caught.value.reason
+    assert_refused(model, "pydantic.SecretStr", where, "trio_mcp.Secret[str]")
 
 
 def test_a_secret_of_another_type_fails_when_the_model_is_defined() -> None:

@@ -79,7 +79,16 @@ def bad_file_name(parent: Path) -> Path:
     return folder
 
 
-CASES: list[tuple[str, Callable[[Path], Path], str]] = [
+Case = tuple[str, Callable[[Path], Path], str]
+
+
+def bad_frontmatter(label: str, extra: str) -> Case:
+    """A case: the good skill's frontmatter with ``extra`` lines, refused by the
+    ``frontmatter`` rule."""
+    return (label, with_skill_md(skill_md("good-name", extra=extra)), "frontmatter")
+
+
+CASES: list[Case] = [
     ("no folder", lambda p: p / "missing", "folder"),
     (
         "no SKILL.md",
@@ -91,52 +100,16 @@ CASES: list[tuple[str, Callable[[Path], Path], str]] = [
     ("not YAML", with_skill_md("---\nname: [unclosed\n---\n"), "frontmatter"),
     ("a list", with_skill_md("---\n- name\n---\n"), "frontmatter"),
     ("not UTF-8", with_skill_md(b"---\nname: \xff\n---\n"), "frontmatter"),
-    (
-        "a YAML 1.1 boolean",
-        with_skill_md(skill_md("good-name", extra="beta: yes\n")),
-        "frontmatter",
-    ),
-    (
-        "a date",
-        with_skill_md(skill_md("good-name", extra="since: 2026-01-01\n")),
-        "frontmatter",
-    ),
-    (
-        "a duplicate key",
-        with_skill_md(skill_md("good-name", extra="name: good-name\n")),
-        "frontmatter",
-    ),
-    ("NaN", with_skill_md(skill_md("good-name", extra="x: .nan\n")), "frontmatter"),
-    (
-        "an alias bomb",
-        with_skill_md(skill_md("good-name", extra=alias_bomb(9))),
-        "frontmatter",
-    ),
-    (
-        "an alias",
-        with_skill_md(skill_md("good-name", extra="a: &x one\nb: *x\n")),
-        "frontmatter",
-    ),
-    (
-        "an anchor alone",
-        with_skill_md(skill_md("good-name", extra="a: &x one\n")),
-        "frontmatter",
-    ),
-    (
-        "over 64 KiB of frontmatter",
-        with_skill_md(skill_md("good-name", extra=f"x: '{'y' * 65536}'\n")),
-        "frontmatter",
-    ),
-    (
-        "too many values",
-        with_skill_md(skill_md("good-name", extra=f"x: [{'1,' * 5000}1]\n")),
-        "frontmatter",
-    ),
-    (
-        "too deep",
-        with_skill_md(skill_md("good-name", extra=f"x: {'[' * 200}{']' * 200}\n")),
-        "frontmatter",
-    ),
+    bad_frontmatter("a YAML 1.1 boolean", "beta: yes\n"),
+    bad_frontmatter("a date", "since: 2026-01-01\n"),
+    bad_frontmatter("a duplicate key", "name: good-name\n"),
+    bad_frontmatter("NaN", "x: .nan\n"),
+    bad_frontmatter("an alias bomb", alias_bomb(9)),
+    bad_frontmatter("an alias", "a: &x one\nb: *x\n"),
+    bad_frontmatter("an anchor alone", "a: &x one\n"),
+    bad_frontmatter("over 64 KiB of frontmatter", f"x: '{'y' * 65536}'\n"),
+    bad_frontmatter("too many values", f"x: [{'1,' * 5000}1]\n"),
+    bad_frontmatter("too deep", f"x: {'[' * 200}{']' * 200}\n"),
     ("no name", with_skill_md("---\ndescription: d\n---\n"), "name-required"),
     (
         "a number for a name",

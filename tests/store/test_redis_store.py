@@ -22,10 +22,8 @@ ALICE = {"action": "accept", "content": {"name": "Alice"}}
 
 
 def store_replicas(redis_server: RedisServer, replicas: Replicas) -> tuple[str, str]:
-    env = {"SCALE_STORE_URL": redis_server.url}
-    a = replicas.start("replica-a", env=env)
-    b = replicas.start("replica-b", env=env)
-    return a.url, b.url
+    """Two replicas whose task store is ``redis_server``."""
+    return replicas.pair({"SCALE_STORE_URL": redis_server.url})
 
 
 async def create(url: str, tool: str, **arguments: object) -> str:

@@ -138,6 +138,12 @@ class Replicas:
         wait_for_port(port, process, f"replica {name}")
         return replica
 
+    def pair(self, env: Mapping[str, str]) -> tuple[str, str]:
+        """Start replica-a and replica-b with ``env``; their URLs."""
+        a = self.start("replica-a", env=env)
+        b = self.start("replica-b", env=env)
+        return a.url, b.url
+
     def stop_all(self) -> None:
         for replica in self.started:
             stop(replica.process)

@@ -318,13 +318,18 @@ async def test_tasks_belong_to_the_principal_that_created_them() -> None:
     assert "working" == still["status"]
 
 
-async def test_a_finished_task_is_forgotten_after_its_ttl() -> None:
-    """SEP-2663: a task stays readable for ttlMs; afterwards -32602."""
+def with_ttl(ttl_ms: int) -> Server:
+    """The test server, its tasks kept (and allowed to run) ``ttl_ms``."""
     server = make_server()
     tasks = server._dispatcher.tasks
     assert isinstance(tasks, TaskRunner)
-    tasks.ttl_ms = 200
-    async with client(server) as c:
+    tasks.ttl_ms = ttl_ms
+    return server
+
+
+async def test_a_finished_task_is_forgotten_after_its_ttl() -> None:
+    """SEP-2663: a task stays readable for ttlMs; afterwards -32602."""
+    async with client(with_ttl(200)) as c:
         task_id = (await call(c, "sleepy", seconds=0))["taskId"]
         await until(c, task_id, "completed")
         await trio.sleep(0.25)
@@ -336,11 +341,7 @@ async def test_a_finished_task_is_forgotten_after_its_ttl() -> None:
 
 async def test_a_task_running_past_its_ttl_fails() -> None:
     """SEP-2663: a server may fail a task after its TTL; ours is its deadline."""
-    server = make_server()
-    tasks = server._dispatcher.tasks
-    assert isinstance(tasks, TaskRunner)
-    tasks.ttl_ms = 100
-    async with client(server) as c:
+    async with client(with_ttl(100)) as c:
         created = await call(c, "gated", name="ttl")
         failed = await until(c, created["taskId"], "failed")
 
