@@ -15,9 +15,9 @@ import httpx
 import pytest
 from support import serving, wire
 from support.mcp_http import headers_for, post
-from support.tools import add
+from support.tools import add, greet
 
-from trio_mcp import Capability, Server, prompt, resource
+from trio_mcp import Capability, Server, resource
 from trio_mcp.testing import McpTestClient
 
 reports = Capability("reports", description="Read reports")
@@ -29,17 +29,6 @@ LISTS = [
     "resources/list",
     "resources/templates/list",
 ]
-
-
-@prompt
-def greet(name: str) -> str:
-    """
-    Greet someone.
-
-    Args:
-        name: Who.
-    """
-    return f"hello {name}"
 
 
 @resource(uri="notes://{day}")

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 import pytest
 import trio
 from support import wire
-from support.tools import add
+from support.tools import add, greet
 
-from trio_mcp import Capability, Receipt, Server, ToolError, prompt, resource, tool
+from trio_mcp import Capability, Receipt, Server, ToolError, resource, tool
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 if TYPE_CHECKING:
@@ -82,17 +82,6 @@ async def hang() -> int:
 def wipe() -> int:
     """Needs admin."""
     return 0
-
-
-@prompt
-def greet(name: str) -> str:
-    """
-    Greet someone.
-
-    Args:
-        name: Who.
-    """
-    return f"hello {name}"
 
 
 @resource(uri="note://{note_id}")

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 from support.internal import fails_internally, quiet_client
+from support.receipts import Sink
 
 from trio_mcp import Receipt, Server, ToolContext, tool
 from trio_mcp.testing import McpTestClient
@@ -60,27 +61,23 @@ def make_server(receipts: list[Receipt]) -> Server:
 
 
 @pytest.fixture
-def receipts() -> list[Receipt]:
-    return []
-
-
-@pytest.fixture
-async def client(receipts: list[Receipt]) -> AsyncIterator[McpTestClient]:
-    async with quiet_client(make_server(receipts)) as client:
+async def client(sink: Sink) -> AsyncIterator[McpTestClient]:
+    """The server's client; ``sink`` holds its receipts."""
+    async with quiet_client(make_server(sink.receipts)) as client:
         yield client
 
 
 @pytest.mark.parametrize("name", list(BAD))
 async def test_a_malformed_notification_fails_its_call_and_is_never_sent(
-    name: str, client: McpTestClient, receipts: list[Receipt]
+    name: str, client: McpTestClient, sink: Sink
 ) -> None:
     await fails_internally(
         client.call_tool(name, {}, progress_token="p", log_level="debug")
     )
     after = await client.call_tool("good", {}, progress_token="q", log_level="debug")
 
-    assert receipts[0].outcome == "internal"
-    assert receipts[0].error_type in {"builtins.TypeError", "builtins.ValueError"}
+    assert sink.receipts[0].outcome == "internal"
+    assert sink.receipts[0].error_type in {"builtins.TypeError", "builtins.ValueError"}
     assert [n["method"] for n in client.notifications] == [
         "notifications/progress",
         "notifications/progress",
@@ -90,9 +87,9 @@ async def test_a_malformed_notification_fails_its_call_and_is_never_sent(
 
 
 async def test_without_a_token_a_malformed_progress_still_fails(
-    client: McpTestClient, receipts: list[Receipt]
+    client: McpTestClient, sink: Sink
 ) -> None:
     """The check does not depend on what the client asked for, so tests find it."""
     await fails_internally(client.call_tool("done_str", {}))
 
-    assert receipts[0].error_type == "builtins.TypeError"
+    assert sink.receipts[0].error_type == "builtins.TypeError"

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from support.internal import fails_internally, quiet_client
+from support.receipts import Sink
 
 from trio_mcp import (
     BlobResourceContents,
@@ -107,42 +108,38 @@ def make_server(receipts: list[Receipt]) -> Server:
 
 
 @pytest.fixture
-def receipts() -> list[Receipt]:
-    return []
-
-
-@pytest.fixture
-async def client(receipts: list[Receipt]) -> AsyncIterator[McpTestClient]:
-    async with quiet_client(make_server(receipts)) as client:
+async def client(sink: Sink) -> AsyncIterator[McpTestClient]:
+    """The server's client; ``sink`` holds its receipts."""
+    async with quiet_client(make_server(sink.receipts)) as client:
         yield client
 
 
 @pytest.mark.parametrize("name", [*MALFORMED, "adopter"])
 async def test_a_malformed_content_block_is_internal_and_the_next_call_answered(
-    name: str, client: McpTestClient, receipts: list[Receipt]
+    name: str, client: McpTestClient, sink: Sink
 ) -> None:
     await fails_internally(client.call_tool(name, {}))
     after = await client.call_tool("fine", {})
 
     assert after.text == "fine"
-    assert [r.outcome for r in receipts] == ["internal", "ok"]
+    assert [r.outcome for r in sink.receipts] == ["internal", "ok"]
 
 
 @pytest.mark.parametrize("name", ["system_role", "str_content"])
 async def test_a_malformed_prompt_message_is_internal(
-    name: str, client: McpTestClient, receipts: list[Receipt]
+    name: str, client: McpTestClient, sink: Sink
 ) -> None:
     await fails_internally(client.get_prompt(name))
 
-    assert receipts[0].outcome == "internal"
+    assert sink.receipts[0].outcome == "internal"
 
 
 async def test_malformed_resource_contents_are_internal(
-    client: McpTestClient, receipts: list[Receipt]
+    client: McpTestClient, sink: Sink
 ) -> None:
     await fails_internally(client.read_resource("bad://contents"))
 
-    assert receipts[0].outcome == "internal"
+    assert sink.receipts[0].outcome == "internal"
 
 
 def test_well_formed_values_still_build() -> None:

@@ -34,16 +34,23 @@ async def call(client: McpTestClient, name: str, **kw: Any) -> dict[str, Any]:
     return raw
 
 
+async def answer(
+    client: McpTestClient, name: str, previous: Any, responses: dict[str, Any]
+) -> ToolResult:
+    """Call ``name`` again with ``responses`` and the ``previous`` round's
+    ``requestState``."""
+    return await client.call_tool(
+        name, input_responses=responses, request_state=previous["requestState"]
+    )
+
+
 async def two_rounds(
     name: str, responses: dict[str, Any]
 ) -> tuple[dict[str, Any], ToolResult]:
-    """Call ``name``, then again with ``responses`` and the first round's
-    ``requestState``; both rounds' results."""
+    """Call ``name``, then ``answer`` it with ``responses``; both rounds' results."""
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
         first = await call(client, name)
-        second = await client.call_tool(
-            name, input_responses=responses, request_state=first["requestState"]
-        )
+        second = await answer(client, name, first, responses)
     return first, second
 
 
@@ -88,19 +95,9 @@ async def test_declined_elicitation_gives_no_content() -> None:
 async def test_three_rounds_carry_state_and_change_request_state() -> None:
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
         r1 = await call(client, "wizard")
-        r2 = await call(
-            client,
-            "wizard",
-            input_responses={"step1": ALICE},
-            request_state=r1["requestState"],
-        )
-        r3 = await client.call_tool(
-            "wizard",
-            input_responses={
-                "step2": {"action": "accept", "content": {"color": "blue"}}
-            },
-            request_state=r2["requestState"],
-        )
+        r2 = wire((await answer(client, "wizard", r1, {"step1": ALICE})).raw)
+        blue = {"action": "accept", "content": {"color": "blue"}}
+        r3 = await answer(client, "wizard", r2, {"step2": blue})
 
     assert list(r1["inputRequests"]) == ["step1"]
     assert list(r2["inputRequests"]) == ["step2"]
@@ -144,15 +141,9 @@ async def test_every_form_field_kind_decodes_into_the_attrs_class() -> None:
 
 async def test_a_missing_response_makes_the_handler_ask_again() -> None:
     """Spec SHOULD (§7.2 rule 6): a new InputRequiredResult, not an error."""
-    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
-        first = await call(client, "greet")
-        again = await call(
-            client,
-            "greet",
-            input_responses={"wrong_key": ALICE},
-            request_state=first["requestState"],
-        )
+    _, second = await two_rounds("greet", {"wrong_key": ALICE})
 
+    again = wire(second.raw)
     assert again["resultType"] == "input_required"
     assert list(again["inputRequests"]) == ["user_name"]
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import pytest
 import trio
-from docblocks import blocks, matches
+from docblocks import blocks, check_console
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([*ROOT.joinpath("docs").rglob("*.md"), ROOT / "README.md"])
@@ -59,26 +59,12 @@ def _run_tests_defined(namespace: dict[str, Any]) -> None:
             value()
 
 
-def _console(code: str, cwd: Path, env: dict[str, str]) -> None:
-    command: str | None = None
-    expected: list[str] = []
-    for line in [*code.splitlines(), "$ "]:
-        if not line.startswith("$ "):
-            expected.append(line)
-            continue
-        if command:
-            argv = shlex.split(command)
-            if argv[0] == "trio-mcp":
-                argv = [sys.executable, "-m", "trio_mcp", *argv[1:]]
-            done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True,
-                                  text=True, timeout=120, check=False)  # fmt: skip
-            output = done.stdout + done.stderr
-            assert matches("\n".join(expected), output), (
-                f"$ {command}\n--- expected:\n"
-                + "\n".join(expected)
-                + f"\n--- got (exit {done.returncode}):\n{output}"
-            )
-        command, expected = line[2:].strip(), []
+def _argv(command: str) -> list[str]:
+    """A console line's command; ``trio-mcp`` as this interpreter's module."""
+    argv = shlex.split(command)
+    if argv[0] == "trio-mcp":
+        argv = [sys.executable, "-m", "trio_mcp", *argv[1:]]
+    return argv
 
 
 def _scratch(tmp_path: Path) -> tuple[Path, dict[str, str]]:
@@ -115,7 +101,7 @@ def test_every_code_block_of_the_page_runs(
             if block.title is None:
                 exec(code, namespace)
         elif block.language == "console":
-            _console(block.code, cwd, env)
+            check_console(block.code, cwd, env, _argv)
         elif block.language == "json":
             json.loads(block.code)
         elif block.language == "toml":

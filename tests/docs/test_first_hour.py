@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import shutil
 import signal
 import subprocess
@@ -31,7 +30,7 @@ from typing import NamedTuple
 
 import pytest
 import trio
-from docblocks import blocks, matches
+from docblocks import blocks, check_console
 from mcp import Client, StdioServerParameters
 
 from trio_mcp._version import __version__
@@ -212,26 +211,6 @@ for name, value in list(namespace.items()):
 """
 
 
-def console(code: str, fresh: Fresh) -> None:
-    """Run each ``$ command`` of a console block; compare its output with the page."""
-    command: str | None = None
-    expected: list[str] = []
-    for line in [*code.splitlines(), "$ "]:
-        if not line.startswith("$ "):
-            expected.append(line)
-            continue
-        if command:
-            done = subprocess.run(shlex.split(command), cwd=fresh.work, env=fresh.env,
-                                  capture_output=True, text=True, timeout=120,
-                                  check=False)  # fmt: skip
-            output = done.stdout + done.stderr
-            assert matches("\n".join(expected), output), (
-                f"$ {command}\n--- expected:\n" + "\n".join(expected)
-                + f"\n--- got (exit {done.returncode}):\n{output}"
-            )  # fmt: skip
-        command, expected = line[2:].strip(), []
-
-
 @pytest.mark.parametrize("page", WALK)
 def test_the_walk(page: str, fresh: Fresh) -> None:
     """One page of the walk, in order, in the same work directory as the reader."""
@@ -245,7 +224,7 @@ def test_the_walk(page: str, fresh: Fresh) -> None:
         elif block.language == "python":
             module.append(block.code)
         elif block.language == "console":
-            console(block.code, fresh)
+            check_console(block.code, fresh.work, fresh.env)
     script = fresh.work / f"walk_{stem}.py"
     script.write_text("\n\n".join(module))
     (fresh.work / "walk_runner.py").write_text(RUNNER)

@@ -13,7 +13,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import trio
-from support.conn_peer import call_headers, call_json, make_server, read_reply
+from support.conn_peer import (
+    call_headers,
+    call_json,
+    make_server,
+    read_reply,
+    read_until_closed,
+)
 
 from trio_mcp import Limits
 from trio_mcp.testing import check_message
@@ -65,11 +71,7 @@ async def refused_then_closed(stream: trio.SocketStream, pieces: list[bytes]) ->
     assert message["error"]["code"] == -32600
     assert "did not arrive within 0.5 seconds" in message["error"]["message"]
     with trio.fail_after(SLACK):
-        try:
-            while await stream.receive_some():
-                pass
-        except trio.BrokenResourceError:
-            pass
+        await read_until_closed(stream)
 
 
 async def read_reply_with_headers(

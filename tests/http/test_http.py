@@ -335,9 +335,7 @@ async def test_session_and_last_event_id_headers_are_ignored() -> None:
 )
 async def test_loopback_host_names_are_accepted_with_any_port(host: str) -> None:
     async with serving(make_server()) as url, httpx.AsyncClient() as client:
-        response = await post(
-            client, url, "tools/list", headers=headers_for("tools/list", host=host)
-        )
+        response = await post(client, url, "tools/list", host=host)
 
     assert response.status_code == 200
 
@@ -345,12 +343,7 @@ async def test_loopback_host_names_are_accepted_with_any_port(host: str) -> None
 async def test_foreign_host_is_rejected_on_a_loopback_server() -> None:
     """Conformance dns-rebinding-protection: a non-localhost Host gets 4xx."""
     async with serving(make_server()) as url, httpx.AsyncClient() as client:
-        response = await post(
-            client,
-            url,
-            "tools/list",
-            headers=headers_for("tools/list", host="evil.example.com"),
-        )
+        response = await post(client, url, "tools/list", host="evil.example.com")
 
     assert response.status_code == 421
     check_message(response.json(), None)
@@ -361,12 +354,7 @@ async def test_allowed_hosts_extend_the_loopback_names() -> None:
         serving(make_server(), allowed_hosts=["mcp.internal"]) as url,
         httpx.AsyncClient() as client,
     ):
-        response = await post(
-            client,
-            url,
-            "tools/list",
-            headers=headers_for("tools/list", host="mcp.internal:8443"),
-        )
+        response = await post(client, url, "tools/list", host="mcp.internal:8443")
 
     assert response.status_code == 200
 
@@ -389,14 +377,7 @@ async def test_loopback_and_allowed_origins_pass() -> None:
         httpx.AsyncClient() as client,
     ):
         statuses = [
-            (
-                await post(
-                    client,
-                    url,
-                    "tools/list",
-                    headers=headers_for("tools/list", origin=origin),
-                )
-            ).status_code
+            (await post(client, url, "tools/list", origin=origin)).status_code
             for origin in (
                 "http://127.0.0.1:3000",
                 "http://localhost",

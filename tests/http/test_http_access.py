@@ -191,10 +191,7 @@ async def test_a_401_points_to_the_metadata_which_describes_the_endpoint() -> No
         metadata_url = f"{url}/.well-known/oauth-protected-resource/mcp"
         metadata = await client.get(metadata_url)
         allowed = await post(
-            client,
-            url,
-            "server/discover",
-            headers=headers_for("server/discover", authorization="Bearer good-token"),
+            client, url, "server/discover", authorization="Bearer good-token"
         )
 
     assert 401 == refused.status_code
@@ -310,12 +307,7 @@ async def test_cors_is_off_by_default() -> None:
             url + "/mcp",
             headers={"origin": APP_ORIGIN, "access-control-request-method": "POST"},
         )
-        call = await post(
-            client,
-            url,
-            "server/discover",
-            headers=headers_for("server/discover", origin=APP_ORIGIN),
-        )
+        call = await post(client, url, "server/discover", origin=APP_ORIGIN)
 
     assert (403, 403) == (preflight.status_code, call.status_code)
     assert "access-control-allow-origin" not in call.headers
@@ -366,12 +358,7 @@ async def test_responses_to_an_allowed_origin_are_readable_errors_included() -> 
         ) as url,
         httpx.AsyncClient() as client,
     ):
-        refused = await post(
-            client,
-            url,
-            "server/discover",
-            headers=headers_for("server/discover", origin=APP_ORIGIN),
-        )
+        refused = await post(client, url, "server/discover", origin=APP_ORIGIN)
         served = await post(
             client,
             url,
@@ -409,12 +396,7 @@ async def test_other_origins_get_no_cors_headers_and_are_refused() -> None:
                 "access-control-request-method": "POST",
             },
         )
-        call = await post(
-            client,
-            url,
-            "server/discover",
-            headers=headers_for("server/discover", origin="https://evil.example"),
-        )
+        call = await post(client, url, "server/discover", origin="https://evil.example")
 
     assert (403, 403) == (preflight.status_code, call.status_code)
     assert "access-control-allow-origin" not in preflight.headers
@@ -426,12 +408,7 @@ async def test_a_wildcard_allows_any_origin_and_echoes_it() -> None:
         serving(make_server(), cors_origins=["*"]) as url,
         httpx.AsyncClient() as client,
     ):
-        call = await post(
-            client,
-            url,
-            "server/discover",
-            headers=headers_for("server/discover", origin="https://any.example"),
-        )
+        call = await post(client, url, "server/discover", origin="https://any.example")
 
     assert 200 == call.status_code
     assert "https://any.example" == call.headers["access-control-allow-origin"]

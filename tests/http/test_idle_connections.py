@@ -18,7 +18,7 @@ import math
 import pytest
 import trio
 from support import port_of, serving
-from support.conn_peer import call_bytes, make_server, read_reply
+from support.conn_peer import call_bytes, make_server, read_reply, read_until_closed
 
 from trio_mcp import Limits
 from trio_mcp.testing import check_message
@@ -32,11 +32,7 @@ SLACK = 5.0
 async def closed_by_server(stream: trio.SocketStream) -> bool:
     """Whether the server closes ``stream`` (end of file or reset) within ``SLACK``."""
     with trio.move_on_after(SLACK):
-        try:
-            while await stream.receive_some():
-                pass
-        except trio.BrokenResourceError:
-            pass
+        await read_until_closed(stream)
         return True
     return False
 

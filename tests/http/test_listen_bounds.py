@@ -10,7 +10,6 @@ at once, and calls keep being served.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -19,6 +18,7 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 from support import serving
+from support.host_auth import user_from_header
 from support.mcp_http import checked, headers_for, post, request_body
 from support.sse import SseStream, listening
 from support.tools import echo
@@ -27,13 +27,6 @@ from trio_mcp import Limits, Server
 from trio_mcp._http._listens import ListenBounds
 
 LISTEN = "subscriptions/listen"
-
-
-def user_from_header(scope: MutableMapping[str, Any]) -> str | None:
-    for name, value in scope["headers"]:
-        if name == b"x-user":
-            return str(value.decode())
-    return None
 
 
 async def refused_listen(

@@ -8,7 +8,6 @@ the server trusts (tests/http/test_forwarded.py has the rest of the address rule
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
 from datetime import timedelta
 from typing import Any
 
@@ -18,6 +17,7 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 from support import META, VERSION, serving
+from support.host_auth import user_from_header
 
 from trio_mcp import RateLimit, Receipt, Server, tool
 from trio_mcp._rate_limit import take
@@ -28,13 +28,6 @@ from trio_mcp.testing import check_message
 def ping() -> str:
     """Answer at once."""
     return "pong"
-
-
-def user_from_header(scope: MutableMapping[str, Any]) -> str | None:
-    for name, value in scope["headers"]:
-        if name == b"x-user":
-            return str(value.decode())
-    return None
 
 
 async def call(

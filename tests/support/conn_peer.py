@@ -124,3 +124,13 @@ async def read_reply(stream: trio.abc.ReceiveStream) -> tuple[int, bytes]:
     while len(body) < length:
         body += await stream.receive_some()
     return int(lines[0].split()[1]), body
+
+
+async def read_until_closed(stream: trio.abc.ReceiveStream) -> None:
+    """Read and drop what ``stream`` brings until the server closes (end of file)
+    or resets it."""
+    try:
+        while await stream.receive_some():
+            pass
+    except trio.BrokenResourceError:
+        pass

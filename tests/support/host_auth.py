@@ -1,11 +1,15 @@
-"""A host application's own authentication, as Starlette and FastAPI apps write it."""
+"""Who is calling, as a host application or a ``principal=`` callable finds it:
+the ``x-user`` header names the user."""
 
 from __future__ import annotations
+
+from collections.abc import MutableMapping
+from typing import Any
 
 from starlette.authentication import AuthCredentials, AuthenticationBackend, SimpleUser
 from starlette.requests import HTTPConnection
 
-__all__ = ["HeaderUser"]
+__all__ = ["HeaderUser", "user_from_header"]
 
 
 class HeaderUser(AuthenticationBackend):
@@ -16,3 +20,11 @@ class HeaderUser(AuthenticationBackend):
     ) -> tuple[AuthCredentials, SimpleUser] | None:
         name = conn.headers.get("x-user")
         return (AuthCredentials(["mcp"]), SimpleUser(name)) if name else None
+
+
+def user_from_header(scope: MutableMapping[str, Any]) -> str | None:
+    """A ``principal=`` callable: the ``x-user`` header of the ASGI scope, if any."""
+    for name, value in scope["headers"]:
+        if name == b"x-user":
+            return str(value.decode())
+    return None

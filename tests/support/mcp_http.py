@@ -65,13 +65,17 @@ async def post(
     request_id: Any = 1,
     meta: dict[str, Any] = META,
     wait: float = WAIT,
+    **extra: str,
 ) -> httpx.Response:
-    """POST one request to ``url``/mcp; ``headers`` replace the routing headers."""
+    """POST one request to ``url``/mcp with the routing headers and ``extra``;
+    ``headers`` replace them all."""
+    if headers is None:
+        headers = headers_for(method, name, **extra)
     with trio.fail_after(wait):
         return await client.post(
             url + "/mcp",
             json=request_body(method, params, request_id, meta),
-            headers=headers if headers is not None else headers_for(method, name),
+            headers=headers,
         )
 
 

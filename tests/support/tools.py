@@ -1,4 +1,5 @@
-"""The plain tools most test servers need, declared once: ``echo``, ``add``, ``steps``.
+"""The plain declarations most test servers need, declared once: the tools ``echo``,
+``add`` and ``steps``, the prompt ``greet``.
 
 Servers run as subprocesses import them too: ``subprocess_env()`` (support) puts
 ``tests/`` on their ``PYTHONPATH``.
@@ -6,9 +7,9 @@ Servers run as subprocesses import them too: ``subprocess_env()`` (support) puts
 
 from __future__ import annotations
 
-from trio_mcp import FunctionTool, ToolContext, tool
+from trio_mcp import FunctionTool, ToolContext, prompt, tool
 
-__all__ = ["add", "echo", "echo_as", "steps"]
+__all__ = ["add", "echo", "echo_as", "greet", "steps"]
 
 
 def _echo(text: str) -> str:
@@ -51,3 +52,14 @@ async def steps(count: int = 3) -> str:
     for done in range(1, count + 1):
         await ctx.progress(done, count)
     return f"{count} steps"
+
+
+@prompt
+def greet(name: str) -> str:
+    """
+    Greet someone.
+
+    Args:
+        name: Who.
+    """
+    return f"hello {name}"

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from support import serving_websocket
+from support.host_auth import user_from_header
 from support.tools import echo
 from support.ws_peer import connected, handshake_answer
 
@@ -22,12 +23,10 @@ def who() -> str:
     return str(ToolContext.current().principal)
 
 
-def user_from_header(scope: MutableMapping[str, Any]) -> str | None:
+def ws_user(scope: MutableMapping[str, Any]) -> str | None:
+    """The ``x-user`` header of a WebSocket handshake."""
     assert "websocket" == scope["type"]
-    for name, value in scope["headers"]:
-        if name == b"x-user":
-            return str(value.decode())
-    return None
+    return user_from_header(scope)
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.1", "example.com"])
@@ -41,9 +40,7 @@ async def test_a_bind_beyond_loopback_without_auth_is_refused_before_binding(
 
 async def test_require_auth_refuses_a_handshake_without_a_principal() -> None:
     server = Server("ws", "1", tools=[who])
-    async with serving_websocket(
-        server, require_auth=True, principal=user_from_header
-    ) as port:
+    async with serving_websocket(server, require_auth=True, principal=ws_user) as port:
         refused, _ = await handshake_answer(port)
         async with connected(port, headers={"x-user": "alice"}) as peer:
             await peer.call(1, "who")
@@ -56,9 +53,7 @@ async def test_a_call_over_the_rate_limit_gets_32000_with_its_retry_data() -> No
     receipts: list[Receipt] = []
     server = Server("ws", "1", tools=[echo], receipts=receipts.append)
     limit = RateLimit(2, 60)
-    async with serving_websocket(
-        server, rate_limit=limit, principal=user_from_header
-    ) as port:
+    async with serving_websocket(server, rate_limit=limit, principal=ws_user) as port:
         async with connected(port, headers={"x-user": "alice"}) as alice:
             for n in range(3):
                 await alice.call(n, "echo", text="hi")
