@@ -1,8 +1,9 @@
-"""The official TypeScript SDK 1.x client against ``trio-mcp run --legacy`` on stdio.
+"""The official TypeScript SDK 1.x client against a dual-era server, stdio and HTTP.
 
 ``tsclient/client.mjs`` (the SDK pinned by ``tsclient/package-lock.json``, installed
-by ``scripts/bootstrap``) launches the server behind ``tee`` and prints what it saw;
-every message the server wrote is then validated against the 2025-11-25 schema.
+by ``scripts/bootstrap``) either launches ``trio-mcp run --legacy`` behind ``tee``
+or connects to a Streamable HTTP endpoint (a session), and prints what it saw;
+every message the server sent is then validated against the 2025-11-25 schema.
 """
 
 from __future__ import annotations
@@ -13,8 +14,14 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
+from legacy_server import make_server
+from support import serving_app
+from support.asgi import Recorder
+from support.legacy_http import check_recorded
 from support.legacy_schema import check_legacy
 
 HERE = Path(__file__).resolve().parent
@@ -35,27 +42,8 @@ def _node() -> str:
     return str(node)
 
 
-def test_the_typescript_client_in_its_handshake_era(tmp_path: Path) -> None:
-    run = shlex.join(
-        [sys.executable, "-m", "trio_mcp", "run", f"{TARGET}:make_server", "--legacy"]
-    )
-    server = (
-        f"tee {shlex.quote(str(tmp_path / 'in.jsonl'))} | {run} "
-        f"| tee {shlex.quote(str(tmp_path / 'out.jsonl'))}"
-    )
-
-    done = subprocess.run(
-        [_node(), str(CLIENT), "sh", "-c", server],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "NODE_NO_WARNINGS": "1"},
-        check=False,
-    )
-
-    assert 0 == done.returncode, done.stderr
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+def check_seen(seen: dict[str, Any]) -> None:
+    """What the client saw, on either transport."""
     assert {"name": "legacy-test", "version": "1.0.0"} == seen["server"]
     assert {"subscribe": True, "listChanged": False} == seen["capabilities"][
         "resources"
@@ -80,6 +68,30 @@ def test_the_typescript_client_in_its_handshake_era(tmp_path: Path) -> None:
         :3
     ]
     assert 6 == len(seen["asked"])
+
+
+def test_the_typescript_client_in_its_handshake_era(tmp_path: Path) -> None:
+    run = shlex.join(
+        [sys.executable, "-m", "trio_mcp", "run", f"{TARGET}:make_server", "--legacy"]
+    )
+    server = (
+        f"tee {shlex.quote(str(tmp_path / 'in.jsonl'))} | {run} "
+        f"| tee {shlex.quote(str(tmp_path / 'out.jsonl'))}"
+    )
+
+    done = subprocess.run(
+        [_node(), str(CLIENT), "sh", "-c", server],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NODE_NO_WARNINGS": "1"},
+        check=False,
+    )
+
+    assert 0 == done.returncode, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    check_seen(seen)
     sent = [
         json.loads(line) for line in (tmp_path / "in.jsonl").read_text().splitlines()
     ]
@@ -89,3 +101,26 @@ def test_the_typescript_client_in_its_handshake_era(tmp_path: Path) -> None:
     for line in (tmp_path / "out.jsonl").read_text().splitlines():
         message = json.loads(line)
         check_legacy(message, "2025-11-25", methods.get(message.get("id")))
+
+
+async def test_the_typescript_client_over_streamable_http() -> None:
+    server = make_server()
+    recorder = Recorder(server.mount())
+    async with serving_app(recorder) as url:
+        with trio.fail_after(120):
+            done = await trio.run_process(
+                [_node(), str(CLIENT), "--http", url + "/mcp"],
+                cwd=ROOT,
+                capture_stdout=True,
+                capture_stderr=True,
+                env={**os.environ, "NODE_NO_WARNINGS": "1"},
+                check=False,
+            )
+
+    assert 0 == done.returncode, done.stderr.decode()
+    seen = json.loads(done.stdout.decode().strip().splitlines()[-1])
+    check_seen(seen)
+    assert isinstance(seen["session"], str)
+    methods = [(e.method, e.status) for e in recorder.exchanges]
+    assert ("DELETE", 200) in methods  # terminateSession
+    assert check_recorded(recorder) > 20

@@ -22,11 +22,12 @@ from urllib.parse import urlsplit
 import httpx
 import trio
 
+from .asgi import Recorder
 from .legacy import LegacyError
 from .legacy_schema import check_legacy
-from .sse import SseStream
+from .sse import SseStream, sse_frames
 
-__all__ = ["LegacyHttpPeer", "session_headers", "session_stream"]
+__all__ = ["LegacyHttpPeer", "check_recorded", "session_headers", "session_stream"]
 
 WAIT = 10.0
 Answerer = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -255,3 +256,24 @@ async def session_stream(
         )
         await stream.start(chunked=False)
         yield stream
+
+
+def check_recorded(recorder: Recorder, revision: str = "2025-11-25") -> int:
+    """Validate every message the server sent in ``recorder``'s exchanges (POST
+    replies, the events of POST and ``GET`` streams) against ``revision``'s schema;
+    return how many. A reply is checked as the request it answers."""
+    count = 0
+    for exchange in recorder.exchanges:
+        if not exchange.response.strip():
+            continue
+        sent = json.loads(exchange.request) if exchange.request else None
+        method = sent.get("method") if isinstance(sent, dict) else None
+        sse = exchange.content_type == "text/event-stream"
+        for text in (
+            sse_frames(bytes(exchange.response)) if sse else [exchange.response]
+        ):
+            message = json.loads(text)
+            is_reply = "method" not in message and "id" in message
+            check_legacy(message, revision, method if is_reply else None)
+            count += 1
+    return count

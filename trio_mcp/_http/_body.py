@@ -69,9 +69,10 @@ async def read_message(
 
 async def read_json(
     headers: dict[str, str], receive: Receive, limits: Limits
-) -> JsonValue | Answer | None:
-    """The JSON value of the body (a handshake-era message: a request, a
-    notification or a response), the answer refusing it, or None if the client left.
+) -> tuple[JsonValue] | Answer | None:
+    """The JSON value of the body, in a 1-tuple (a handshake-era message: a
+    request, a notification or a response; ``null`` is a value too), the answer
+    refusing it, or None if the client left.
 
     The same limits as ``read_message``; not JSON or too deep is 400.
     """
@@ -89,7 +90,7 @@ async def read_json(
         fault = Fault(wire.PARSE_ERROR, f"parse error: the message {why}")
         encoded = encode_message(fault.to_message())
         return partial(send_json, status=400, body=encoded)
-    return value
+    return (value,)
 
 
 async def read_body(

@@ -224,12 +224,13 @@ class LegacyHttp:
         receive: Receive,
         send: Send,
     ) -> None:
-        value = await read_json(headers, receive, self.limits)
-        if value is None:
+        read = await read_json(headers, receive, self.limits)
+        if read is None:
             return  # the client left before its message arrived
-        if callable(value):
-            await value(send)
+        if not isinstance(read, tuple):
+            await read(send)
             return
+        (value,) = read
         record = await self._find(sid, caller, send)
         if record is None:
             return

@@ -1,14 +1,18 @@
-// The official TypeScript SDK 1.x client against a trio_mcp server over stdio.
+// The official TypeScript SDK 1.x client against a trio_mcp server, over stdio or
+// Streamable HTTP.
 //
-//   node client.mjs COMMAND [ARGS...]
+//   node client.mjs COMMAND [ARGS...]     launches COMMAND as the server (stdio)
+//   node client.mjs --http URL            connects to the endpoint URL (a session)
 //
-// Launches COMMAND as the server, speaks the handshake-era protocol (the SDK's
-// initialize, revision 2025-11-25) and prints one JSON object with what it saw:
-// tools, calls (structured, elicitation, sampling, roots), progress, logs after
-// logging/setLevel, a resource update after resources/subscribe, a cancelled call,
-// and the error of a missing resource. tests/legacy/test_ts_client.py runs it.
+// Speaks the handshake-era protocol (the SDK's initialize, revision 2025-11-25) and
+// prints one JSON object with what it saw: tools, calls (structured, elicitation,
+// sampling, roots), progress, logs after logging/setLevel, a resource update after
+// resources/subscribe, a cancelled call, and the error of a missing resource; over
+// HTTP the session id, and the session ended with DELETE. tests/legacy/test_ts_client.py
+// runs it.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -18,7 +22,10 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 
 const [command, ...args] = process.argv.slice(2);
-const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
+const http = command === "--http";
+const transport = http
+  ? new StreamableHTTPClientTransport(new URL(args[0]))
+  : new StdioClientTransport({ command, args, stderr: "inherit" });
 const client = new Client(
   { name: "ts-legacy-client", version: "1.0.0" },
   { capabilities: { elicitation: {}, sampling: {}, roots: { listChanged: true } } },
@@ -88,7 +95,14 @@ out.completed = (
   })
 ).completion.values;
 await client.subscribeResource({ uri: "watch://counter" });
-await client.callTool({ name: "touch", arguments: {} });
+// Over HTTP updates come on the session's GET stream, which the SDK opens on its
+// own schedule: touch until one arrives (a repeated update is harmless).
+let touched = false;
+isUpdated.then(() => (touched = true));
+while (!touched) {
+  await client.callTool({ name: "touch", arguments: {} });
+  await Promise.race([isUpdated, new Promise((resolve) => setTimeout(resolve, 200))]);
+}
 out.updated = await isUpdated;
 await client.unsubscribeResource({ uri: "watch://counter" });
 
@@ -113,5 +127,9 @@ try {
 await client.ping();
 out.logs = logs;
 out.asked = asked;
+if (http) {
+  out.session = transport.sessionId;
+  await transport.terminateSession();
+}
 await client.close();
 console.log(JSON.stringify(out));
