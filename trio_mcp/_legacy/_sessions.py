@@ -12,9 +12,11 @@ holds it). Two tables keep them, with one interface:
   server with the server's clock. Layout, under the store's prefix:
   ``session:<id>`` a hash (owner, revision, capabilities, client info, log level,
   stream token) and ``session:<id>:subs`` a set of subscribed URIs, both expiring
-  ``session_idle`` after the last use; ``sessions`` a sorted set of ids by last use,
-  the index that bounds the count (``max_sessions``: a new session beyond it drops
-  the least recently used one, keys and all) and drops expired ids.
+  ``session_idle`` after the last use; ``sessions`` a sorted set of ids by last use
+  (scored by the counter ``sessions:clock``), the index that bounds the count
+  (``max_sessions``: a new session beyond it drops the least recently used one, keys
+  and all; an expired session is the least recently used, so its stale id goes
+  first).
 
 Invariants: a lookup of an unknown, expired, closed or foreign id returns None (the
 transport answers 404); only a lookup by the owner refreshes a session; nothing
@@ -224,19 +226,12 @@ class MemorySessions(Sessions):
 
 
 # -- Redis ------------------------------------------------------------------------------
-_NOW: Final = """
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-"""
-
-#: KEYS index, hash; ARGV id, idle ms, max sessions, key prefix of sessions, then the
-#: hash's field/value pairs. Drops expired ids and the least recently used beyond the
-#: bound, then keeps the new session; returns how many were dropped.
-OPEN_SCRIPT: Final = (
-    _NOW
-    + """
-local idle = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - idle))
+#: KEYS index, hash, clock; ARGV id, idle ms, max sessions, key prefix of sessions,
+#: then the hash's field/value pairs. Drops the least recently used sessions beyond
+#: the bound (an expired one is the least recently used of all, so it goes first),
+#: then keeps the new session; returns how many were dropped. The index's scores
+#: come from a counter (``clock``): uses within one millisecond keep their order.
+OPEN_SCRIPT: Final = """
 local dropped = 0
 while redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) do
   local oldest = redis.call('ZPOPMIN', KEYS[1])
@@ -244,17 +239,14 @@ while redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) do
   dropped = dropped + 1
 end
 redis.call('HSET', KEYS[2], unpack(ARGV, 5))
-redis.call('PEXPIRE', KEYS[2], idle)
-redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('ZADD', KEYS[1], redis.call('INCR', KEYS[3]), ARGV[1])
 return dropped
 """
-)
 
-#: KEYS index, hash, subs; ARGV id, idle ms, owner. The session's fields and URIs,
-#: refreshed; false when it is unknown (its index entry goes) or not the owner's.
-FIND_SCRIPT: Final = (
-    _NOW
-    + """
+#: KEYS index, hash, subs, clock; ARGV id, idle ms, owner. The session's fields and
+#: URIs, refreshed; false when it is unknown (its index entry goes) or not the owner's.
+FIND_SCRIPT: Final = """
 local fields = redis.call('HGETALL', KEYS[2])
 if #fields == 0 then
   redis.call('ZREM', KEYS[1], ARGV[1])
@@ -265,10 +257,9 @@ if redis.call('HGET', KEYS[2], 'owner') ~= ARGV[3] then
 end
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
-redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1])
+redis.call('ZADD', KEYS[1], 'XX', redis.call('INCR', KEYS[4]), ARGV[1])
 return {fields, redis.call('SMEMBERS', KEYS[3])}
 """
-)
 
 #: KEYS hash; ARGV field, value. 1 if set, 0 if the session is gone.
 SET_SCRIPT: Final = """
@@ -341,6 +332,7 @@ class RedisSessions(Sessions):
         self.store = store
         self.prefix = f"{store.prefix}:session:"
         self.index = f"{store.prefix}:sessions"
+        self.clock = f"{store.prefix}:sessions:clock"
 
     def _keys(self, sid: str) -> list[str]:
         return [self.index, self.prefix + sid, f"{self.prefix}{sid}:subs"]
@@ -363,14 +355,16 @@ class RedisSessions(Sessions):
         ]
         await self.store.run_script(
             OPEN_SCRIPT,
-            self._keys(sid)[:2],
+            [self.index, self.prefix + sid, self.clock],
             [sid, _ms(limits.session_idle), limits.max_sessions, self.prefix, *fields],
         )
         return sid
 
     async def find(self, sid: str, owner: str, limits: Limits) -> Record | None:
         found = await self.store.run_script(
-            FIND_SCRIPT, self._keys(sid), [sid, _ms(limits.session_idle), owner]
+            FIND_SCRIPT,
+            [*self._keys(sid), self.clock],
+            [sid, _ms(limits.session_idle), owner],
         )
         if not isinstance(found, list) or len(found) != 2:
             return None
