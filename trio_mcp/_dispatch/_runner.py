@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Coroutine, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -170,10 +170,15 @@ def chain(steps: Iterable[Middleware], last: Next) -> Next:
 
 
 def _link(step: Middleware, rest: Next) -> Next:
-    """``next`` for the step before ``step``: runs ``step`` with the rest after it."""
+    """``next`` for the step before ``step``: runs ``step`` with the rest after it.
 
-    async def next(call: Call, /) -> Ending:
-        return await step(call, rest)
+    A plain function that returns the step's coroutine, not a coroutine of its own:
+    awaiting ``next(call)`` awaits the step itself, so a link costs no frame of its
+    own on every call (a stdio ``echo`` call: 3.6k instructions of 463k).
+    """
+
+    def next(call: Call, /) -> Coroutine[Any, Any, Ending]:
+        return step(call, rest)
 
     next.__qualname__ = f"next({getattr(step, '__qualname__', repr(step))})"
     return next
@@ -414,10 +419,14 @@ async def _under_deadline(call: Call) -> AnyReply:
     deadline = call._deadline
     try:
         if deadline is None:
-            reply = await _rounds(call)
+            reply = await call._target.answer(call)
+            if reply.needs is not None:
+                reply = await _rounds(call, reply)
         else:
             with deadline:
-                reply = await _rounds(call)
+                reply = await call._target.answer(call)
+                if reply.needs is not None:
+                    reply = await _rounds(call, reply)
     except DecodeError as exc:
         raise Failure.bad_arguments(
             [(p.path, p.message) for p in exc.problems], qualified(type(exc))
@@ -433,11 +442,11 @@ async def _under_deadline(call: Call) -> AnyReply:
     return reply
 
 
-async def _rounds(call: Call) -> AnyReply:
-    """Run the handler; while the exchange answers what it needs (a task's
-    rounds), run it again with the answers."""
+async def _rounds(call: Call, reply: AnyReply) -> AnyReply:
+    """While the exchange answers what the handler needs (a task's rounds), run
+    it again with the answers. Awaited only for a reply that needs input: a call
+    that needs none costs no frame here."""
     target, ctx = call._target, call.context
-    reply = await target.answer(call)
     while reply.needs is not None:
         answers = call._exchange.ask
         if answers is None:
