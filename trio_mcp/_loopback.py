@@ -29,7 +29,6 @@ __all__ = ["LOOPBACK_HOSTS", "arrived_on_loopback", "is_loopback", "is_loopback_
 LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "[::1]"})
 
 
-@functools.lru_cache(maxsize=64)
 def check_binding(host: str, *, require_auth: bool, serving: str = "HTTP") -> None:
     """Refuse to listen beyond loopback unless every request must be authenticated.
 
@@ -46,6 +45,7 @@ def check_binding(host: str, *, require_auth: bool, serving: str = "HTTP") -> No
         )
 
 
+@functools.lru_cache(maxsize=64)
 def is_loopback(host: str) -> bool:
     """Whether ``host`` names only this machine (``localhost``, 127/8, ``::1``).
 
