@@ -184,11 +184,12 @@ class Ending:
 
     def __attrs_post_init__(self) -> None:
         # One check of every field, not a validator each: two endings are made
-        # per call.
+        # per call (and no ``dict | None``, which builds a union each time).
+        result, error = self.result, self.error
         if (
             self.outcome not in _OUTCOMES
-            or not isinstance(self.result, dict | None)
-            or not isinstance(self.error, dict | None)
+            or not (result is None or isinstance(result, dict))
+            or not (error is None or isinstance(error, dict))
             or type(self.http_status) is not int
             or not 100 <= self.http_status <= 599
         ):
