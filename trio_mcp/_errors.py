@@ -207,6 +207,7 @@ class Refusal(McpError):
     ) -> None:
         self.capability = capability
         self.declared = declared
+        self.unseen = unseen
         reason = (
             "is not granted to this caller"
             if declared

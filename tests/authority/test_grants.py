@@ -7,6 +7,7 @@ descriptions and the instance a method is bound to grant nothing.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import MutableMapping
 from typing import TYPE_CHECKING, Any
@@ -144,7 +145,9 @@ async def test_a_call_without_the_grant_is_an_error_result_naming_the_capability
         result = await client.call_tool("close_ticket", {"ticket_id": 7})
 
     assert (True, refusal("desk_read")) == (result.is_error, result.text)
-    assert {"kind": "refused", "capability": "desk_read"} == result.meta[ERROR_KEY]
+    assert {"kind": "refused", "capability": "desk_read", "declared": True} == (
+        result.meta[ERROR_KEY]
+    )
     assert [] == ran
     assert "refused" == sink.only.outcome
 
@@ -260,10 +263,47 @@ async def test_require_beyond_the_ceiling_is_refused_even_when_granted(
     async with McpTestClient(make_server(sink), allow=[desk_read, billing]) as client:
         result = await client.call_tool("ceiling", {"use": "billing"})
 
-    assert (True, refusal("billing")) == (result.is_error, result.text)
-    assert {"kind": "refused", "capability": "billing"} == result.meta[ERROR_KEY]
+    # F10: the text says the tool asked beyond its own caps=, which no grant fixes.
+    assert result.is_error
+    assert result.text.startswith(
+        "refused: the handler asked for the capability 'billing' "
+        "(ToolContext.require), which its declaration does not declare in caps="
+    )
+    assert "the server's to fix" in result.text
+    assert {"kind": "refused", "capability": "billing", "declared": False} == (
+        result.meta[ERROR_KEY]
+    )
     assert "refused" == sink.only.outcome
     assert "trio_mcp.Refusal" == sink.only.error_type
+
+
+async def test_require_of_a_declared_capability_not_granted_names_the_grant(
+    sink: Sink, caplog: pytest.LogCaptureFixture
+) -> None:
+    """F10: declared but not granted is the caller's (the host's grant); beyond the
+    ceiling is the server's, and the operator reads it once in the log."""
+    async with McpTestClient(make_server(sink)) as client:
+        granted = await client.call_tool("ceiling", {"use": "desk_read"})
+    with caplog.at_level(logging.WARNING, "trio_mcp"):
+        server = Server("desk", "1", tools=[stray])
+        async with McpTestClient(server, allow=[desk_read, billing]) as client:
+            strays = [await client.call_tool("stray") for _ in range(3)]
+
+    assert refusal("desk_read") == granted.text
+    assert {"kind": "refused", "capability": "desk_read", "declared": True} == (
+        granted.meta[ERROR_KEY]
+    )
+    assert all(r.is_error for r in strays)
+    warnings = [r.getMessage() for r in caplog.records if "caps=" in r.getMessage()]
+    assert 1 == len(warnings)
+    assert "stray calls ToolContext.require('billing')" in warnings[0]
+
+
+@tool(caps=[desk_read])
+def stray() -> str:
+    """Require what the declaration does not declare."""
+    ToolContext.current().require(billing)
+    return "never"
 
 
 def test_require_outside_a_call_checks_nothing() -> None:

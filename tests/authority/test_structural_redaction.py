@@ -9,6 +9,7 @@ and enum string of the revision's schema.
 
 from __future__ import annotations
 
+import json
 import logging
 from functools import partial
 from typing import Any, Literal
@@ -225,7 +226,19 @@ def test_a_secret_from_the_replys_own_vocabulary_never_changes_its_structure(
 
     for got, baseline in zip(masked, neutral, strict=True):
         assert shape(baseline, secret=NEUTRAL) == shape(got, secret=secret)
-        assert [] == [s for s in handler_strings(got) if secret in s]
+        assert [] == [s for s in handler_strings(shown(got)) if secret in s]
+
+
+def shown(reply: dict[str, Any]) -> dict[str, Any]:
+    """``reply`` without the text block that shows its structured content: that
+    block is made from the masked structured value (issue 34), so it shows what
+    the output schema declares (a ``kind`` enum member) as the structured value
+    does; the structured value itself is still checked."""
+    if "structuredContent" not in reply:
+        return reply
+    same = json.dumps(reply["structuredContent"], separators=(",", ":"))
+    blocks = [b for b in reply["content"] if b.get("text") != same]
+    return {**reply, "content": blocks}
 
 
 @pytest.mark.parametrize("secret", ["e", "t", "o", "content", "_meta", "**"])

@@ -329,7 +329,9 @@ async def test_a_call_without_the_grant_is_refused_as_an_error_result() -> None:
 
     assert refused.is_error
     assert "write" in refused.text
-    assert {"kind": "refused", "capability": "write"} == refused.meta[ERROR_KEY]
+    assert {"kind": "refused", "capability": "write", "declared": True} == (
+        refused.meta[ERROR_KEY]
+    )
     assert "x" == allowed.structured
     assert ["refused", "ok"] == [r.outcome for r in receipts]
 

@@ -286,9 +286,11 @@ async def test_an_error_reply_masks_the_calls_secrets_but_not_its_kind() -> None
 
     assert {
         "code": -31403,
-        "message": "**********: this call needs the capability 'vault.open', which"
-        " this caller lacks",
-        "data": {"kind": "refused", "capability": "vault.open"},
+        "message": "**********: the handler asked for the capability 'vault.open'"
+        " (ToolContext.require), which its declaration does not declare in caps=,"
+        " so no grant allows it; this is the server's to fix (add it to the"
+        " declaration's caps=), not the caller's",
+        "data": {"kind": "refused", "capability": "vault.open", "declared": False},
     } == wire(refused.reply)["error"]
     assert {
         "code": -32602,

@@ -195,13 +195,39 @@ class Failure(Exception):
         return cls(fault.code, fault.message, fault.data, http_status=fault.http_status)
 
     @classmethod
-    def refused(cls, capability: str, error_type: str = REFUSED_TYPE) -> Failure:
-        """The caller lacks a capability the call needs (an isError result for tools)."""
+    def refused(
+        cls,
+        capability: str,
+        error_type: str = REFUSED_TYPE,
+        *,
+        declared: bool = True,
+        why: str | None = None,
+    ) -> Failure:
+        """The call may not use a capability (an isError result for tools).
+
+        ``declared``: the declaration names it in ``caps=``, so the host has not
+        granted it to this caller; if not, ``ToolContext.require`` asked beyond the
+        declaration's ceiling, a fault of the server's own code that no grant
+        fixes. ``why`` replaces the explanation (a check that could not be made).
+        """
+        if why is not None:
+            message = f"refused: {why}"
+        elif declared:
+            message = (
+                f"refused: this call needs the capability '{capability}', which "
+                "this caller lacks"
+            )
+        else:
+            message = (
+                f"refused: the handler asked for the capability '{capability}' "
+                "(ToolContext.require), which its declaration does not declare in "
+                "caps=, so no grant allows it; this is the server's to fix (add it "
+                "to the declaration's caps=), not the caller's"
+            )
         return _ToolFailure(
             wire.REFUSED,
-            f"refused: this call needs the capability '{capability}', which this "
-            "caller lacks",
-            {"kind": "refused", "capability": capability},
+            message,
+            {"kind": "refused", "capability": capability, "declared": declared},
             http_status=403,
             outcome="refused",
             error_type=error_type,

@@ -432,7 +432,14 @@ async def _under_deadline(call: Call) -> AnyReply:
             [(p.path, p.message) for p in exc.problems], qualified(type(exc))
         ) from None
     except Refusal as exc:
-        raise Failure.refused(exc.capability, qualified(type(exc))) from None
+        if not exc.declared and not exc.unseen:
+            _beyond_ceiling(call, exc.capability)
+        raise Failure.refused(
+            exc.capability,
+            qualified(type(exc)),
+            declared=exc.declared,
+            why=str(exc) if exc.unseen else None,
+        ) from None
     except MissingClientCapability as exc:
         raise Failure.missing_capability(exc, qualified(type(exc))) from None
     except ThreadsExhausted as exc:
@@ -455,6 +462,24 @@ async def _rounds(call: Call, reply: AnyReply) -> AnyReply:
         ctx.state = reply.needs.state
         reply = await target.answer(call)
     return reply
+
+
+_CEILING_LOGGED: set[tuple[str, str]] = set()
+
+
+def _beyond_ceiling(call: Call, capability: str) -> None:
+    """Log, once per declaration and capability, that a handler required a
+    capability its declaration does not declare (a bug no grant fixes)."""
+    declaration = call._target.declaration
+    if (declaration, capability) in _CEILING_LOGGED or len(_CEILING_LOGGED) > 1024:
+        return
+    _CEILING_LOGGED.add((declaration, capability))
+    log.warning(
+        "%s calls ToolContext.require(%r) but does not declare it in caps=, so "
+        "every such call is refused whatever the host grants; add it to caps=",
+        declaration,
+        capability,
+    )
 
 
 def log_receipt(receipt: Receipt) -> None:
