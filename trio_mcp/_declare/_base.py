@@ -86,6 +86,11 @@ class Declaration(Generic[P, R]):
         #: Whether decoded arguments may hold a ``Secret`` (then they are registered).
         self.holds_secrets = False
         self.timeout = declared_seconds(timeout, what=f"{self.declaration}: timeout")
+        if self.timeout == 0:
+            raise InvalidDeclaration(
+                f"{self.declaration}: timeout must be more than 0 seconds, or None "
+                "for no limit (a zero deadline would end every call at once)"
+            )
         self.is_async = inspect.iscoroutinefunction(fn)
         #: ``fn``'s signature, read once for ``is_method`` and the inputs.
         self.signature = inspect.signature(fn)

@@ -91,7 +91,10 @@ _object = checks.mapping
 
 
 def _timeout(value: Seconds | None) -> float | None:
-    return seconds(value, what="timeout", finite=True)
+    found = seconds(value, what="timeout", finite=True)
+    if found == 0:
+        raise checks.invalid("timeout", "more than 0 seconds, or None", value)
+    return found
 
 
 def _ttl(value: Seconds | None) -> float | None:
