@@ -7,6 +7,7 @@ ends listens (clients listen again) without failing any tool call.
 
 from __future__ import annotations
 
+import pytest
 import trio
 from support.scale_http import call, listening
 from support.scale_procs import RedisServer, Replicas
@@ -14,17 +15,18 @@ from support.scale_procs import RedisServer, Replicas
 ALICE = {"action": "accept", "content": {"name": "Alice"}}
 
 
-def replicas_on(redis_server: RedisServer, replicas: Replicas) -> tuple[str, str]:
-    """Two replicas whose broadcast is ``redis_server``."""
+@pytest.fixture
+def pair(redis_server: RedisServer, replicas: Replicas) -> tuple[str, str]:
+    """Replica A's and replica B's URLs; their broadcast is ``redis_server``."""
     return replicas.pair({"SCALE_REDIS_URL": redis_server.url})
 
 
 async def test_a_second_round_on_another_replica_completes(
-    redis_server: RedisServer, replicas: Replicas
+    pair: tuple[str, str],
 ) -> None:
     """The first round is answered by A, the retry with requestState by B: the
     shared state key lets B verify what A sealed."""
-    a, b = replicas_on(redis_server, replicas)
+    a, b = pair
 
     first = await call(a, "greet")
     second = await call(
@@ -42,9 +44,9 @@ async def test_a_second_round_on_another_replica_completes(
 
 
 async def test_a_listener_on_a_gets_an_update_published_on_b(
-    redis_server: RedisServer, replicas: Replicas
+    pair: tuple[str, str],
 ) -> None:
-    a, b = replicas_on(redis_server, replicas)
+    a, b = pair
 
     async with listening(a, resourceSubscriptions=["ticket://7"]) as listen:
         published_by = (await call(b, "touch", {"uri": "ticket://7"}))[
@@ -59,9 +61,9 @@ async def test_a_listener_on_a_gets_an_update_published_on_b(
 
 
 async def test_updates_reach_only_listeners_of_that_uri_across_replicas(
-    redis_server: RedisServer, replicas: Replicas
+    pair: tuple[str, str],
 ) -> None:
-    a, b = replicas_on(redis_server, replicas)
+    a, b = pair
 
     async with (
         listening(a, resourceSubscriptions=["ticket://1"]) as one,
@@ -79,11 +81,11 @@ async def test_updates_reach_only_listeners_of_that_uri_across_replicas(
 
 
 async def test_a_redis_outage_ends_listens_keeps_calls_and_delivery_resumes(
-    redis_server: RedisServer, replicas: Replicas
+    pair: tuple[str, str], redis_server: RedisServer
 ) -> None:
     """Stopping Redis mid-stream closes the listen with its result while tool calls
     (publishing included) keep working; after a restart, delivery resumes."""
-    a, b = replicas_on(redis_server, replicas)
+    a, b = pair
 
     async with listening(a, resourceSubscriptions=["ticket://9"]) as listen:
         # Proves the path works before the outage.

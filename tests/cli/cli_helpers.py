@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from support import META
+from support import META, run_captured
 
 SERVER = '''
 from trio_mcp import Server, ToolError, tool
@@ -85,16 +85,7 @@ def run_command(
     """Run a command with a bounded time, capturing both streams."""
     full_env = {k: v for k, v in os.environ.items() if k != "TRIO_MCP_LOG_LEVEL"}
     full_env.update(env or {})
-    return subprocess.run(
-        list(command),
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        env=full_env,
-    )
+    return run_captured(command, cwd=cwd, env=full_env, stdin=stdin)
 
 
 def replies(stdout: str) -> dict[int, dict[str, Any]]:

@@ -284,17 +284,26 @@ async def test_a_handler_can_ask_only_for_what_the_client_supports() -> None:
     ]
 
 
-async def test_a_prompt_may_need_input() -> None:
+async def two_requests(
+    method: str, params: dict[str, Any], responses: dict[str, Any]
+) -> tuple[Any, Any]:
+    """Request ``method`` with ``params``, then again with ``responses`` and the
+    first reply's ``requestState``; both results."""
     async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
-        first = await client.request("prompts/get", {"name": "with_context"})
-        second = await client.request(
-            "prompts/get",
-            {
-                "name": "with_context",
-                "inputResponses": {"user_context": ALICE},
-                "requestState": first["requestState"],
-            },
-        )
+        first = await client.request(method, params)
+        again = {
+            **params,
+            "inputResponses": responses,
+            "requestState": first["requestState"],
+        }
+        second = await client.request(method, again)
+    return first, second
+
+
+async def test_a_prompt_may_need_input() -> None:
+    first, second = await two_requests(
+        "prompts/get", {"name": "with_context"}, {"user_context": ALICE}
+    )
 
     assert first["resultType"] == "input_required"
     assert second["resultType"] == "complete"
@@ -302,16 +311,9 @@ async def test_a_prompt_may_need_input() -> None:
 
 
 async def test_a_resource_read_may_need_input() -> None:
-    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
-        first = await client.request("resources/read", {"uri": "test://gated"})
-        second = await client.request(
-            "resources/read",
-            {
-                "uri": "test://gated",
-                "inputResponses": {"roots": {"roots": []}},
-                "requestState": first["requestState"],
-            },
-        )
+    first, second = await two_requests(
+        "resources/read", {"uri": "test://gated"}, {"roots": {"roots": []}}
+    )
 
     assert first["resultType"] == "input_required"
     assert first["inputRequests"] == {"roots": {"method": "roots/list", "params": {}}}

@@ -32,6 +32,7 @@ import pytest
 import trio
 from docblocks import blocks, check_console
 from mcp import Client, StdioServerParameters
+from support import run_captured
 
 from trio_mcp._version import __version__
 
@@ -61,15 +62,7 @@ def run(
     argv: Sequence[str | Path], cwd: Path, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Run a command to completion; fail the test with its output if it fails."""
-    done = subprocess.run(
-        [str(arg) for arg in argv],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_captured(argv, cwd=cwd, env=env, timeout=300)
     assert 0 == done.returncode, f"{argv}:\n{done.stdout}{done.stderr}"
     return done
 

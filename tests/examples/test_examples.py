@@ -12,8 +12,8 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from example_loader import EXAMPLES, load
 from support import META, wire
+from support.example_loader import EXAMPLES, load
 
 from trio_mcp.testing import McpTestClient, ProtocolError
 

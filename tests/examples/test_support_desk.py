@@ -2,40 +2,27 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
-import uuid
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 from support import wire
+from support.example_loader import EXAMPLES, load
 
 from trio_mcp import Server
 from trio_mcp.testing import McpTestClient, ProtocolError
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_desk.py"
+EXAMPLE = EXAMPLES / "support_desk.py"
 ERROR_KEY = "dev.trio-mcp/error"
-
-
-def load_example() -> ModuleType:
-    """Import a fresh copy of the example (its store is module state)."""
-    name = f"support_desk_{uuid.uuid4().hex}"
-    spec = importlib.util.spec_from_file_location(name, EXAMPLE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture
 def example() -> ModuleType:
-    return load_example()
+    """A fresh copy of the example (its store is module state)."""
+    return load("support_desk")
 
 
 def test_importing_the_example_builds_a_server_and_serves_nothing(
@@ -167,23 +154,23 @@ async def test_the_ticket_resource_is_json_and_private(example: ModuleType) -> N
     assert ("private", 0) == (read["cacheScope"], read["ttlMs"])
 
 
-async def test_a_uri_outside_the_template_is_not_found(example: ModuleType) -> None:
+async def assert_not_found(example: ModuleType, uri: str) -> None:
+    """Reading ``uri`` is -32602 with ``data.uri``."""
     async with McpTestClient(example.server) as client:
-        with pytest.raises(ProtocolError) as info:
-            await client.read_resource("tickets://T-1")
+        with pytest.raises(ProtocolError) as caught:
+            await client.read_resource(uri)
 
-    assert -32602 == info.value.code
-    assert {"uri": "tickets://T-1"} == info.value.data
+    assert -32602 == caught.value.code
+    assert {"uri": uri} == caught.value.data
+
+
+async def test_a_uri_outside_the_template_is_not_found(example: ModuleType) -> None:
+    await assert_not_found(example, "tickets://T-1")
 
 
 async def test_a_missing_ticket_is_a_missing_resource(example: ModuleType) -> None:
     """Spec: a resource that does not exist is -32602 with data.uri."""
-    async with McpTestClient(example.server) as client:
-        with pytest.raises(ProtocolError) as caught:
-            await client.read_resource("ticket://T-404")
-
-    assert -32602 == caught.value.code
-    assert {"uri": "ticket://T-404"} == caught.value.data
+    await assert_not_found(example, "ticket://T-404")
 
 
 async def test_the_prompt_drafts_a_reply_for_a_ticket(example: ModuleType) -> None:

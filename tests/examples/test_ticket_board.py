@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from example_loader import EXAMPLES, load
 from support import META, wire
 from support.apps import APPS_CLIENT, UI, check_listed_tools, check_view_read
+from support.example_loader import EXAMPLES, load
 
 from trio_mcp.testing import McpTestClient
 

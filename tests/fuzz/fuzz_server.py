@@ -18,9 +18,9 @@ from functools import partial
 
 import attrs
 import trio
-from support.tools import echo
+from support.tools import echo, greet
 
-from trio_mcp import Limits, Server, prompt, resource, tool
+from trio_mcp import Limits, Server, resource, tool
 
 #: Small, so oversized messages cost little to send: the limit's code path is
 #: the same at 8 KiB as at the 4 MiB default.
@@ -57,17 +57,6 @@ def pair(left: str, right: float) -> Pair:
         right: The number.
     """
     return Pair(left, right)
-
-
-@prompt
-def greet(name: str) -> str:
-    """
-    Greet someone by name.
-
-    Args:
-        name: Who to greet.
-    """
-    return f"Hello, {name}"
 
 
 @resource(uri="note://{name}")

@@ -299,17 +299,34 @@ def test_a_bare_string_is_not_split_into_letters() -> None:
 
 # -- CORS --------------------------------------------------------------------------------
 APP_ORIGIN = "https://app.example"
+#: The request headers an MCP client in a browser sends.
+MCP_HEADERS = (
+    "content-type",
+    "mcp-method",
+    "mcp-name",
+    "mcp-protocol-version",
+    "mcp-param-region",
+    "authorization",
+)
+
+
+async def preflight(
+    client: httpx.AsyncClient, url: str, origin: str, *asked: str
+) -> httpx.Response:
+    """The CORS preflight of a POST to /mcp from ``origin``, asking for the
+    ``asked`` request headers."""
+    headers = {"origin": origin, "access-control-request-method": "POST"}
+    if asked:
+        headers["access-control-request-headers"] = ", ".join(asked)
+    return await client.options(url + "/mcp", headers=headers)
 
 
 async def test_cors_is_off_by_default() -> None:
     async with serving(make_server()) as url, httpx.AsyncClient() as client:
-        preflight = await client.options(
-            url + "/mcp",
-            headers={"origin": APP_ORIGIN, "access-control-request-method": "POST"},
-        )
+        asked = await preflight(client, url, APP_ORIGIN)
         call = await post(client, url, "server/discover", origin=APP_ORIGIN)
 
-    assert (403, 403) == (preflight.status_code, call.status_code)
+    assert (403, 403) == (asked.status_code, call.status_code)
     assert "access-control-allow-origin" not in call.headers
 
 
@@ -318,32 +335,15 @@ async def test_a_preflight_from_an_allowed_origin_allows_the_mcp_headers() -> No
         serving(make_server(), cors_origins=[APP_ORIGIN]) as url,
         httpx.AsyncClient() as client,
     ):
-        preflight = await client.options(
-            url + "/mcp",
-            headers={
-                "origin": APP_ORIGIN,
-                "access-control-request-method": "POST",
-                "access-control-request-headers": (
-                    "content-type, mcp-method, mcp-name, mcp-protocol-version, "
-                    "mcp-param-region, authorization"
-                ),
-            },
-        )
+        asked = await preflight(client, url, APP_ORIGIN, *MCP_HEADERS)
 
     allowed = {
-        h.strip() for h in preflight.headers["access-control-allow-headers"].split(",")
+        h.strip() for h in asked.headers["access-control-allow-headers"].split(",")
     }
-    assert 204 == preflight.status_code
-    assert APP_ORIGIN == preflight.headers["access-control-allow-origin"]
-    assert "POST" in preflight.headers["access-control-allow-methods"]
-    assert {
-        "authorization",
-        "content-type",
-        "mcp-method",
-        "mcp-name",
-        "mcp-protocol-version",
-        "mcp-param-region",
-    } == allowed
+    assert 204 == asked.status_code
+    assert APP_ORIGIN == asked.headers["access-control-allow-origin"]
+    assert "POST" in asked.headers["access-control-allow-methods"]
+    assert set(MCP_HEADERS) == allowed
 
 
 async def test_responses_to_an_allowed_origin_are_readable_errors_included() -> None:
@@ -389,17 +389,11 @@ async def test_other_origins_get_no_cors_headers_and_are_refused() -> None:
         serving(make_server(), cors_origins=[APP_ORIGIN]) as url,
         httpx.AsyncClient() as client,
     ):
-        preflight = await client.options(
-            url + "/mcp",
-            headers={
-                "origin": "https://evil.example",
-                "access-control-request-method": "POST",
-            },
-        )
+        asked = await preflight(client, url, "https://evil.example")
         call = await post(client, url, "server/discover", origin="https://evil.example")
 
-    assert (403, 403) == (preflight.status_code, call.status_code)
-    assert "access-control-allow-origin" not in preflight.headers
+    assert (403, 403) == (asked.status_code, call.status_code)
+    assert "access-control-allow-origin" not in asked.headers
     assert "access-control-allow-origin" not in call.headers
 
 

@@ -10,33 +10,13 @@ from typing import Any
 
 import httpx
 import trio
-from support import META, VERSION, serving
+from support import serving
+from support.mcp_http import call_tool, post
 
 from trio_mcp import Limits, Server, tool
 from trio_mcp.testing import check_message
 
 SLOW_CALLS = 4  # max_concurrent=2 running + max_waiting=2 waiting
-
-
-def headers_for(method: str, name: str | None = None) -> dict[str, str]:
-    out = {
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": VERSION,
-        "mcp-method": method,
-    }
-    if name is not None:
-        out["mcp-name"] = name
-    return out
-
-
-async def post(
-    client: httpx.AsyncClient, url: str, method: str, name: str | None = None
-) -> httpx.Response:
-    params: dict[str, Any] = {"_meta": META}
-    if name is not None:
-        params["name"] = name
-    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    return await client.post(url + "/mcp", json=body, headers=headers_for(method, name))
 
 
 def gated_server() -> tuple[Server, trio.Event, list[str]]:
@@ -53,6 +33,13 @@ def gated_server() -> tuple[Server, trio.Event, list[str]]:
     return Server("overload", "1", tools=[slow]), gate, entered
 
 
+async def call_slow(
+    client: httpx.AsyncClient, url: str, into: list[httpx.Response]
+) -> None:
+    """Call ``slow``; keep its response in ``into``."""
+    into.append(await call_tool(client, url, "slow"))
+
+
 async def wait_until(condition: Any) -> None:
     with trio.fail_after(10):
         while not condition():  # noqa: ASYNC110 - polling the server from outside
@@ -64,20 +51,17 @@ async def test_a_call_beyond_running_and_waiting_gets_503_at_once() -> None:
     limits = Limits(max_concurrent=2, max_waiting=2)
     held: list[httpx.Response] = []
 
-    async def hold(client: httpx.AsyncClient, url: str) -> None:
-        held.append(await post(client, url, "tools/call", "slow"))
-
     async with (
         serving(server, limits=limits) as url,
         httpx.AsyncClient(timeout=30) as client,
         trio.open_nursery() as nursery,
     ):
         for _ in range(SLOW_CALLS):
-            nursery.start_soon(hold, client, url)
+            nursery.start_soon(call_slow, client, url, held)
         await wait_until(lambda: len(entered) == 2)
         await trio.sleep(0.2)  # the two others reach their waiting places
         with trio.fail_after(2):
-            busy = await post(client, url, "tools/call", "slow")
+            busy = await call_tool(client, url, "slow")
             discover = await post(client, url, "server/discover")
             listed = await post(client, url, "tools/list")
         gate.set()
@@ -102,26 +86,25 @@ async def test_a_client_that_leaves_while_waiting_gives_its_place_up() -> None:
     limits = Limits(max_concurrent=1, max_waiting=1)
     responses: list[httpx.Response] = []
 
-    async def hold(client: httpx.AsyncClient, url: str) -> None:
-        responses.append(await post(client, url, "tools/call", "slow"))
-
     async def leave(url: str) -> None:
         async with httpx.AsyncClient(timeout=30) as own:
-            await hold(own, url)
+            await call_slow(own, url, responses)
 
     async with (
         serving(server, limits=limits) as url,
         httpx.AsyncClient(timeout=30) as client,
         trio.open_nursery() as nursery,
     ):
-        nursery.start_soon(hold, client, url)
+        nursery.start_soon(call_slow, client, url, responses)
         await wait_until(lambda: len(entered) == 1)
         async with trio.open_nursery() as leaving:
             leaving.start_soon(leave, url)
             await trio.sleep(0.3)  # it waits for the slot...
             leaving.cancel_scope.cancel()  # ...and its client goes away
         await trio.sleep(0.3)  # the server reads the disconnect
-        nursery.start_soon(hold, client, url)  # takes the freed waiting place
+        nursery.start_soon(
+            call_slow, client, url, responses
+        )  # takes the freed waiting place
         await trio.sleep(0.3)
         gate.set()
 

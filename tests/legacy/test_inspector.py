@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support import run_captured
+
 from trio_mcp._cli._dev import prepare
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support_desk.py"
@@ -32,15 +34,7 @@ def _inspect(*server_flags: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     command += ["--method", "tools/call", "--tool-name", "search_tickets"]
     command += ["--tool-arg", "query=refund"]
     env = {**os.environ, "PATH": f"{node.path.parent}{os.pathsep}{os.environ['PATH']}"}
-    return subprocess.run(
-        command,
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return run_captured(command, cwd=cwd, env=env, timeout=120)
 
 
 def test_the_inspector_in_its_default_era_calls_a_dual_era_server(

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 import trio
 from support.scale_http import TASK_META, listening, rpc, task_until
 from support.scale_procs import RedisServer, Replicas
@@ -21,8 +22,9 @@ from trio_mcp._store._redis import lease_size
 ALICE = {"action": "accept", "content": {"name": "Alice"}}
 
 
-def store_replicas(redis_server: RedisServer, replicas: Replicas) -> tuple[str, str]:
-    """Two replicas whose task store is ``redis_server``."""
+@pytest.fixture
+def pair(redis_server: RedisServer, replicas: Replicas) -> tuple[str, str]:
+    """Replica A's and replica B's URLs; their task store is ``redis_server``."""
     return replicas.pair({"SCALE_STORE_URL": redis_server.url})
 
 
@@ -35,9 +37,9 @@ async def create(url: str, tool: str, **arguments: object) -> str:
 
 
 async def test_a_task_created_on_a_is_read_and_updated_on_b(
-    redis_server: RedisServer, replicas: Replicas
+    pair: tuple[str, str],
 ) -> None:
-    a, b = store_replicas(redis_server, replicas)
+    a, b = pair
 
     task_id = await create(a, "ask_name")
     asking = await task_until(b, task_id, "input_required")
@@ -64,9 +66,9 @@ async def test_a_task_created_on_a_is_read_and_updated_on_b(
 
 
 async def test_cancel_on_b_stops_the_task_running_on_a_and_b_listens(
-    redis_server: RedisServer, replicas: Replicas
+    pair: tuple[str, str],
 ) -> None:
-    a, b = store_replicas(redis_server, replicas)
+    a, b = pair
 
     task_id = await create(a, "wait_cancel")
     async with listening(b, meta=TASK_META, taskIds=[task_id]) as listen:
@@ -83,15 +85,14 @@ async def test_cancel_on_b_stops_the_task_running_on_a_and_b_listens(
 
 
 async def test_a_finished_task_is_readable_after_its_worker_was_killed(
-    redis_server: RedisServer, replicas: Replicas
+    pair: tuple[str, str], replicas: Replicas
 ) -> None:
-    a, b = store_replicas(redis_server, replicas)
+    a, b = pair
 
     task_id = await create(a, "quick", n=5)
     await task_until(a, task_id, "completed")
     await trio.sleep(0.2)  # the final snapshot is written soon after, not at once
-    replicas.started[0].process.kill()
-    replicas.started[0].process.wait()
+    replicas.kill("replica-a")
     task = await task_until(b, task_id, "completed")
     _, other = await rpc(b, "tasks/get", "nope", taskId="nope")
 
@@ -100,9 +101,9 @@ async def test_a_finished_task_is_readable_after_its_worker_was_killed(
 
 
 async def test_without_redis_plain_calls_work_and_task_calls_fail_cleanly(
-    redis_server: RedisServer, replicas: Replicas
+    pair: tuple[str, str], redis_server: RedisServer
 ) -> None:
-    a, b = store_replicas(redis_server, replicas)
+    a, b = pair
     task_id = await create(a, "quick", n=1)
     await task_until(b, task_id, "completed")
 
@@ -191,16 +192,15 @@ async def test_leased_tokens_never_exceed_the_shared_bucket(
 
 
 async def test_an_unfinished_task_of_a_killed_replica_reads_as_failed(
-    redis_server: RedisServer, replicas: Replicas
+    pair: tuple[str, str], replicas: Replicas
 ) -> None:
     """The replicas' heartbeat lasts 1 s here (scale_server.py): once A's has run
     out, B shows A's running task as failed instead of working until its TTL."""
-    a, b = store_replicas(redis_server, replicas)
+    a, b = pair
     task_id = await create(a, "wait_cancel")
     working = await task_until(b, task_id, "working")
 
-    replicas.started[0].process.kill()
-    replicas.started[0].process.wait()
+    replicas.kill("replica-a")
     failed = await task_until(b, task_id, "failed")
     _, cancelled = await rpc(b, "tasks/cancel", task_id, taskId=task_id)
 

@@ -8,7 +8,8 @@ directory is on pytest's ``pythonpath`` and mypy's ``mypy_path``).
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+import subprocess
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
@@ -25,6 +26,7 @@ __all__ = [
     "port_of",
     "subprocess_env",
     "request",
+    "run_captured",
     "serving",
     "serving_app",
     "serving_websocket",
@@ -70,6 +72,28 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     its ``PYTHONPATH`` (so a server script imports ``support`` as the tests do)."""
     path = os.pathsep.join(p for p in (str(TESTS), os.environ.get("PYTHONPATH")) if p)
     return {**os.environ, "PYTHONPATH": path, **extra}
+
+
+def run_captured(
+    argv: Sequence[str | Path],
+    *,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    stdin: str | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """Run a command to completion within ``timeout`` seconds, ``stdin`` its input,
+    both output streams captured as text; its status is the caller's to check."""
+    return subprocess.run(
+        [str(arg) for arg in argv],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def port_of(url: str) -> int:

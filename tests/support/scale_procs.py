@@ -144,6 +144,12 @@ class Replicas:
         b = self.start("replica-b", env=env)
         return a.url, b.url
 
+    def kill(self, name: str) -> None:
+        """Kill the replica ``name`` (SIGKILL: no chance to clean up) and reap it."""
+        [replica] = [r for r in self.started if r.name == name]
+        replica.process.kill()
+        replica.process.wait()
+
     def stop_all(self) -> None:
         for replica in self.started:
             stop(replica.process)

@@ -1,4 +1,8 @@
-"""Import an example file afresh, as a user who copied it would run it."""
+"""Import an example file afresh, as a user who copied it would run it.
+
+Each load is a new module (its state, a store say, is its own), under a name of its
+own in ``sys.modules``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from pathlib import Path
 from types import ModuleType
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+__all__ = ["EXAMPLES", "load"]
 
 
 def load(name: str) -> ModuleType:
