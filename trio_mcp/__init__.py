@@ -71,8 +71,10 @@ from ._errors import MissingClientCapability as MissingClientCapability
 from ._errors import Problem as Problem
 from ._errors import Refusal as Refusal
 from ._errors import ResourceNotFound as ResourceNotFound
+from ._errors import StateKeyRequired as StateKeyRequired
 from ._errors import ToolError as ToolError
 from ._errors import Transport as Transport
+from ._errors import UnsupportedType as UnsupportedType
 from ._http._oauth import ProtectedResource as ProtectedResource
 from ._http._options import HttpOptions as HttpOptions
 from ._limits import LimitFields as LimitFields
@@ -150,6 +152,7 @@ __all__ = [
     "ServerInfo",
     "ServerOptions",
     "Skill",
+    "StateKeyRequired",
     "TextContent",
     "TextResourceContents",
     "Tool",
@@ -160,6 +163,7 @@ __all__ = [
     "ToolReply",
     "ToolSpec",
     "Transport",
+    "UnsupportedType",
     "View",
     "__version__",
     "decode",

@@ -71,6 +71,8 @@ class McpError(Exception):
     InvalidReply: type[InvalidReply]
     InvalidArgument: type[InvalidArgument]
     AlreadyRunning: type[AlreadyRunning]
+    UnsupportedType: type[UnsupportedType]
+    StateKeyRequired: type[StateKeyRequired]
 
 
 class InvalidDeclaration(McpError):
@@ -147,8 +149,30 @@ class AlreadyRunning(McpError, RuntimeError):
     a serve method there instead. Also a RuntimeError (what Trio raised before)."""
 
 
+class UnsupportedType(McpError, TypeError):
+    """A type outside the table, or a use of it that JSON Schema cannot show.
+
+    ``where`` is the dotted path inside the type (``""`` at the root, e.g.
+    ``filters.items``); ``reason`` says what to use instead.
+    """
+
+    def __init__(self, what: str, reason: str, where: str = "") -> None:
+        self.what = what
+        self.reason = reason
+        self.where = where
+        at = f" at {where}" if where else ""
+        super().__init__(f"{what} is not supported{at}: {reason}")
+
+
+class StateKeyRequired(McpError, ValueError):
+    """Several processes would each make their own random state key: configure one
+    (``Server(state_key=...)`` or ``TRIO_MCP_STATE_KEY``)."""
+
+
 McpError.InvalidArgument = InvalidArgument
 McpError.AlreadyRunning = AlreadyRunning
+McpError.UnsupportedType = UnsupportedType
+McpError.StateKeyRequired = StateKeyRequired
 
 
 class ToolError(McpError):

@@ -16,7 +16,8 @@ a transport's way in, with the steps it contributes), outermost first:
 5. ``encode``: masks the call's secrets in whatever the rest of the chain returned
    (a middleware step's own or changed reply included) and encodes the result once;
 6. the server's ``middleware=`` steps, in the order given;
-7. ``mask``: masks what the handler produced before any middleware step sees it;
+7. ``mask`` (only with ``middleware=``): masks what the handler produced before any
+   middleware step sees it;
 8. the tasks extension's ``begin`` (``task_start="call"``: the task starts here);
 9. ``answer``, the end of the chain: opens the round (``requestState``), runs the
    handler under its deadline (again with the answers while a task's rounds go
@@ -223,6 +224,12 @@ class Runner:
         self.receipts = receipts
         self.server_info = server_info
         self.middleware = middleware
+        # What the handler produced is masked before a middleware step sees it;
+        # without middleware, ``encode`` masks it, and a second pass (an encode and
+        # a search per call that holds a secret) would buy nothing.
+        self.before_middleware: tuple[Middleware, ...] = (
+            (self.mask,) if middleware else ()
+        )
 
     def chain(
         self,
@@ -242,7 +249,7 @@ class Runner:
                 self.grant,
                 self.encode,
                 *self.middleware,
-                self.mask,
+                *self.before_middleware,
                 *inner,
             ),
             self.answer,

@@ -38,7 +38,7 @@ from typing import Any, Final
 import attrs
 
 from .._checks import as_tuple
-from .._errors import InvalidArgument, McpError
+from .._errors import InvalidArgument, StateKeyRequired
 from .._json import JsonObject, JsonValue, dumps
 
 __all__ = [
@@ -68,10 +68,6 @@ KeyConfig = bytes | str | Sequence[bytes | str] | None
 
 class InvalidState(ValueError):
     """A ``requestState`` that must not reach the handler; the message says why."""
-
-
-class StateKeyRequired(McpError, ValueError):
-    """Several processes would each make their own random state key."""
 
 
 def require_shared_key(

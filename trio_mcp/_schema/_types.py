@@ -34,7 +34,7 @@ import attrs
 
 if TYPE_CHECKING:
     from .._json import JsonObject, JsonValue
-from .._errors import McpError
+from .._errors import UnsupportedType
 from ._constraints import (
     Field,
     Misplaced,
@@ -74,21 +74,6 @@ __all__ = [
 #: One argument of a handler: name, annotation, default (``attrs.NOTHING``: required)
 #: and description (or None).
 Argument: TypeAlias = tuple[str, object, object, "str | None"]
-
-
-class UnsupportedType(McpError, TypeError):
-    """A type outside the table, or a use of it that JSON Schema cannot show.
-
-    ``where`` is the dotted path inside the type (``""`` at the root, e.g.
-    ``filters.items``); ``reason`` says what to use instead.
-    """
-
-    def __init__(self, what: str, reason: str, where: str = "") -> None:
-        self.what = what
-        self.reason = reason
-        self.where = where
-        at = f" at {where}" if where else ""
-        super().__init__(f"{what} is not supported{at}: {reason}")
 
 
 _SCALARS: dict[object, JsonObject] = {
