@@ -42,6 +42,7 @@ from ._complete import completable, completion_call
 from ._pages import InvalidCursor
 from ._request import Caller as Caller
 from ._request import Checked, Failure, Reply
+from ._rounds import Answered
 from ._runner import Runner, finish_result, log_receipt, new_call
 
 if TYPE_CHECKING:
@@ -93,11 +94,13 @@ class Dispatcher(Calls):
         self.tasks = tasks(self._publish_local, self.store)
         """Tool calls running as tasks (the tasks extension), and their nursery."""
         self.server_info: JsonObject = {"name": name, "version": version}
+        sealer = sealer if sealer is not None else StateSealer.from_config()
         self.runner = Runner(
-            sealer if sealer is not None else StateSealer.from_config(),
+            sealer,
             receipts,
             self.server_info,
             tuple(middleware),
+            Answered(self.store, sealer.ttl),
         )
         """The runner's own steps; ``Edge`` builds the chains with them."""
         self.instructions = instructions

@@ -15,6 +15,8 @@ sealed ``requestState`` (even for ``state=None``, so the retry stays bound), and
 
 from __future__ import annotations
 
+import hashlib
+import logging
 from collections.abc import Mapping
 
 import attrs
@@ -24,10 +26,60 @@ from .._declare import NeedsInput, read_response
 from .._errors import DecodeError, Problem
 from .._json import JsonObject, JsonValue
 from .._protocol._state import Binding, InvalidState, StateSealer, salient_digest
+from .._store import MemoryStore, Store
+from .._store._memory import ClaimsFull
 
-__all__ = ["BadRound", "Round", "ask", "open_round", "round_binding"]
+__all__ = ["Answered", "BadRound", "Round", "ask", "open_round", "round_binding"]
+
+log = logging.getLogger("trio_mcp")
 
 _NOTHING: JsonObject = {}
+
+
+class Answered:
+    """The rounds answered already: a sealed ``requestState`` opens for one retry.
+
+    A state that verifies is claimed in the server's store (``Store.claim``) for
+    as long as it could still open (the sealer's ``ttl``), keyed by a digest of
+    the token (each seal has a fresh nonce, so each token is one round). A second
+    retry with it is refused, so an answered round (a confirmation the user gave
+    once) cannot be replayed within the state's lifetime (MCP revision
+    2026-07-28, multi round-trip server rules: "one-time use has to be enforced
+    on the server"). With a ``RedisStore`` this holds across replicas; a store
+    that cannot be reached is stood in for by this process's memory.
+
+    Args:
+        store: The server's store.
+        ttl: Seconds a sealed state stays valid.
+    """
+
+    def __init__(self, store: Store, ttl: float) -> None:
+        self.store = store
+        self.ttl = ttl
+        self._local = MemoryStore()
+        """The claims made while the store cannot be reached."""
+
+    async def first(self, token: str) -> None:
+        """Claim the round of ``token``.
+
+        Raises:
+            BadRound: if it was answered already.
+            ClaimsFull: if no claim can be held now (the caller says "busy").
+        """
+        digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+        key = f"round:{digest[:40]}"
+        try:
+            fresh = await self.store.claim(key, self.ttl)
+        except ClaimsFull:
+            raise
+        except Exception as exc:  # the store is down: claim in this process alone
+            log.warning("requestState: the store failed (%s); claiming locally", exc)
+            fresh = self._local.claim_now(key, self.ttl)
+        if not fresh:
+            raise BadRound(
+                "invalid requestState: this round was answered already (a state is "
+                "good for one retry); start the request again"
+            )
 
 
 class BadRound(Exception):

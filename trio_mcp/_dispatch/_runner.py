@@ -70,6 +70,8 @@ from .._errors import DecodeError
 from .._json import JsonObject, encode_message
 from .._protocol import _wire as wire
 from .._protocol._state import Binding, StateSealer
+from .._store import MemoryStore
+from .._store._memory import ClaimsFull
 from ._call import AnyReply, Call, Ending, Middleware, Next, Target
 from ._mask import (
     Mask,
@@ -87,7 +89,7 @@ from ._request import (
     Checked,
     Failure,
 )
-from ._rounds import BadRound, ask, open_round, round_binding
+from ._rounds import Answered, BadRound, ask, open_round, round_binding
 
 __all__ = [
     "BUSY_RETRY_AFTER",
@@ -211,6 +213,8 @@ class Runner:
         receipts: The ``receipts=`` sink, or None.
         server_info: ``serverInfo``, put on every result.
         middleware: The server's steps, outermost first.
+        answered: The rounds answered already (each ``requestState`` opens once);
+            by default in this process's memory.
     """
 
     def __init__(
@@ -219,8 +223,10 @@ class Runner:
         receipts: ReceiptSink | None,
         server_info: JsonObject,
         middleware: tuple[Middleware, ...] = (),
+        answered: Answered | None = None,
     ) -> None:
         self.sealer = sealer
+        self.answered = answered or Answered(MemoryStore(), sealer.ttl)
         self.receipts = receipts
         self.server_info = server_info
         self.middleware = middleware
@@ -379,7 +385,7 @@ class Runner:
         """Run the handler and shape its reply; every way it ends, as an ending."""
         target = call._target
         try:
-            self._open_round(call)
+            await self._open_round(call)
             reply = await _under_deadline(call)
             if reply.needs is not None:
                 return Ending(outcome="ok", result=self._ask(call, reply.needs))
@@ -391,8 +397,9 @@ class Runner:
                 raise
             return crash(call, exc)
 
-    def _open_round(self, call: Call) -> None:
-        """Read the ``requestState`` of an earlier round into the context.
+    async def _open_round(self, call: Call) -> None:
+        """Read the ``requestState`` of an earlier round into the context, once:
+        a state that opened is claimed (``Answered``), so no retry replays it.
 
         ``inputResponses`` without a ``requestState`` answer nothing asked yet: they
         are ignored, so the handler runs once and asks (MCP revision 2026-07-28,
@@ -403,6 +410,13 @@ class Runner:
             return
         try:
             opened = open_round(self.sealer, params, _binding(call))
+            token = params.get("requestState")
+            if isinstance(token, str):
+                await self.answered.first(token)
+        except ClaimsFull as exc:
+            raise Failure.busy(
+                f"too many multi round-trip states are open ({exc})", "trio_mcp.Busy"
+            ) from None
         except BadRound as exc:
             raise Failure.invalid(
                 str(exc), exc.data, error_type=BAD_STATE_TYPE

@@ -1,6 +1,7 @@
 """``Store`` and ``MemoryStore``: what workers and replicas may share, kept in-process.
 
-A store holds the state that must outlive one request: the rate-limit buckets and
+A store holds the state that must outlive one request: the rate-limit buckets, the
+multi round-trip states already answered (``claim``: each is answered once) and
 (with ``RedisStore``) the task records and the broadcast. ``MemoryStore``, the
 default, keeps the buckets in this process's memory: each worker and replica then
 limits on its own. Its memory is bounded: past ``max_keys`` callers, buckets that
@@ -18,7 +19,7 @@ import trio
 from .. import _checks as checks
 from .._rate_limit import Bucket, RateLimit, take
 
-__all__ = ["MemoryStore", "Store"]
+__all__ = ["ClaimsFull", "MemoryStore", "Store"]
 
 
 class Store:
@@ -39,6 +40,19 @@ class Store:
         """Take a token from ``key``'s bucket; return 0.0, or the seconds to wait."""
         raise NotImplementedError
 
+    async def claim(self, key: str, seconds: float) -> bool:
+        """Claim ``key`` for ``seconds``: True the first time, False while it is
+        claimed (a multi round-trip ``requestState`` answered once).
+
+        Raises:
+            ClaimsFull: if no more claims can be held now (refuse, do not forget).
+        """
+        raise NotImplementedError
+
+
+class ClaimsFull(Exception):
+    """Every place for a claim is taken by one that has not expired yet."""
+
 
 class MemoryStore(Store):
     """Rate-limit buckets in this process's memory (the default store).
@@ -50,6 +64,8 @@ class MemoryStore(Store):
     def __init__(self, *, max_keys: int = 100_000) -> None:
         self.max_keys = checks.count(max_keys, "MemoryStore(max_keys=...)", 1)
         self._buckets: dict[str, Bucket] = {}
+        self._claims: dict[str, float] = {}
+        """Claimed keys, until when (Trio's clock), oldest first."""
 
     def __repr__(self) -> str:
         return f"MemoryStore(max_keys={self.max_keys})"
@@ -66,6 +82,29 @@ class MemoryStore(Store):
             self._forget(now, limit)
         self._buckets[key] = bucket
         return wait
+
+    async def claim(self, key: str, seconds: float) -> bool:
+        """Claim ``key`` for ``seconds``: True the first time, False while claimed.
+
+        At most ``max_keys`` claims are held: past that the expired ones go, and
+        if none has expired the claim is refused (``ClaimsFull``) rather than an
+        unexpired one forgotten, which would let it be claimed twice.
+        """
+        return self.claim_now(key, seconds)
+
+    def claim_now(self, key: str, seconds: float) -> bool:
+        """``claim`` without a checkpoint."""
+        now = trio.current_time()
+        until = self._claims.get(key)
+        if until is not None and until > now:
+            return False
+        if until is None and len(self._claims) >= self.max_keys:
+            self._claims = {k: t for k, t in self._claims.items() if t > now}
+            if len(self._claims) >= self.max_keys:
+                raise ClaimsFull(f"{self.max_keys} claims are held")
+        self._claims.pop(key, None)
+        self._claims[key] = now + seconds
+        return True
 
     def _forget(self, now: float, limit: RateLimit) -> None:
         """Make room: drop full buckets, else the oldest half."""

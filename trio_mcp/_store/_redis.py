@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -303,6 +304,23 @@ class RedisStore(Store):
                 del self._leases[next(iter(self._leases))]
             self._leases[key] = (answer - 1, now + limit.per)
         return 0.0
+
+    # -- claims --------------------------------------------------------------------------
+    async def claim(self, key: str, seconds: float) -> bool:
+        """Claim ``key`` for ``seconds`` on every replica at once (``SET NX PX``):
+        True the first time, False while claimed.
+
+        Raises:
+            StoreUnavailable: if Redis does not answer in time.
+        """
+        from coredis.tokens import PureToken
+
+        name = f"{self.prefix}:claim:{key}"
+        ms = max(1, math.ceil(seconds * 1000))
+        answer = await self._command(
+            lambda c: c.set(name, b"1", px=ms, condition=PureToken.NX)
+        )
+        return bool(answer)
 
     # -- task records -----------------------------------------------------------------
     def _key(self, task_id: str) -> str:
