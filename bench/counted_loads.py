@@ -59,6 +59,34 @@ def call_request(tool: str, ident: int) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode()
 
 
+#: The handshake-era revision of the legacy rows (``Server(legacy=True)``).
+LEGACY_REVISION = "2025-11-25"
+
+
+def legacy_call_request(tool: str, ident: int) -> bytes:
+    """A handshake-era ``tools/call`` (no ``_meta``: the session's), compact JSON."""
+    params = {"name": tool, "arguments": ARGUMENTS[tool]}
+    message = {"jsonrpc": "2.0", "id": ident, "method": "tools/call", "params": params}
+    return json.dumps(message, separators=(",", ":")).encode()
+
+
+def initialize_request() -> bytes:
+    """The ``initialize`` of a handshake-era client (a legacy row's prelude)."""
+    params = {
+        "protocolVersion": LEGACY_REVISION,
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    }
+    message = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+    return json.dumps(message, separators=(",", ":")).encode()
+
+
+#: The handshake's last message (a notification: no reply).
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+#: What a legacy stdio row sends before its calls.
+LEGACY_PRELUDE = (initialize_request(), INITIALIZED)
+
+
 def check_reply(tool: str, message: Any) -> str:
     """ "" when ``message`` is the right answer to a call of ``tool``, else what is wrong."""
     result = message.get("result") if isinstance(message, dict) else None
@@ -143,16 +171,25 @@ class Feeder:
         self.proc.stdin.close()
 
 
-def http_scope(tool: str) -> dict[str, Any]:
-    """The ASGI scope of a ``POST /mcp`` calling ``tool``, as Hypercorn gives it."""
+def http_scope(tool: str, session: str | None = None) -> dict[str, Any]:
+    """The ASGI scope of a ``POST /mcp`` calling ``tool``, as Hypercorn gives it
+    (in the handshake-era ``session``, if given: its id, its revision)."""
     headers = [
         (b"host", b"127.0.0.1:8000"),
         (b"content-type", b"application/json"),
         (b"accept", b"application/json, text/event-stream"),
-        (b"mcp-protocol-version", REVISION.encode()),
-        (b"mcp-method", b"tools/call"),
-        (b"mcp-name", tool.encode()),
     ]
+    if session is None:
+        headers += [
+            (b"mcp-protocol-version", REVISION.encode()),
+            (b"mcp-method", b"tools/call"),
+            (b"mcp-name", tool.encode()),
+        ]
+    else:
+        headers += [
+            (b"mcp-protocol-version", LEGACY_REVISION.encode()),
+            (b"mcp-session-id", session.encode()),
+        ]
     return {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
@@ -235,24 +272,32 @@ class Calls:
                 raise LoadFailed(problem)
 
 
-def request_events(tool: str) -> list[dict[str, Any]]:
+def request_events(tool: str, body: bytes | None = None) -> list[dict[str, Any]]:
     """The ``receive`` events of a call as Hypercorn queues them for a one-read body.
 
     h11 gives the body (``more_body`` True) and then the end of the message, which
     Hypercorn passes on as an empty last part. Copied per request.
     """
-    body = call_request(tool, 1)
+    body = call_request(tool, 1) if body is None else body
     return [
         {"type": "http.request", "body": body, "more_body": True},
         {"type": "http.request", "body": b"", "more_body": False},
     ]
 
 
-async def drive_trio(app: Asgi, tool: str, calls: int) -> None:
-    """``calls`` requests to ``app`` over 16 keep-alive connections, as Hypercorn-Trio."""
+async def drive_trio(
+    app: Asgi, tool: str, calls: int, session: str | None = None
+) -> None:
+    """``calls`` requests to ``app`` over 16 keep-alive connections, as Hypercorn-Trio
+    (handshake-era calls in ``session``, if given)."""
     import trio
 
-    scope, events, tally = http_scope(tool), request_events(tool), Calls(tool)
+    body = None if session is None else legacy_call_request(tool, 1)
+    scope, events, tally = (
+        http_scope(tool, session),
+        request_events(tool, body),
+        Calls(tool),
+    )
     checkpoint = trio.lowlevel.checkpoint
 
     async def connection(count: int) -> None:
@@ -318,6 +363,45 @@ def hypercorn_trio(app: Asgi, tool: str, calls: int) -> None:
     import trio
 
     trio.run(drive_trio, app, tool, calls, clock=frozen_clock())
+
+
+def hypercorn_trio_legacy(app: Asgi, tool: str, calls: int) -> None:
+    """The fake Hypercorn-Trio server calling in one handshake-era session: one
+    ``initialize``, then ``calls`` calls carrying its ``Mcp-Session-Id``."""
+    import trio
+
+    async def drive() -> None:
+        session = await open_session(app)
+        await drive_trio(app, tool, calls, session)
+
+    trio.run(drive, clock=frozen_clock())
+
+
+async def open_session(app: Asgi) -> str:
+    """``initialize`` through ``app``; the session id its response carries."""
+    import trio
+
+    headers: dict[bytes, bytes] = {}
+    events = [
+        {"type": "http.request", "body": initialize_request(), "more_body": False}
+    ]
+
+    async def receive() -> dict[str, Any]:
+        if events:
+            return events.pop()
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers.update(message["headers"])
+
+    scope = http_scope("echo")
+    scope["headers"] = scope["headers"][:3]  # no 2026-07-28 headers
+    await app(scope, receive, send)
+    if b"mcp-session-id" not in headers:
+        raise LoadFailed("initialize opened no session (is the server legacy=True?)")
+    return headers[b"mcp-session-id"].decode()
 
 
 def frozen_clock() -> Any:

@@ -25,7 +25,9 @@ their checks are in ``bench/counted_loads.py``):
   that valgrind's slowness would count per call) against the Trio floor
   (``bench/peers/ceiling.py stdio-tasks``: a task, a cancel scope and a limiter slot
   per request), ``echo`` and ``search``. A ``prelude`` (an
-  ``initialize``, say) and a ``request`` builder are a row's to choose.
+  ``initialize``, say) and a ``request`` builder are a row's to choose: the dual-era
+  rows (``--legacy``) count a 2026-07-28 call and a handshake-era call (after
+  ``initialize``) against the modern-only server's.
 - HTTP: an ASGI app driven in process by a Hypercorn-like fake server (this script
   under valgrind, ``--child``): 16 keep-alive connections, each one request at a
   time; per request a task for the app and a memory channel for ``receive`` holding
@@ -34,7 +36,8 @@ their checks are in ``bench/counted_loads.py``):
   sent. ``server.mount()`` of the benchmark server against the bare ASGI app of
   ``bench/peers/ceiling.py``. ``hypercorn_asyncio`` is the same fake server on
   asyncio (Hypercorn's asyncio worker: a task and a queue per request); the bare app
-  on it is the base for an asyncio-hosted row.
+  on it is the base for an asyncio-hosted row. ``hypercorn_trio_legacy`` opens one
+  handshake-era session first and calls in it (the dual-era HTTP rows).
 
 ``x base`` is the base row's instructions ÷ this row's (as the targets' ``x floor``
 and ``x bare app``: 1.0 would mean no cost above the base); ``own`` is the difference.
@@ -59,6 +62,7 @@ from pathlib import Path
 
 from counted_loads import (
     INFLIGHT,
+    LEGACY_PRELUDE,
     Asgi,
     Feeder,
     LoadFailed,
@@ -66,6 +70,8 @@ from counted_loads import (
     check_reply,
     hypercorn_asyncio,
     hypercorn_trio,
+    hypercorn_trio_legacy,
+    legacy_call_request,
     succeeded,
 )
 
@@ -228,6 +234,15 @@ def trio_mcp_app() -> Asgi:
     return server.mount()  # type: ignore[no-any-return]
 
 
+def trio_mcp_legacy_app() -> Asgi:
+    """``server.mount()`` of the benchmark server with ``legacy=True`` (dual era)."""
+    sys.path.insert(0, str(ROOT / "examples"))
+    from bench_server import server
+
+    server.legacy = True
+    return server.mount()  # type: ignore[no-any-return]
+
+
 def bare_app() -> Asgi:
     """The bare ASGI app of ``bench/peers/ceiling.py``: one POST in, its reply out."""
     sys.path.insert(0, str(BENCH / "peers"))
@@ -246,7 +261,36 @@ ROWS: list[Row] = [
         "trio_mcp stdio search", TRIO_MCP_STDIO, "search", "Trio floor stdio search"
     ),
     StdioRow("Trio floor stdio search", TRIO_FLOOR, "search"),
+    # Dual era (legacy=True): a 2026-07-28 call, then a handshake-era one, each
+    # against the same call on the modern-only server.
+    StdioRow(
+        "trio_mcp stdio echo, dual era, modern call",
+        [*TRIO_MCP_STDIO, "--legacy"],
+        "echo",
+        "trio_mcp stdio echo",
+    ),
+    StdioRow(
+        "trio_mcp stdio echo, legacy call",
+        [*TRIO_MCP_STDIO, "--legacy"],
+        "echo",
+        "trio_mcp stdio echo",
+        prelude=LEGACY_PRELUDE,
+        request=legacy_call_request,
+    ),
     AsgiRow("trio_mcp HTTP echo", trio_mcp_app, "echo", "bare app HTTP echo"),
+    AsgiRow(
+        "trio_mcp HTTP echo, dual era, modern call",
+        trio_mcp_legacy_app,
+        "echo",
+        "trio_mcp HTTP echo",
+    ),
+    AsgiRow(
+        "trio_mcp HTTP echo, legacy call",
+        trio_mcp_legacy_app,
+        "echo",
+        "trio_mcp HTTP echo",
+        hypercorn_trio_legacy,
+    ),
     AsgiRow("bare app HTTP echo", bare_app, "echo"),
     AsgiRow("bare app HTTP echo (asyncio)", bare_app, "echo", "", hypercorn_asyncio),
 ]

@@ -37,9 +37,10 @@ import itertools
 import logging
 import math
 import secrets
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 import trio
@@ -54,7 +55,8 @@ from .._json import (
 )
 from .._limits import Limits
 from .._protocol import _wire as wire
-from .._protocol._jsonrpc import Fault, Notification, Request, classify
+from .._protocol._jsonrpc import Notification, Request, classify
+from ._input import EdgeInput
 from ._listens import Listens
 from ._rounds import (
     MAX_ROUNDS,
@@ -75,6 +77,9 @@ from ._translate import (
     modern_params,
     round_of,
 )
+
+if TYPE_CHECKING:
+    from .._transports._stream import Taken
 
 __all__ = ["Write", "legacy_edge"]
 
@@ -150,7 +155,13 @@ class _Edge:
         self.waiting_rounds = 0
         self.deadline = math.inf
         self.listens = Listens(self)
-        self.to_loop: trio.MemorySendChannel[Any]
+        self.injected: deque[Taken] = deque()
+        """The edge's own messages for the loop, taken at its next read."""
+        self.reading: trio.CancelScope | None = None
+        """The loop's read from the client, while it waits (``inject`` cuts it short)."""
+        self.ended = False
+        self.transport_write: Write
+        self.write_lock = trio.Lock()
         self.to_writer: trio.MemorySendChannel[list[bytes]]
         self.inner: trio.Nursery | None = None
 
@@ -160,45 +171,73 @@ class _Edge:
         self, incoming: trio.abc.ReceiveChannel[Any], write: Write
     ) -> AsyncIterator[tuple[trio.abc.ReceiveChannel[Any], Write]]:
         """Run the edge for the block; yield the loop's input and writer."""
-        self.to_loop, loop_input = trio.open_memory_channel[Any](0)
+        self.transport_write = write
         self.to_writer, from_edge = trio.open_memory_channel[list[bytes]](0)
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._write_all, from_edge, write)
-            nursery.start_soon(self._pump, incoming)
+            nursery.start_soon(self._write_all, from_edge)
+            self.inner = await nursery.start(self._run_inner)
             try:
-                yield loop_input, self._loop_write
+                yield EdgeInput(self, incoming), self._loop_write
             finally:
                 # The loop is done: what it handed over is written, within the
                 # grace period that began when the input ended.
+                self.input_ended()
                 nursery.cancel_scope.deadline = self.deadline
                 self.to_writer.close()
 
-    async def _write_all(
-        self, from_edge: trio.MemoryReceiveChannel[list[bytes]], write: Write
+    async def _run_inner(
+        self, task_status: trio.TaskStatus[trio.Nursery] = trio.TASK_STATUS_IGNORED
     ) -> None:
-        """The one writer: the loop's messages and the edge's own, each whole."""
+        """Where rounds and the internal listen run, until the input ends."""
+        async with trio.open_nursery() as inner:
+            inner.start_soon(self.listens.run)
+            task_status.started(inner)
+
+    def input_ended(self) -> None:
+        """The client's input ended: rounds and listens stop, the grace begins."""
+        if self.ended:
+            return
+        self.ended = True
+        grace = self.limits.grace_period
+        self.deadline = (
+            trio.current_time() + grace if math.isfinite(grace) else math.inf
+        )
+        if self.inner is not None:
+            self.inner.cancel_scope.cancel()
+
+    def inject(self, message: Taken) -> None:
+        """Give the loop a message of the edge's own (a round's retry, a listen):
+        taken at its next read, or at once if it is waiting for the client."""
+        if self.ended:
+            return  # the loop reads no more
+        self.injected.append(message)
+        if self.reading is not None:
+            self.reading.cancel()
+
+    async def _write_all(
+        self, from_edge: trio.MemoryReceiveChannel[list[bytes]]
+    ) -> None:
+        """The writer of the edge's own messages (its replies, its requests)."""
         async for batch in from_edge:
             while True:
                 try:
                     batch = batch + from_edge.receive_nowait()
                 except (trio.WouldBlock, trio.EndOfChannel):
                     break
-            await write(batch)
+            await self._write(batch)
 
-    async def _pump(self, incoming: trio.abc.ReceiveChannel[Any]) -> None:
-        """Read the client's messages until the input ends, then end the loop's."""
-        async with self.to_loop, trio.open_nursery() as inner:
-            self.inner = inner
-            inner.start_soon(self.listens.run)
-            async with incoming:
-                async for item in incoming:
-                    for raw in item if isinstance(item, list) else (item,):
-                        await self._take(raw)
-            grace = self.limits.grace_period
-            self.deadline = (
-                trio.current_time() + grace if math.isfinite(grace) else math.inf
-            )
-            inner.cancel_scope.cancel()
+    async def _write(self, batch: list[bytes]) -> None:
+        """Write whole messages: one writer at a time, the loop's or the edge's (a
+        free lock is taken without a scheduler pass)."""
+        lock = self.write_lock
+        try:
+            lock.acquire_nowait()
+        except trio.WouldBlock:
+            await lock.acquire()
+        try:
+            await self.transport_write(batch)
+        finally:
+            lock.release()
 
     def new_id(self) -> str:
         """An id for a request the edge sends the loop: no client's id can equal it."""
@@ -209,26 +248,26 @@ class _Edge:
         return isinstance(request_id, str) and request_id.startswith(self.prefix)
 
     # -- client to server ----------------------------------------------------------
-    async def _take(self, raw: object) -> None:
+    async def take(self, raw: object) -> list[Taken]:
+        """What the loop takes for one message the client sent (none, when the edge
+        answers it or keeps it): the loop takes what the edge has read as it is,
+        so nothing is parsed twice."""
         value = self._decode(raw)
         if isinstance(value, _Unread):
-            await self.to_loop.send(raw)  # the loop answers what it cannot read
-            return
+            return [raw]  # type: ignore[list-item]  # the loop answers what it cannot read
         if isinstance(value, dict) and _is_response(value):
             self._answered(value)
-            return
-        # The loop takes what the edge has read as it is: no second parse.
+            return []
         message = classify(value)
-        if isinstance(message, Fault):
-            await self.to_loop.send(message)
-        elif isinstance(message, Notification):
-            await self._notified(message)
-        elif message.method == "initialize":
-            await self._initialize(message)
-        elif modern(message.params):
-            await self.to_loop.send(message)
-        else:
-            await self._legacy(message)
+        if isinstance(message, Request):
+            if modern(message.params):
+                return [message]
+            if message.method == "initialize":
+                return await self._initialize(message)
+            return await self._legacy(message)
+        if isinstance(message, Notification):
+            return await self._notified(message)
+        return [message]
 
     def _decode(self, raw: object) -> JsonValue | _Unread:
         if not isinstance(raw, str | bytes):
@@ -242,9 +281,11 @@ class _Edge:
             return _UNREAD
         return value
 
-    async def _legacy(self, request: Request) -> None:
+    async def _legacy(self, request: Request) -> list[Taken]:
         """A request of a handshake-era client (no modern ``_meta``)."""
         session = self.session
+        if request.method in FORWARDED and session is not None:
+            return await self._forward(request, session)
         if request.method == "ping":
             await self.reply(request.id, {})
         elif session is None:
@@ -259,8 +300,6 @@ class _Edge:
             await self._set_level(request, session)
         elif request.method in ("resources/subscribe", "resources/unsubscribe"):
             await self.listens.subscribe(request, session)
-        elif request.method in FORWARDED:
-            await self._forward(request, session)
         else:
             await self.fail(
                 request.id,
@@ -268,8 +307,9 @@ class _Edge:
                 f"method '{request.method}' is not served in protocol revision "
                 f"{session.revision}",
             )
+        return []
 
-    async def _initialize(self, request: Request) -> None:
+    async def _initialize(self, request: Request) -> list[Taken]:
         if self.session is not None:
             await self.fail(
                 request.id,
@@ -277,17 +317,17 @@ class _Edge:
                 "invalid request: this stream is already initialized (revision "
                 f"{self.session.revision}); start a new server process for a new session",
             )
-            return
+            return []
         try:
             session = negotiate(request.params)
         except BadInitialize as exc:
             await self.fail(request.id, wire.INVALID_PARAMS, str(exc))
-            return
+            return []
         self.session = session
         discover_id = self.new_id()
         self.initializing = (discover_id, request.id)
         params: JsonObject = {"_meta": session.modern_meta(None)}
-        await self.to_loop.send(Request(discover_id, "server/discover", params))
+        return [Request(discover_id, "server/discover", params)]
 
     async def _set_level(self, request: Request, session: Session) -> None:
         params = request.params
@@ -302,26 +342,28 @@ class _Edge:
         self.session = attrs.evolve(session, log_level=level)
         await self.reply(request.id, {})
 
-    async def _forward(self, request: Request, session: Session) -> None:
+    async def _forward(self, request: Request, session: Session) -> list[Taken]:
         try:
-            modern = modern_params(request.params, session)
+            params = modern_params(request.params, session)
         except BadParams as exc:
             await self.fail(request.id, wire.INVALID_PARAMS, str(exc))
-            return
-        call = _Call(request.id, request.method, modern, self.new_id())
+            return []
+        call = _Call(request.id, request.method, params, self.new_id())
         self.by_client[call.client_id] = call
-        await self._send_call(call)
+        return [self._carried(call)]
 
-    async def _send_call(self, call: _Call) -> None:
+    def _carried(self, call: _Call) -> Request:
+        """The modern request of ``call``'s current round, for the loop."""
         self.calls[call.internal_id] = call
-        await self.to_loop.send(Request(call.internal_id, call.method, call.params))
+        return Request(call.internal_id, call.method, call.params)
 
-    async def _notified(self, message: Notification) -> None:
+    async def _notified(self, message: Notification) -> list[Taken]:
+        await trio.lowlevel.checkpoint()
         if message.method in (
             "notifications/initialized",
             "notifications/roots/list_changed",
         ):
-            return  # nothing of the core depends on them
+            return []  # nothing of the core depends on them
         params = message.params
         request_id = params.get("requestId") if isinstance(params, dict) else None
         call = (
@@ -331,14 +373,13 @@ class _Edge:
             else None
         )
         if call is None:
-            await self.to_loop.send(message)
-            return
+            return [message]
         self._forget(call)
         if call.scope is not None:
             call.scope.cancel()  # it waits in a round: nothing reaches the loop
-            return
+            return []
         cancel: JsonObject = {"requestId": call.internal_id}
-        await self.to_loop.send(Notification("notifications/cancelled", cancel))
+        return [Notification("notifications/cancelled", cancel)]
 
     def _forget(self, call: _Call) -> None:
         self.calls.pop(call.internal_id, None)
@@ -373,16 +414,19 @@ class _Edge:
 
     async def send_loop(self, message: Request | Notification) -> None:
         """Hand the loop a message of the edge's own (a listen, a cancellation)."""
-        await self.to_loop.send(message)
+        await trio.lowlevel.checkpoint()
+        self.inject(message)
 
     async def _loop_write(self, batch: list[bytes]) -> None:
-        """The loop's writer: each message shaped for its era, then written."""
-        if self.session is None:
-            await self.to_writer.send(batch)
-            return
-        out = [shaped for data in batch if (shaped := self._outgoing(data)) is not None]
-        if out:
-            await self.to_writer.send(out)
+        """The loop's writer: each message shaped for its era, then written (as it
+        is, before any ``initialize``)."""
+        if self.session is not None:
+            batch = [
+                shaped for data in batch if (shaped := self._outgoing(data)) is not None
+            ]
+            if not batch:
+                return
+        await self._write(batch)
 
     def _outgoing(self, data: bytes) -> bytes | None:
         message = loads(data)
@@ -483,7 +527,7 @@ class _Edge:
                 call.rounds += 1
                 call.params = next_params(call.params, result, responses)
                 call.internal_id = self.new_id()
-                await self._send_call(call)
+                self.inject(self._carried(call))
                 call.scope = None
         finally:
             call.scope = None
