@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -34,6 +35,13 @@ async def create(url: str, tool: str, **arguments: object) -> str:
     assert "task" == message["result"]["resultType"], message
     task_id: str = message["result"]["taskId"]
     return task_id
+
+
+async def quick_task(on: str, read_on: str, n: int) -> tuple[str, dict[str, Any]]:
+    """Start ``quick`` with ``n`` as a task on ``on``; once ``read_on`` reads it
+    completed, its id and that reading."""
+    task_id = await create(on, "quick", n=n)
+    return task_id, await task_until(read_on, task_id, "completed")
 
 
 async def test_a_task_created_on_a_is_read_and_updated_on_b(
@@ -89,8 +97,7 @@ async def test_a_finished_task_is_readable_after_its_worker_was_killed(
 ) -> None:
     a, b = pair
 
-    task_id = await create(a, "quick", n=5)
-    await task_until(a, task_id, "completed")
+    task_id, _ = await quick_task(a, a, 5)
     await trio.sleep(0.2)  # the final snapshot is written soon after, not at once
     replicas.kill("replica-a")
     task = await task_until(b, task_id, "completed")
@@ -104,8 +111,7 @@ async def test_without_redis_plain_calls_work_and_task_calls_fail_cleanly(
     pair: tuple[str, str], redis_server: RedisServer
 ) -> None:
     a, b = pair
-    task_id = await create(a, "quick", n=1)
-    await task_until(b, task_id, "completed")
+    task_id, _ = await quick_task(a, b, 1)
 
     redis_server.stop()
     with trio.fail_after(5):
@@ -115,7 +121,7 @@ async def test_without_redis_plain_calls_work_and_task_calls_fail_cleanly(
         )
         get_status, unreadable = await rpc(b, "tasks/get", task_id, taskId=task_id)
     redis_server.start()
-    again = await task_until(b, await create(a, "quick", n=3), "completed")
+    _, again = await quick_task(a, b, 3)
 
     assert 200 == plain_status
     assert plain["result"]["structuredContent"].startswith("replica-b:")

@@ -84,8 +84,7 @@ async def call_tool(
     url: str,
     name: str,
     arguments: dict[str, Any] | None = None,
-    *,
-    routed: str | None = None,
+    routed: str = "",
     **headers: str,
 ) -> httpx.Response:
     """POST a ``tools/call`` of ``name`` (with ``arguments`` when given) to
@@ -111,12 +110,11 @@ async def rpc(
     url: str,
     method: str,
     params: dict[str, Any] | None = None,
-    *,
-    name: str | None = None,
-    meta: dict[str, Any] = META,
+    **options: Any,
 ) -> dict[str, Any]:
-    """POST one request; return its reply message, validated against the schema."""
-    response = await post(client, url, method, params, name=name, meta=meta)
+    """POST one request (``options`` as ``post`` takes them); return its reply
+    message, validated against the schema."""
+    response = await post(client, url, method, params, **options)
     message: dict[str, Any] = response.json()
     check_message(message, method)
     return message

@@ -102,10 +102,15 @@ async def connected(
 
 
 async def handshake_answer(
-    port: int, path: str = "/mcp", headers: dict[str, str] | None = None
+    port: int,
+    path: str = "/mcp",
+    headers: dict[str, str] | None = None,
+    protocols: str | None = "mcp",
 ) -> tuple[int, dict[str, str]]:
     """Send an opening handshake by hand (trio-websocket 0.12's client leaks its
-    socket when refused); return the HTTP status and lower-cased headers."""
+    socket when refused), offering the subprotocols ``protocols`` (none if None);
+    return the HTTP status and lower-cased headers."""
+    offered = [] if protocols is None else [f"Sec-WebSocket-Protocol: {protocols}"]
     lines = [
         f"GET {path} HTTP/1.1",
         f"Host: 127.0.0.1:{port}",
@@ -113,7 +118,7 @@ async def handshake_answer(
         "Connection: Upgrade",
         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
         "Sec-WebSocket-Version: 13",
-        "Sec-WebSocket-Protocol: mcp",
+        *offered,
         *(f"{k}: {v}" for k, v in (headers or {}).items()),
     ]
     with trio.fail_after(WAIT):

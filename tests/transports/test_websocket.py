@@ -16,7 +16,7 @@ import pytest
 import trio
 from support import serving_websocket
 from support.tools import echo
-from support.ws_peer import WAIT, connected
+from support.ws_peer import WAIT, connected, handshake_answer
 from trio_websocket import (
     ConnectionClosed,
     WebSocketConnection,
@@ -234,31 +234,10 @@ async def test_closing_the_connection_cancels_its_calls() -> None:
 async def handshake_status(
     port: int, path: str, protocols: str | None, origin: str | None = None
 ) -> int:
-    """Send a WebSocket opening handshake by hand; return the HTTP status.
-
-    By hand because trio-websocket 0.12's client leaks its socket when refused.
-    """
-    lines = [
-        f"GET {path} HTTP/1.1",
-        f"Host: 127.0.0.1:{port}",
-        "Upgrade: websocket",
-        "Connection: Upgrade",
-        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
-        "Sec-WebSocket-Version: 13",
-    ]
-    if protocols is not None:
-        lines.append(f"Sec-WebSocket-Protocol: {protocols}")
-    if origin is not None:
-        lines.append(f"Origin: {origin}")
-    with trio.fail_after(WAIT):
-        async with await trio.open_tcp_stream("127.0.0.1", port) as stream:
-            await stream.send_all("\r\n".join([*lines, "", ""]).encode())
-            head = b""
-            while b"\r\n" not in head:
-                chunk = await stream.receive_some(1024)
-                assert chunk, "the server closed before answering"
-                head += chunk
-    return int(head.split(b" ", 2)[1])
+    """The HTTP status of an opening handshake offering ``protocols``."""
+    headers = None if origin is None else {"Origin": origin}
+    status, _ = await handshake_answer(port, path, headers, protocols)
+    return status
 
 
 async def test_the_handshake_needs_the_path_and_if_any_subprotocol_mcp() -> None:
