@@ -22,7 +22,10 @@ from typing import Any
 
 import httpx
 import pytest
+from joserfc import jwt
 from joserfc.jwk import RSAKey
+
+from trio_mcp import Capability
 
 PROVIDER_DIR = Path(__file__).resolve().parent / "provider"
 AUDIENCE = "https://mcp.example/mcp"
@@ -49,10 +52,34 @@ def node_binary() -> str:
     return str(node)
 
 
+#: What the auth tests' notes servers grant by scope.
+READ = Capability("notes.read", description="Read notes.")
+WRITE = Capability("notes.write", description="Write notes.")
+
+
 def new_key(kid: str) -> RSAKey:
     return RSAKey.generate_key(
         2048, parameters={"kid": kid, "alg": "RS256", "use": "sig"}
     )
+
+
+def valid_claims(issuer: str) -> dict[str, Any]:
+    """The claims of a token ``issuer`` grants now: AUDIENCE, read scope, ten
+    minutes."""
+    now = int(time.time())
+    return {
+        "iss": issuer,
+        "aud": AUDIENCE,
+        "sub": "someone",
+        "scope": "notes:read",
+        "iat": now,
+        "exp": now + 600,
+    }
+
+
+def signed(key: RSAKey, claims: dict[str, Any]) -> str:
+    """``claims`` as a compact JWT that ``key`` signs (RS256, under its kid)."""
+    return jwt.encode({"alg": "RS256", "kid": key.kid}, claims, key)
 
 
 class Provider:

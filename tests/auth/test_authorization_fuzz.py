@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from joserfc import jws, jwt
+from joserfc import jws
 from joserfc.jwk import RSAKey
-from oauth_provider import AUDIENCE, Provider
+from oauth_provider import AUDIENCE, Provider, signed, valid_claims
 from support import META
 from support.asgi import asgi_exchange, http_scope
 
@@ -146,22 +145,6 @@ huge_integers = st.sampled_from([10**400, -(10**400), 2**1024, 10**309]) | st.in
 )
 claim_values = json_values | huge_integers | st.floats()
 claim_names = ["iss", "aud", "exp", "nbf", "iat", "sub", "scope", "client_id"]
-
-
-def signed(key: RSAKey, claims: dict[str, Any]) -> str:
-    return jwt.encode({"alg": "RS256", "kid": key.kid}, claims, key)
-
-
-def valid_claims(issuer: str) -> dict[str, Any]:
-    now = int(time.time())
-    return {
-        "iss": issuer,
-        "aud": AUDIENCE,
-        "sub": "someone",
-        "scope": "notes:read",
-        "iat": now,
-        "exp": now + 600,
-    }
 
 
 @settings(

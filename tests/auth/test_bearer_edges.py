@@ -28,12 +28,20 @@ import pytest
 import trio
 from joserfc import jwt
 from joserfc.jwk import ECKey, OKPKey, RSAKey
-from oauth_provider import AUDIENCE, RESOURCE_SERVER, Provider, new_key
+from oauth_provider import (
+    AUDIENCE,
+    READ,
+    RESOURCE_SERVER,
+    WRITE,
+    Provider,
+    new_key,
+    signed,
+    valid_claims,
+)
 from support.mcp_http import headers_for
 from support.mcp_http import post as post_rpc
 
 from trio_mcp import (
-    Capability,
     McpError,
     PromptMessage,
     Receipt,
@@ -44,8 +52,6 @@ from trio_mcp import (
 from trio_mcp._http._oauth import Admission
 from trio_mcp.auth import BearerAuth, Introspection
 
-READ = Capability("notes.read", description="Read notes.")
-WRITE = Capability("notes.write", description="Write notes.")
 SCOPES = {"notes:read": [READ], "notes:write": [WRITE]}
 RAN: list[str] = []
 
@@ -69,17 +75,7 @@ def secret_note() -> str:
 
 
 def token_for(key: RSAKey, issuer: str, **changes: Any) -> str:
-    now = int(time.time())
-    claims = {
-        "iss": issuer,
-        "aud": AUDIENCE,
-        "sub": "someone",
-        "scope": "notes:read",
-        "iat": now,
-        "exp": now + 600,
-        **changes,
-    }
-    return jwt.encode({"alg": "RS256", "kid": key.kid}, claims, key)
+    return signed(key, {**valid_claims(issuer), **changes})
 
 
 async def post(

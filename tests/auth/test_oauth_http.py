@@ -29,7 +29,9 @@ from oauth_provider import (
     AUDIENCE,
     OPAQUE_AUDIENCE,
     OTHER_AUDIENCE,
+    READ,
     RESOURCE_SERVER,
+    WRITE,
     Provider,
     new_key,
 )
@@ -40,8 +42,6 @@ from trio_mcp import Capability, Receipt, Server, ToolContext, tool
 from trio_mcp.auth import BearerAuth, Introspection, TokenPrincipal
 from trio_mcp.testing import check_message
 
-READ = Capability("notes.read", description="Read notes.")
-WRITE = Capability("notes.write", description="Write notes.")
 ROOT = Capability("root", description="Granted by no scope, only by allow=.")
 SCOPES = {"notes:read": [READ], "notes:write": [WRITE]}
 
