@@ -138,8 +138,23 @@ def test_building_a_server_loads_no_web_stack() -> None:
     assert [] == _web_stack_after(code)
 
 
+def test_importing_leaves_decoding_and_docstrings_to_their_first_use() -> None:
+    """cattrs (decoding), jsonschema (passthrough and output checks) and
+    docstring-parser come with the first declaration, decode or check that needs
+    them, not with ``import trio_mcp`` (a CLI, a test collection, ``trio-mcp
+    check`` do not pay for them)."""
+    first_use = ("cattrs", "jsonschema", "docstring_parser")
+
+    assert [] == _loaded_after("import trio_mcp\n", first_use)
+
+
 def _web_stack_after(code: str) -> list[str]:
     """The web stack's modules a fresh interpreter holds once it has run ``code``."""
+    return _loaded_after(code, WEB_STACK)
+
+
+def _loaded_after(code: str, packages: tuple[str, ...]) -> list[str]:
+    """The modules of ``packages`` a fresh interpreter holds once it has run ``code``."""
     report = "import json, sys\nprint(json.dumps(sorted(sys.modules)))\n"
     completed = subprocess.run(
         [sys.executable, "-c", code + report],
@@ -149,7 +164,7 @@ def _web_stack_after(code: str) -> list[str]:
         timeout=60,
     )
     loaded = json.loads(completed.stdout)
-    return sorted(m for m in loaded if m.split(".")[0] in WEB_STACK)
+    return sorted(m for m in loaded if m.split(".")[0] in packages)
 
 
 def _as_defined(obj: object) -> Any:

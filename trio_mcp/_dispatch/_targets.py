@@ -36,7 +36,6 @@ from .._declare import (
     content_blocks,
     qualified,
 )
-from .._decode._verbatim import asserting_formats
 from .._errors import DecodeError, InvalidReply, Problem, ResourceNotFound
 from .._json import JsonObject, JsonValue, dumps
 from .._protocol import _wire as wire
@@ -359,7 +358,12 @@ def masked_check(schema: JsonObject) -> MaskedCheck:
 
 
 def _masked_check(schema: JsonObject) -> MaskedCheck:
+    # Imported here, as the check is made (once per schema, when masking changed a
+    # structured value): _decode's problems import cattrs, which `import trio_mcp`
+    # does not load.
     import jsonschema
+
+    from .._decode._verbatim import asserting_formats
 
     validator = jsonschema.Draft202012Validator(
         schema, format_checker=asserting_formats()
