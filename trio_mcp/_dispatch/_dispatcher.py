@@ -142,7 +142,12 @@ class Dispatcher(Calls):
         # A dynamic catalog serves every kind, even while empty, so capabilities
         # (and the listen filters they allow) stay put when the catalog changes.
         dynamic = self.dynamic
-        caps: JsonObject = {"logging": {}}
+        caps: JsonObject = {}
+        catalog = self.catalog
+        if catalog.tools or catalog.resources or catalog.prompts or dynamic:
+            # Every call's handler (and middleware) may send ``ToolContext.log``;
+            # a server that answers no call sends no messages (F14, issue 34).
+            caps["logging"] = {}
         if self.catalog.tools or dynamic:
             caps["tools"] = {"listChanged": dynamic}
         if self.catalog.resources or dynamic:
