@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import types
@@ -95,7 +96,7 @@ def encode_as(value: object, tp: object, *, where: str) -> JsonValue:
     except InvalidReply as exc:
         came = f"returned a {_kind(value)} where {_type_name(tp)} is declared"
         raise InvalidReply(where, [came, *exc.problems]) from None
-    if decoded != value and _comparable(tp):
+    if decoded != value and _comparable(tp) and not _same(decoded, value):
         # Schema-valid but not what was returned: "ab" for list[str] encodes as
         # ["a", "b"], {"a": 1} for tuple[str, ...] as ["a"].
         raise InvalidReply(
@@ -104,6 +105,39 @@ def encode_as(value: object, tp: object, *, where: str) -> JsonValue:
             "encoded as one",
         )
     return encoded
+
+
+def _same(decoded: object, value: object) -> bool:
+    """Whether ``value`` is what decoding its JSON gave back, a ``list`` and a
+    ``tuple`` counting as the same sequence (both are JSON arrays; F17, issue 34):
+    a tuple returned for ``-> list[str]`` is accepted, at any depth (in a dict,
+    in an attrs class or a dataclass). A set for a list, a string for a list, a
+    dict for a tuple still differ."""
+    if decoded == value:
+        return True
+    sequences = (list, tuple)
+    if type(decoded) in sequences and type(value) in sequences:
+        return len(decoded) == len(value) and all(  # type: ignore[arg-type]
+            map(_same, decoded, value)  # type: ignore[call-overload]
+        )
+    if type(decoded) is dict and type(value) is dict:
+        return decoded.keys() == value.keys() and all(
+            _same(decoded[k], value[k]) for k in decoded
+        )
+    kind = type(decoded)
+    if kind is not type(value):
+        return False
+    if attrs.has(kind):
+        return all(
+            _same(getattr(decoded, f.name), getattr(value, f.name))
+            for f in attrs.fields(kind)
+        )
+    if dataclasses.is_dataclass(kind):
+        return all(
+            _same(getattr(decoded, f.name), getattr(value, f.name))
+            for f in dataclasses.fields(kind)
+        )
+    return False
 
 
 def _comparable(tp: object, _seen: frozenset[int] = frozenset()) -> bool:
