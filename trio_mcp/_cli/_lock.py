@@ -124,6 +124,51 @@ def _provided(before: dict[str, Any], after: dict[str, Any]) -> str:
     )
 
 
+class BadLock(Exception):
+    """A lock file that is not one ``lock_data`` wrote; the message says where."""
+
+
+def read_lock(path: Path) -> dict[str, Any]:
+    """The lock document at ``path``, its shape checked as far as ``compare`` reads it.
+
+    Raises:
+        BadLock: for a file that is not UTF-8 JSON, not an object, or whose entries
+            are not what ``trio-mcp lock`` writes (a format of another version is
+            left to ``compare``, which names it).
+        OSError: if the file cannot be read.
+    """
+    try:
+        document = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadLock("it is not UTF-8 text") from None
+    except ValueError as exc:
+        raise BadLock(f"it is not JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise BadLock(f"it holds a JSON {type(document).__name__}, not an object")
+    if document.get("version") != LOCK_VERSION:
+        return document
+    for kind in _KINDS.values():
+        entries = document.get(kind, {})
+        if not isinstance(entries, dict):
+            raise BadLock(f"'{kind}' is not an object")
+        for name, entry in entries.items():
+            where = f"{kind}.{name}"
+            if not isinstance(entry, dict) or not isinstance(entry.get("digest"), str):
+                raise BadLock(f"'{where}' has no digest")
+            if not isinstance(entry.get("parts", {}), dict):
+                raise BadLock(f"'{where}.parts' is not an object")
+            provider = entry.get("provider")
+            if provider is not None and not (
+                isinstance(provider, dict)
+                and all(
+                    isinstance(provider.get(k), str)
+                    for k in ("distribution", "version")
+                )
+            ):
+                raise BadLock(f"'{where}.provider' is not a distribution and version")
+    return document
+
+
 def compare(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """Return one line per difference between two lock documents (empty if equal)."""
     if old.get("version") != LOCK_VERSION:
@@ -173,7 +218,19 @@ def run_lock(target: str, file: str, *, check: bool) -> int:
             file=sys.stderr,
         )
         return 1
-    changes = compare(json.loads(path.read_text()), data)
+    try:
+        old = read_lock(path)
+    except OSError as exc:
+        print(f"cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except BadLock as exc:
+        print(
+            f"{path} is not a lock file this trio-mcp can read ({exc}); run "
+            f"'trio-mcp lock {target}' to write it again",
+            file=sys.stderr,
+        )
+        return 1
+    changes = compare(old, data)
     for line in changes:
         print(line, file=sys.stderr)
     if changes:
