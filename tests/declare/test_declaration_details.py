@@ -116,8 +116,10 @@ def test_every_exception_of_ours_is_in_one_tree() -> None:
         "MissingClientCapability",
         "Refusal",
         "ResourceNotFound",
+        "StateKeyRequired",
         "ToolError",
         "Transport",
+        "UnsupportedType",
     } == {cls.__name__ for cls in ours}
     assert all(issubclass(cls, trio_mcp.McpError) for cls in ours)
     assert issubclass(trio_mcp.DecodeError, ValueError)
