@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -253,24 +254,23 @@ async def busy() -> str:
     return "done"
 
 
+def params_of(notifications: Iterable[Any], method: str) -> list[Any]:
+    """The params of each notification of ``method``, in order."""
+    return [wire(n)["params"] for n in notifications if n["method"] == method]
+
+
 async def test_progress_is_sent_only_with_a_token_and_only_increasing() -> None:
     """Spec (mcp §11): progressToken opts in; progress must increase."""
     async with McpTestClient(Server("p", "1", tools=[busy])) as client:
         without = await client.call_tool("busy")
         with_token = await client.call_tool("busy", progress_token="tok")
 
-    progress = [
-        n["params"]
-        for n in with_token.notifications
-        if n["method"] == "notifications/progress"
-    ]
-    assert [] == [
-        n for n in without.notifications if n["method"] == "notifications/progress"
-    ]
+    progress = params_of(with_token.notifications, "notifications/progress")
+    assert [] == params_of(without.notifications, "notifications/progress")
     assert [(1, "one"), (3, None)] == [
-        (p["progress"], p.get("message")) for p in wire(progress)
+        (p["progress"], p.get("message")) for p in progress
     ]
-    assert {"tok"} == {wire(p)["progressToken"] for p in progress}
+    assert {"tok"} == {p["progressToken"] for p in progress}
 
 
 async def test_logs_are_sent_only_at_or_above_the_requests_level() -> None:
@@ -278,18 +278,10 @@ async def test_logs_are_sent_only_at_or_above_the_requests_level() -> None:
     async with McpTestClient(Server("p", "1", tools=[busy])) as client:
         silent = await client.call_tool("busy")
         await client.call_tool("busy", log_level="info")
-        messages = [
-            n["params"]
-            for n in client.notifications
-            if n["method"] == "notifications/message"
-        ]
+        messages = params_of(client.notifications, "notifications/message")
 
-    assert [] == [
-        n for n in silent.notifications if n["method"] == "notifications/message"
-    ]
-    assert [("warning", "careful")] == [
-        (wire(m)["level"], wire(m)["data"]) for m in messages
-    ]
+    assert [] == params_of(silent.notifications, "notifications/message")
+    assert [("warning", "careful")] == [(m["level"], m["data"]) for m in messages]
 
 
 async def test_an_unknown_log_level_in_a_handler_is_its_own_bug() -> None:
