@@ -57,3 +57,35 @@ def test_an_extension_scenario_passes_only_when_every_check_does(
 
 def test_an_extension_scenario_cannot_be_baselined(tmp_path: Path) -> None:
     assert 1 == run(tmp_path, ["SUCCESS"], baselined=True)
+
+
+def test_the_judge_names_the_baseline_it_was_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stale or expected entry is reported against the file in use (the 2025-11-25
+    set has its own), not always expected-failures.yml."""
+    for name, status in (("ping", "SUCCESS"), ("tools-list", "FAILURE")):
+        out = tmp_path / "run" / f"server-{name}-2026-12-04T11-31-29-094Z"
+        out.mkdir(parents=True)
+        (out / "checks.json").write_text(json.dumps([{"id": "c", "status": status}]))
+    requirements = tmp_path / "requirements.yaml"
+    requirements.write_text("server:\n  - ping\n  - tools-list\n")
+    baseline = tmp_path / "expected-failures.2025-11-25.yml"
+    baseline.write_text("server:\n  - ping\n  - tools-list\n")
+
+    rc = judge_module().main(
+        [
+            "--results",
+            str(tmp_path / "run"),
+            "--requirements",
+            str(requirements),
+            "--expected",
+            str(baseline),
+        ]
+    )
+
+    printed = capsys.readouterr().out
+    assert 1 == rc  # ping is a stale entry
+    assert f"see {baseline}" in printed
+    assert f"ping: passes now but is listed in {baseline}" in printed
+    assert "expected-failures.yml" not in printed.replace(baseline.name, "")
