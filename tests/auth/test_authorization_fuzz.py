@@ -21,6 +21,7 @@ from joserfc.jwk import RSAKey
 from oauth_provider import AUDIENCE, Provider, signed, valid_claims
 from support import META
 from support.asgi import asgi_exchange, http_scope
+from support.strategies import json_trees
 
 from trio_mcp import Server, tool
 from trio_mcp.auth import BearerAuth
@@ -45,12 +46,8 @@ def b64(data: bytes) -> bytes:
     return base64.urlsafe_b64encode(data).rstrip(b"=")
 
 
-json_values = st.recursive(
+json_values = json_trees(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
-    lambda inner: (
-        st.lists(inner, max_size=3)
-        | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
     max_leaves=8,
 )
 headers = st.fixed_dictionaries(

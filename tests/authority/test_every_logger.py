@@ -20,6 +20,7 @@ import attrs
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.strategies import json_trees
 
 from trio_mcp import Secret
 from trio_mcp._authority import _redact
@@ -238,12 +239,9 @@ def test_no_living_secret_survives_redaction(
     assert len(held) == len(secrets)
 
 
-_JSON = st.recursive(
+_JSON = json_trees(
     st.none() | st.booleans() | st.integers() | st.text(max_size=12),
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
+    width=4,
     max_leaves=20,
 )
 

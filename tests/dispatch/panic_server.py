@@ -79,12 +79,11 @@ async def busy(seconds: float) -> str:
     return "done"
 
 
-def make_server(receipts: list[Receipt] | None = None) -> Server:
+def make_server(receipts: Callable[[Receipt], None] | None = None) -> Server:
+    """The panicking tools beside ``add`` and ``busy``; ``receipts`` as
+    ``Server`` takes it."""
     return Server(
-        "panics",
-        "1.0",
-        tools=[panic, panic_in_thread, add, busy],
-        receipts=None if receipts is None else receipts.append,
+        "panics", "1.0", tools=[panic, panic_in_thread, add, busy], receipts=receipts
     )
 
 

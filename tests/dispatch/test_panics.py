@@ -33,7 +33,7 @@ async def test_a_panic_is_32603_with_an_internal_receipt(
     kind: str, tool_name: str
 ) -> None:
     receipts: list[Receipt] = []
-    async with McpTestClient(make_server(receipts)) as client:
+    async with McpTestClient(make_server(receipts.append)) as client:
         with pytest.raises(ProtocolError) as panicked:
             await client.call_tool(tool_name, {"kind": kind})
         after = await client.call_tool("add", {"a": 2, "b": 3})

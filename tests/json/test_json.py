@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.strategies import json_trees
 
 from trio_mcp._json import (
     JsonValue,
@@ -24,14 +25,7 @@ from trio_mcp._json import (
 )
 
 scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=5)
-documents = st.recursive(
-    scalars,
-    lambda inner: (
-        st.lists(inner, max_size=3)
-        | st.dictionaries(st.text(max_size=3), inner, max_size=3)
-    ),
-    max_leaves=40,
-)
+documents = json_trees(scalars, st.text(max_size=3), max_leaves=40)
 
 
 def depth(value: Any) -> int:

@@ -25,6 +25,7 @@ from skill_trees import (
     skill_md,
     write_tree,
 )
+from support.strategies import json_trees
 
 from trio_mcp import Server, Skill
 from trio_mcp._skills._frontmatter import BadFrontmatter, parse_frontmatter
@@ -93,14 +94,7 @@ json_scalars = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=20)
 )
-json_values: st.SearchStrategy[Any] = st.recursive(
-    json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=3)
-        | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),
-    max_leaves=10,
-)
+json_values = json_trees(json_scalars)
 
 
 @settings(max_examples=100, deadline=None)
