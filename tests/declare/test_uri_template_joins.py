@@ -70,17 +70,11 @@ def both(a: str, b: str) -> str:
     return a + b
 
 
-def server(receipts: list[Receipt] | None = None) -> Server:
-    return Server(
-        "joins",
-        "1",
-        resources=[pair, dotted, both, one],
-        receipts=None if receipts is None else receipts.append,
-    )
-
-
 async def read(uri: str, receipts: list[Receipt] | None = None) -> object:
-    async with McpTestClient(server(receipts)) as client:
+    """Read ``uri`` from the joins server: its text, or the error."""
+    sink = None if receipts is None else receipts.append
+    server = Server("joins", "1", resources=[pair, dotted, both, one], receipts=sink)
+    async with McpTestClient(server) as client:
         try:
             return wire(await client.read_resource(uri))["contents"][0]["text"]
         except ProtocolError as exc:
