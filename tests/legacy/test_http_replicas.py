@@ -18,9 +18,14 @@ from typing import Any
 import httpx
 import pytest
 import trio
+from legacy_server import echo
+from support import serving
 from support.legacy import LegacyError
 from support.legacy_http import LegacyHttpPeer, session_stream
+from support.mcp_http import rpc
 from support.scale_procs import HERE, STATE_KEY, RedisServer, Replicas
+
+from trio_mcp import RedisStore, Server
 
 CAPS: dict[str, Any] = {"elicitation": {}}
 
@@ -226,3 +231,48 @@ def test_workers_serving_handshake_era_clients_need_a_shared_store() -> None:
 
     assert 2 == completed.returncode
     assert "store=RedisStore(url)" in completed.stderr
+
+
+async def test_a_redis_outage_is_503_for_sessions_and_nothing_for_modern_calls(
+    redis_server: RedisServer,
+) -> None:
+    server_with_store = Server(
+        "outage",
+        "1.0",
+        tools=[echo],
+        store=RedisStore(redis_server.url, timeout=0.5),
+        legacy=True,
+    )
+    async with (
+        serving(server_with_store) as base,
+        httpx.AsyncClient(timeout=10) as client,
+    ):
+        url = base + "/mcp"
+        peer = LegacyHttpPeer(client, url)
+        await peer.initialize()
+        redis_server.stop()
+        down = await peer.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        modern = await rpc(
+            client,
+            base,
+            "tools/call",
+            {"name": "echo", "arguments": {"text": "up"}},
+            name="echo",
+        )
+        redis_server.start()
+        gone = await peer.post({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        again = LegacyHttpPeer(client, url)
+        with trio.fail_after(20):  # the store reconnects in its own time
+            while True:
+                try:
+                    await again.initialize()
+                    break
+                except AssertionError:
+                    await trio.sleep(0.2)
+        pong = await again.request("ping")
+
+    assert 503 == down.status_code
+    assert "1" == down.headers["retry-after"]
+    assert "up" == modern["result"]["structuredContent"]
+    assert 404 == gone.status_code  # the restarted Redis holds no sessions
+    assert {} == pong

@@ -113,7 +113,14 @@ async def _claimed(
     try:
         claimed = await hub.sessions.claim_stream(sid, token, stale)
     except StoreUnavailable:
-        claimed = None
+        await send_fault(
+            send,
+            503,
+            "service unavailable: the session store did not answer; retry shortly",
+            wire.SERVER_BUSY,
+            [retry_after_header(1)],
+        )
+        return
     if claimed is None:
         await send_fault(send, 404, "not found: this session has ended")
         return
