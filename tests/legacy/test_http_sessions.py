@@ -19,6 +19,7 @@ from legacy_server import make_server
 from support import META, serving
 from support.legacy import LegacyError
 from support.legacy_http import LegacyHttpPeer, session_headers
+from support.legacy_schema import REVISIONS, check_legacy
 from support.mcp_http import rpc
 
 from trio_mcp import Limits
@@ -89,6 +90,9 @@ async def test_unknown_ended_and_missing_sessions() -> None:
 
     assert 404 == unknown.status_code
     assert "initialize" in unknown.json()["error"]["message"]
+    for revision in REVISIONS:  # 2025-06-18 and 2025-03-26 require the id
+        check_legacy(unknown.json(), revision)
+    assert 1 == unknown.json()["id"]
     # Without a session a request must carry 2026-07-28 _meta: 400.
     assert 400 == no_session.status_code
     assert -32602 == no_session.json()["error"]["code"]

@@ -194,8 +194,15 @@ class LegacyHttp:
             allow = [(b"allow", b"GET, POST, DELETE")]
             await send_fault(send, 405, "method not allowed", extra=allow)
 
-    async def _find(self, sid: str, caller: Caller, send: Send) -> Record | None:
-        """The caller's session ``sid``, or None once the 404 (or 503) is sent."""
+    async def _find(
+        self,
+        sid: str,
+        caller: Caller,
+        send: Send,
+        request_id: str | int | None = None,
+    ) -> Record | None:
+        """The caller's session ``sid``, or None once the 404 (or 503) is sent (its
+        body naming ``request_id``, the request's, if there is one)."""
         try:
             record = await self.hub.sessions.find(
                 sid, owner_of(caller.principal), self.limits
@@ -204,7 +211,7 @@ class LegacyHttp:
             await _unavailable(send, exc)
             return None
         if record is None:
-            await send_fault(send, 404, _GONE)
+            await _gone(send, request_id)
         return record
 
     async def _delete(self, sid: str, send: Send) -> None:
@@ -231,7 +238,7 @@ class LegacyHttp:
             await read(send)
             return
         (value,) = read
-        record = await self._find(sid, caller, send)
+        record = await self._find(sid, caller, send, _request_id(value))
         if record is None:
             return
         if isinstance(value, dict) and _is_response(value):
@@ -318,7 +325,7 @@ class LegacyHttp:
             await _unavailable(send, exc)
             return
         if not found:
-            await send_fault(send, 404, _GONE)
+            await _gone(send, request.id)
             return
         await _result(send, request.id, {})
 
@@ -361,7 +368,7 @@ class LegacyHttp:
             await _unavailable(send, exc)
             return
         if changed is None:
-            await send_fault(send, 404, _GONE)
+            await _gone(send, request.id)
             return
         if changed:
             # The stream follows before the answer, so no update after it is lost.
@@ -541,6 +548,24 @@ def _legacy_caller(caller: Caller) -> Caller:
     """The caller of a translated request: no HTTP headers (the dispatcher's header
     checks are the 2026-07-28 routing headers, which handshake-era clients never send)."""
     return attrs.evolve(caller, headers=None)
+
+
+def _request_id(value: JsonValue) -> str | int | None:
+    """The id of a request (a message with a method), if ``value`` is one."""
+    if not isinstance(value, dict) or "method" not in value:
+        return None
+    found = value.get("id")
+    return (
+        found if isinstance(found, str | int) and not isinstance(found, bool) else None
+    )
+
+
+async def _gone(send: Send, request_id: str | int | None) -> None:
+    """404: the session is unknown, expired, ended or another principal's. The body
+    is a JSON-RPC error naming the request, if there is one (the 2025-06-18 and
+    2025-03-26 schemas require an id on every error)."""
+    error = wire.error_message(request_id, wire.INVALID_REQUEST, _GONE)
+    await send_json(send, 404, encode_message(error))
 
 
 def _is_response(value: JsonObject) -> bool:
