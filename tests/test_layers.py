@@ -46,6 +46,7 @@ LAYERS = {
     "_legacy": 7,  # the handshake-era edge in front of a transport's message loop
     "_server": 8,
     "_server_options": 8,  # Server(...)'s keywords beyond those it names
+    "_serving": 8,  # the ways to serve a Server (a base of Server)
     "testing": 9,
     "_cli": 9,
     "auth": 9,  # the OAuth resource server (extra auth): never imported by trio_mcp
