@@ -13,7 +13,13 @@ the transport, message by message.
 - ``_rounds``: a modern ``input_required`` round as server-to-client requests (pure,
   plus ``drive_round`` parameterised by how a request is asked);
 - ``_listens``: updates and list changes from one internal ``subscriptions/listen``;
-- ``_edge``: all of it in front of a stream transport's message loop (stdio).
+- ``_edge``: all of it in front of a stream transport's message loop (stdio), which
+  reads it through ``_input`` in its own task;
+- ``_http``: Streamable HTTP sessions in front of the mounted app (``initialize``,
+  ``Mcp-Session-Id``, requests, answers, cancellation, ``DELETE``), with ``_get``
+  (the session's ``GET`` stream), ``_sessions`` (where sessions are kept: memory or
+  Redis) and ``_hub`` (what this process holds of them, and the routing to it from
+  other replicas).
 """
 
 from ._edge import legacy_edge
