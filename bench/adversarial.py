@@ -22,6 +22,13 @@ stateless JSON mode); each serves ``echo`` (async), ``block(seconds)`` and
   traceback or not.
 - ``bodies``: 100 clients send 4 MB bodies; the server's RSS before, at peak,
   after they left, and after the peer's ``trim`` tool called glibc's ``malloc_trim``.
+- ``listen_flood``: with ``RLIMIT_NOFILE`` 256 in the server, one client opens 300
+  long-lived streams (trio_mcp: ``subscriptions/listen``; ``mcp``: the standalone
+  ``GET /mcp`` SSE stream, its only long-lived one); how many are held open, how many
+  refused at once, and is a ``tools/call`` on a new connection then served?
+- ``label_flood``: 5,000 requests with invented method names; the server's RSS and
+  (trio_mcp, ``metrics_path="/metrics"``) the Prometheus page's size and series
+  before and after (``mcp`` serves no metrics).
 """
 
 from __future__ import annotations
@@ -57,7 +64,13 @@ OLD_REVISION = "2025-11-25"
 class Peer:
     """One server process of a peer, on a free port, its stderr in a file."""
 
-    def __init__(self, name: str, *, nofile: int | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        nofile: int | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.name = name
         self.port = _free_port()
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed by stop()
@@ -69,6 +82,7 @@ class Peer:
             stdout=subprocess.DEVNULL,
             stderr=self.stderr,
             preexec_fn=None if limit is None else _limit_fds(limit),
+            env={**os.environ, **(env or {})},
         )
 
     async def ready(self) -> None:
@@ -511,6 +525,188 @@ async def bodies(name: str) -> dict[str, Any]:
         peer.stop()
 
 
+def listen_bytes(peer: str, port: int, n: int) -> bytes:
+    """A request for the peer's long-lived stream: trio_mcp's ``subscriptions/listen``
+    POST, or ``mcp``'s standalone ``GET /mcp`` SSE stream."""
+    if peer != "trio_mcp":
+        return (
+            f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            "Accept: text/event-stream\r\n"
+            f"MCP-Protocol-Version: {OLD_REVISION}\r\n\r\n"
+        ).encode()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": n,
+            "method": "subscriptions/listen",
+            "params": {
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": REVISION,
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+                "notifications": {},
+            },
+        }
+    ).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        "Content-Type: application/json\r\n"
+        "Accept: application/json, text/event-stream\r\n"
+        f"MCP-Protocol-Version: {REVISION}\r\nMcp-Method: subscriptions/listen\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+async def response_status(stream: trio.abc.ReceiveStream) -> int:
+    """The status of a response whose body may never end (an SSE stream)."""
+    data = b""
+    while b"\r\n" not in data:
+        chunk = await stream.receive_some()
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return int(data.split(b" ", 2)[1])
+
+
+async def listen_flood(name: str) -> dict[str, Any]:
+    peer = Peer(name, nofile=256)
+    held: list[trio.SocketStream] = []
+    try:
+        await peer.ready()
+        statuses = Counter[Any]()
+        silent = 0
+        for n in range(300):
+            if silent >= 5:  # the server stopped answering: count the rest so
+                statuses["not sent (5 in a row unanswered)"] += 1
+                continue
+            try:
+                with trio.fail_after(2):
+                    stream = await trio.open_tcp_stream("127.0.0.1", peer.port)
+                    await stream.send_all(listen_bytes(name, peer.port, n))
+                    status = await response_status(stream)
+            except (OSError, EOFError, trio.BrokenResourceError):
+                statuses["connection failed"] += 1
+                silent += 1
+                continue
+            except trio.TooSlowError:
+                statuses["no answer in 2 s"] += 1
+                silent += 1
+                continue
+            silent = 0
+            statuses[status] += 1
+            if status == 200:
+                held.append(stream)
+            else:
+                await stream.aclose()
+        call = await one_call(peer, "echo", {"text": "hi"}, within=10)
+        return {
+            "300 stream requests answered": dict(statuses),
+            "streams held open": len(held),
+            "then a call on a new connection": f"{call[0]} after {call[1]:.2f} s",
+            "'Too many open files' lines": peer.log().count("Too many open files"),
+        }
+    finally:
+        for stream in held:
+            await trio.aclose_forcefully(stream)
+        peer.stop()
+
+
+def invented_bytes(peer: str, port: int, n: int) -> bytes:
+    """A request with an invented method name, in the peer's revision."""
+    method = f"invented/{n:05d}"
+    params: dict[str, Any] = {}
+    headers = {
+        "Host": f"127.0.0.1:{port}",
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    if peer == "trio_mcp":
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": REVISION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        headers |= {"MCP-Protocol-Version": REVISION, "Mcp-Method": method}
+    else:
+        headers["MCP-Protocol-Version"] = OLD_REVISION
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": n, "method": method, "params": params}
+    ).encode()
+    headers["Content-Length"] = str(len(body))
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    return f"POST /mcp HTTP/1.1\r\n{head}\r\n".encode() + body
+
+
+async def metrics_page(peer: Peer) -> tuple[int, int]:
+    """The Prometheus page's size in bytes and its sample lines (0, 0 when none)."""
+    try:
+        with trio.fail_after(10):
+            async with await trio.open_tcp_stream("127.0.0.1", peer.port) as stream:
+                await stream.send_all(
+                    f"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{peer.port}\r\n"
+                    "Connection: close\r\n\r\n".encode()
+                )
+                status, body = await read_response(stream)
+    except (OSError, EOFError, trio.TooSlowError):
+        return 0, 0
+    if status != 200:
+        return 0, 0
+    lines = body.decode(errors="replace").splitlines()
+    return len(body), sum(1 for line in lines if line and not line.startswith("#"))
+
+
+async def label_flood(name: str) -> dict[str, Any]:
+    env = {"ADVERSARIAL_OPTIONS": json.dumps({"metrics_path": "/metrics"})}
+    peer = Peer(name, env=env if name == "trio_mcp" else None)
+    try:
+        await peer.ready()
+        await one_call(peer, "echo", {"text": "warm"})
+        rss_before, (page_before, series_before) = (
+            peer.rss_mib(),
+            await metrics_page(peer),
+        )
+        statuses = Counter[Any]()
+        start = time.monotonic()
+
+        async def sender(first: int) -> None:
+            stream = None
+            for n in range(first, 5000, 10):
+                try:
+                    if stream is None:
+                        stream = await trio.open_tcp_stream("127.0.0.1", peer.port)
+                    with trio.fail_after(10):
+                        await stream.send_all(invented_bytes(name, peer.port, n))
+                        status, _ = await read_response(stream)
+                    statuses[status] += 1
+                except (OSError, EOFError, trio.BrokenResourceError, trio.TooSlowError):
+                    statuses["failed"] += 1
+                    if stream is not None:
+                        await trio.aclose_forcefully(stream)
+                    stream = None
+            if stream is not None:
+                await stream.aclose()
+
+        async with trio.open_nursery() as nursery:
+            for first in range(10):
+                nursery.start_soon(sender, first)
+        took = time.monotonic() - start
+        page_after, series_after = await metrics_page(peer)
+        figures = {
+            "5,000 invented methods answered": f"{dict(statuses)} in {took:.1f} s",
+            "RSS MiB before / after": f"{rss_before:.0f} / {peer.rss_mib():.0f}",
+        }
+        if page_before:
+            figures["/metrics bytes before / after"] = f"{page_before} / {page_after}"
+            figures["/metrics series before / after"] = (
+                f"{series_before} / {series_after}"
+            )
+        else:
+            figures["/metrics"] = "not served"
+        return figures
+    finally:
+        peer.stop()
+
+
 ATTACKS: dict[str, Callable[[str], Awaitable[dict[str, Any]]]] = {
     "slowloris": slowloris,
     "slow_body": slow_body,
@@ -519,6 +715,8 @@ ATTACKS: dict[str, Callable[[str], Awaitable[dict[str, Any]]]] = {
     "threads": threads,
     "sigint": sigint,
     "bodies": bodies,
+    "listen_flood": listen_flood,
+    "label_flood": label_flood,
 }
 
 

@@ -90,7 +90,8 @@ class Limits:
             anonymous) over HTTP; one more is answered at once with -32000 (over
             HTTP with 503 and ``Retry-After``).
         max_listens_total: Most open HTTP listen streams of one app (one per
-            ``serve_http`` process or worker), whoever opened them; one more is
+            ``serve_http`` process or worker), whoever opened them, and at most
+            half the process's descriptor limit (``RLIMIT_NOFILE``); one more is
             answered like one past ``max_listens``.
         grace_period: Seconds that requests still running when the input ends
             get to finish before they are cancelled.

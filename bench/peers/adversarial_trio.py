@@ -2,7 +2,9 @@
 
     python bench/peers/adversarial_trio.py PORT
 
-``ADVERSARIAL_LIMITS`` (JSON, e.g. ``{"max_concurrent": 40}``) overrides ``Limits`` fields.
+``ADVERSARIAL_LIMITS`` (JSON, e.g. ``{"max_concurrent": 40}``) overrides ``Limits`` fields;
+``ADVERSARIAL_OPTIONS`` (JSON, e.g. ``{"metrics_path": "/metrics"}``) adds ``serve_http``
+options.
 
 Tools: ``echo`` (async), ``block(seconds)`` and ``double(n)`` (synchronous, in worker
 threads). Ctrl-C ends it the ordinary Python way (exit 130, no traceback).
@@ -68,6 +70,9 @@ server = Server("adversarial", "1", tools=[echo, block, double, trim])
 if __name__ == "__main__":
     try:
         limits = Limits(**json.loads(os.environ.get("ADVERSARIAL_LIMITS", "{}")))
-        trio.run(lambda: server.serve_http(port=int(sys.argv[1]), limits=limits))
+        options = json.loads(os.environ.get("ADVERSARIAL_OPTIONS", "{}"))
+        trio.run(
+            lambda: server.serve_http(port=int(sys.argv[1]), limits=limits, **options)
+        )
     except KeyboardInterrupt:
         sys.exit(130)

@@ -10,6 +10,9 @@ at once, and calls keep being served.
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 from contextlib import AsyncExitStack
 from typing import Any
 
@@ -17,7 +20,7 @@ import httpx
 import trio
 from hypothesis import given
 from hypothesis import strategies as st
-from support import serving
+from support import port_of, serving, subprocess_env
 from support.host_auth import user_from_header
 from support.mcp_http import checked, headers_for, post, request_body
 from support.sse import SseStream, listening
@@ -172,3 +175,77 @@ def test_the_bounds_hold_for_any_order_of_opens_and_closes(
         held.__exit__(None, None, None)
     assert 0 == bounds.total
     assert {} == bounds.by_caller
+
+
+def test_the_total_keeps_to_half_the_descriptor_limit() -> None:
+    bounds = ListenBounds(Limits(max_listens_total=1024), budget=3)
+    held = [bounds.held(f"c{n}") for n in range(3)]
+    for n, one in enumerate(held):
+        assert bounds.refusal(f"c{n}") is None
+        one.__enter__()
+
+    assert "3 listen streams are open" in (bounds.refusal("c9") or "")
+
+
+SERVE = """
+import resource, sys, trio
+from support.tools import echo
+from trio_mcp import Server
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+trio.run(lambda: Server("fds", "1", tools=[echo]).serve_http(port=int(sys.argv[1])))
+"""
+
+
+async def test_the_audits_flood_within_a_small_descriptor_limit() -> None:
+    """The audit's reproducer, scaled to ``RLIMIT_NOFILE`` 64: one client opens 60
+    listens. Half the descriptors (32) may hold streams; the rest are refused at
+    once with 503, and a call on a new connection is still served."""
+    port = port_of(f"http://127.0.0.1:{free_port()}")
+    process = await trio.lowlevel.open_process(
+        [sys.executable, "-c", SERVE, str(port)],
+        env=subprocess_env(),
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        await until_served(url)
+        statuses: list[int] = []
+        async with AsyncExitStack() as stack, httpx.AsyncClient() as client:
+            for n in range(60):
+                try:
+                    stream = await stack.enter_async_context(
+                        listening(url + "/mcp", f"l{n}")
+                    )
+                except AssertionError:
+                    busy = await refused_listen(client, url)
+                    statuses.append(busy.status_code)
+                    continue
+                await stream.next_message()
+                statuses.append(200)
+            call = await call_echo(client, url)
+    finally:
+        process.kill()
+        await process.wait()
+
+    assert 32 == statuses.count(200)
+    assert {200, 503} == set(statuses)
+    assert 200 == call
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+async def until_served(url: str) -> None:
+    async with httpx.AsyncClient() as client:
+        with trio.fail_after(30):
+            while True:
+                try:
+                    await client.get(url + "/healthz")
+                except httpx.TransportError:
+                    await trio.sleep(0.05)
+                else:
+                    return

@@ -67,7 +67,7 @@ from ._disconnect import cancel_on_disconnect, watch
 from ._forwarded import ClientAddresses, caller_key
 from ._gate import Gate
 from ._health import enable_metrics, send_health, send_metrics
-from ._listens import ListenBounds
+from ._listens import ListenBounds, descriptor_budget
 from ._media import media_refusal
 from ._oauth import Admission, Protection
 from ._options import HttpOptions, PrincipalResolver, http_limits
@@ -135,7 +135,7 @@ class McpAsgiApp:
         """Whose forwarding header names the client, and which header."""
         self.gate = Gate(self.limits, dispatcher, rate_limit)
         """The call slots and waiting places (``max_concurrent``, ``max_waiting``)."""
-        self.listens = ListenBounds(self.limits)
+        self.listens = ListenBounds(self.limits, descriptor_budget())
         """The open listen streams, per caller and in all."""
         self.edge = dispatcher.edge([self.gate.admit, *self.protection.steps])
         """How calls come in: the gate's step, and the token's step-up with ``auth``."""
