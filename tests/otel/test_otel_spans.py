@@ -219,3 +219,19 @@ def test_a_server_without_opentelemetry_serves_calls() -> None:
     """)
 
     assert "5 False" == out
+
+
+@pytest.mark.parametrize("method", ["invented/x", "x" * 500, "initialize"])
+async def test_a_method_the_server_does_not_serve_names_no_span(
+    method: str, spans: InMemorySpanExporter
+) -> None:
+    """Issue 34: span names come only from the protocol, as metric labels do: a
+    client's made-up method is ``_OTHER``, never a name of its choosing."""
+    async with McpTestClient(server()) as client:
+        with pytest.raises(ProtocolError):
+            await client.request(method, {})
+
+    (span,) = _request_spans(spans)
+    assert "_OTHER" == span.name
+    assert span.attributes is not None
+    assert "_OTHER" == span.attributes["mcp.method"]

@@ -238,10 +238,11 @@ class Dispatcher(Calls):
         raw_meta = (
             request.params.get("_meta") if isinstance(request.params, dict) else None
         )
-        measure = _metrics.start(self._metric_method(request.method))
+        method = self._metric_method(request.method)  # no client-made names
+        measure = _metrics.start(method)
         error_code: int | None = None
         with _otel.request_span(
-            request.method, raw_meta if isinstance(raw_meta, dict) else None, request.id
+            method, raw_meta if isinstance(raw_meta, dict) else None, request.id
         ):
             try:
                 reply, error_code = await self._answer(
@@ -273,9 +274,9 @@ class Dispatcher(Calls):
             return _internal(request, exc), wire.INTERNAL_ERROR
 
     def _metric_method(self, method: str) -> str:
-        """The method as a metric label: a method this server serves, else
-        ``_OTHER``, so no request can add a series (as the OpenTelemetry HTTP
-        conventions do for request methods)."""
+        """The method as a metric label and a span name: a method this server
+        serves, else ``_OTHER``, so no request can add a series or a span name (as
+        the OpenTelemetry HTTP conventions do for request methods)."""
         return method if method in self.methods else _metrics.OTHER
 
     def _metric_name(self, request: Request) -> str | None:
