@@ -33,10 +33,13 @@ from .._declare import (
     ToolSpec,
 )
 from .._json import JsonObject, JsonValue, encode_message
+from .._protocol import _wire as wire
 from .._protocol._wire import REFUSED
 from ._request import Caller, Checked, Failure
 
 __all__ = [
+    "BUSY_RETRY_AFTER",
+    "BUSY_TYPE",
     "AnyReply",
     "Call",
     "Completed",
@@ -44,6 +47,7 @@ __all__ = [
     "Middleware",
     "Next",
     "ReceiptKind",
+    "busy",
     "Target",
 ]
 
@@ -228,6 +232,25 @@ class Ending:
             return self._body
         assert self.result is not None
         return encode_message(self.result)
+
+
+#: The receipt's ``error_type`` of a call answered "busy" (no slot, no waiting place).
+BUSY_TYPE = "trio_mcp.Busy"
+
+#: Seconds a client told "busy" is asked to wait before it tries again.
+BUSY_RETRY_AFTER = 1
+
+
+def busy(reason: str) -> Ending:
+    """-32000 with HTTP 503 and ``Retry-After``: no call slot or waiting place is free."""
+    ending = Ending.refused(
+        wire.busy_message(reason),
+        data={"retryable": True},
+        http_status=503,
+        headers=(("retry-after", str(BUSY_RETRY_AFTER)),),
+        code=wire.SERVER_BUSY,
+    )
+    return attrs.evolve(ending, error_type=BUSY_TYPE)
 
 
 def _refuse(ending: Ending) -> None:

@@ -12,19 +12,23 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from .._context import Exchange
+import trio
+
+from .._authority import resolve_grants, wrap_write_only
+from .._context import CancelToken, Exchange, ToolContext
+from .._declare import ToolSpec
 from .._json import JsonObject, JsonValue
+from .._protocol import _wire as wire
 from .._protocol._headers import check_param_headers
-from ._call import Ending, Middleware
+from ._call import Call, Ending, Middleware, Target
 from ._request import Checked, Failure
-from ._runner import new_call
 
 if TYPE_CHECKING:
     from ._catalog import Catalog
 
-__all__ = ["Calls", "Method", "TaskHost", "required_str"]
+__all__ = ["Calls", "Method", "TaskHost", "new_call", "required_str"]
 
 E = TypeVar("E")
 
@@ -130,3 +134,65 @@ def required_str(request: Checked, key: str) -> str:
     if not isinstance(value, str):
         raise Failure.invalid(f"{request.method} needs params.{key} (a string)")
     return value
+
+
+def new_call(
+    request: Checked,
+    exchange: Exchange,
+    target: Target,
+    name: str,
+    arguments: Mapping[str, Any],
+) -> Call:
+    """The call value of one request: its context, grants and deadline resolved.
+
+    A ``Secret`` argument (a ``writeOnly`` value of the input schema) is wrapped in
+    ``Secret`` here, so no step sees its plaintext.
+    """
+    timeout = target.timeout
+    deadline = None if timeout is None else trio.current_time() + timeout
+    scope = None if deadline is None else trio.CancelScope(deadline=deadline)
+    caller = request.caller
+    # A stream's close fires ctx.cancel at once (docs/limits.md); an HTTP app's
+    # close() lets requests go on.
+    closed = caller.closing if caller.stream else None
+    meta = request.meta
+    client_info = meta.get(wire.META_CLIENT_INFO)
+    context = ToolContext(
+        request_id=request.id,
+        principal=caller.principal,
+        client=client_info if isinstance(client_info, dict) else None,
+        client_capabilities=meta[wire.META_CLIENT_CAPABILITIES],  # type: ignore[arg-type]
+        deadline=deadline,
+        cancel=CancelToken.of(exchange, scope, closed),
+        declared=target.required,
+        granted=resolve_grants(caller.allow, caller.principal),
+        progress_token=_progress_token(meta),
+        log_level=meta.get(wire.META_LOG_LEVEL),  # type: ignore[arg-type]
+        exchange=exchange,
+        name=name,
+    )
+    spec = target.spec
+    if isinstance(spec, ToolSpec) and getattr(target, "write_only", False):
+        arguments = wrap_write_only(arguments, spec.input_schema)  # type: ignore[arg-type,assignment]
+    return Call(
+        method=request.method,  # type: ignore[arg-type]
+        name=name,
+        arguments=arguments,
+        principal=caller.principal,
+        request_id=request.id,
+        context=context,
+        spec=spec,
+        target=target,
+        request=request,
+        exchange=exchange,
+        deadline=scope,
+    )
+
+
+def _progress_token(meta: JsonObject) -> str | int | None:
+    token = meta.get(wire.META_PROGRESS_TOKEN)
+    if isinstance(token, str) or (
+        isinstance(token, int) and not isinstance(token, bool)
+    ):
+        return token
+    return None

@@ -36,14 +36,14 @@ from .._protocol._jsonrpc import Fault, Request
 from .._protocol._state import StateSealer
 from .._store import MemoryStore, Store
 from ._call import Ending, Middleware, Next
-from ._calls import Calls, TaskHost
+from ._calls import Calls, TaskHost, new_call
 from ._catalog import Catalog
 from ._complete import completable, completion_call
 from ._pages import InvalidCursor
 from ._request import Caller as Caller
 from ._request import Checked, Failure, Reply
 from ._rounds import Answered
-from ._runner import Runner, finish_result, log_receipt, new_call
+from ._runner import Runner, finish_result, log_receipt
 
 if TYPE_CHECKING:
     from .._skills import SkillSet

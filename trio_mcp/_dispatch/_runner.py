@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Coroutine, Iterable
 from typing import Any
 
 import attrs
@@ -50,16 +50,11 @@ from .._authority import (
     close_registry,
     mask_write_only,
     open_registry,
-    resolve_grants,
-    wrap_write_only,
 )
 from .._authority import receipt_logger as _receipt_logger
 from .._context import (
-    CancelToken,
-    Exchange,
     MissingClientCapability,
     Refusal,
-    ToolContext,
     reset_current,
     serving,
     set_current,
@@ -72,7 +67,7 @@ from .._protocol import _wire as wire
 from .._protocol._state import Binding, StateSealer
 from .._store import MemoryStore
 from .._store._memory import ClaimsFull
-from ._call import AnyReply, Call, Ending, Middleware, Next, Target
+from ._call import AnyReply, Call, Ending, Middleware, Next
 from ._mask import (
     Mask,
     MaskingFailed,
@@ -86,81 +81,23 @@ from ._request import (
     CANCELLED_TYPE,
     REFUSED_TYPE,
     TIMEOUT_TYPE,
-    Checked,
     Failure,
 )
 from ._rounds import Answered, BadRound, ask, open_round, round_binding
 
 __all__ = [
-    "BUSY_RETRY_AFTER",
-    "BUSY_TYPE",
     "Runner",
-    "busy",
     "chain",
     "crash",
     "finish_result",
     "is_cancellation",
     "log_receipt",
-    "new_call",
 ]
 
 log = logging.getLogger("trio_mcp")
 
 #: How a call ended when nothing else was recorded: its task was cancelled.
 _CANCELLED = Ending(outcome="cancelled", error_type=CANCELLED_TYPE)
-
-
-def new_call(
-    request: Checked,
-    exchange: Exchange,
-    target: Target,
-    name: str,
-    arguments: Mapping[str, Any],
-) -> Call:
-    """The call value of one request: its context, grants and deadline resolved.
-
-    A ``Secret`` argument (a ``writeOnly`` value of the input schema) is wrapped in
-    ``Secret`` here, so no step sees its plaintext.
-    """
-    timeout = target.timeout
-    deadline = None if timeout is None else trio.current_time() + timeout
-    scope = None if deadline is None else trio.CancelScope(deadline=deadline)
-    caller = request.caller
-    # A stream's close fires ctx.cancel at once (docs/limits.md); an HTTP app's
-    # close() lets requests go on.
-    closed = caller.closing if caller.stream else None
-    meta = request.meta
-    client_info = meta.get(wire.META_CLIENT_INFO)
-    context = ToolContext(
-        request_id=request.id,
-        principal=caller.principal,
-        client=client_info if isinstance(client_info, dict) else None,
-        client_capabilities=meta[wire.META_CLIENT_CAPABILITIES],  # type: ignore[arg-type]
-        deadline=deadline,
-        cancel=CancelToken.of(exchange, scope, closed),
-        declared=target.required,
-        granted=resolve_grants(caller.allow, caller.principal),
-        progress_token=_progress_token(meta),
-        log_level=meta.get(wire.META_LOG_LEVEL),  # type: ignore[arg-type]
-        exchange=exchange,
-        name=name,
-    )
-    spec = target.spec
-    if isinstance(spec, ToolSpec) and getattr(target, "write_only", False):
-        arguments = wrap_write_only(arguments, spec.input_schema)  # type: ignore[arg-type,assignment]
-    return Call(
-        method=request.method,  # type: ignore[arg-type]
-        name=name,
-        arguments=arguments,
-        principal=caller.principal,
-        request_id=request.id,
-        context=context,
-        spec=spec,
-        target=target,
-        request=request,
-        exchange=exchange,
-        deadline=scope,
-    )
 
 
 def chain(steps: Iterable[Middleware], last: Next) -> Next:
@@ -509,25 +446,6 @@ def log_receipt(receipt: Receipt) -> None:
         _receipt_logger.info("receipt", extra={"receipt": receipt.as_record()})
 
 
-#: The receipt's ``error_type`` of a call answered "busy" (no slot, no waiting place).
-BUSY_TYPE = "trio_mcp.Busy"
-
-#: Seconds a client told "busy" is asked to wait before it tries again.
-BUSY_RETRY_AFTER = 1
-
-
-def busy(reason: str) -> Ending:
-    """-32000 with HTTP 503 and ``Retry-After``: no call slot or waiting place is free."""
-    ending = Ending.refused(
-        wire.busy_message(reason),
-        data={"retryable": True},
-        http_status=503,
-        headers=(("retry-after", str(BUSY_RETRY_AFTER)),),
-        code=wire.SERVER_BUSY,
-    )
-    return attrs.evolve(ending, error_type=BUSY_TYPE)
-
-
 def _is_busy(ending: Ending) -> bool:
     """Whether the call was refused for want of room (503): busy, not a refusal."""
     return ending.http_status == 503 and ending.outcome == "refused"
@@ -616,12 +534,3 @@ def _annotate_span(call: Call, ending: Ending) -> None:
         name=None if uri else f"{call.method} {call.name}",
         error=ending.error_type,
     )
-
-
-def _progress_token(meta: JsonObject) -> str | int | None:
-    token = meta.get(wire.META_PROGRESS_TOKEN)
-    if isinstance(token, str) or (
-        isinstance(token, int) and not isinstance(token, bool)
-    ):
-        return token
-    return None

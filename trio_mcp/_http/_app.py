@@ -52,7 +52,7 @@ from .._authority import Grants
 from .._changes import LISTEN_METHOD
 from .._context import Exchange
 from .._dispatch import Caller, Dispatcher, Reply
-from .._dispatch._runner import BUSY_RETRY_AFTER
+from .._dispatch._call import BUSY_RETRY_AFTER
 from .._json import encode_message
 from .._legacy._http import LegacyHttp, LegacyServing
 from .._loopback import arrived_on_loopback

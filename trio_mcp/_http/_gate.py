@@ -39,7 +39,7 @@ import trio
 from .. import _metrics
 from .._context import Exchange
 from .._dispatch import Call, Ending, Next
-from .._dispatch._runner import busy
+from .._dispatch._call import busy
 from .._limits import Limits
 from .._protocol import _wire as wire
 from .._rate_limit import RateLimit

@@ -19,7 +19,7 @@ import attrs
 import trio
 
 from .._dispatch import Reply
-from .._dispatch._runner import BUSY_RETRY_AFTER
+from .._dispatch._call import BUSY_RETRY_AFTER
 from .._json import JsonObject, encode_message
 from .._protocol import _wire as wire
 

@@ -30,7 +30,7 @@ import trio
 from .._changes import LISTEN_METHOD
 from .._context import Exchange
 from .._dispatch import Caller
-from .._dispatch._runner import BUSY_RETRY_AFTER
+from .._dispatch._call import BUSY_RETRY_AFTER
 from .._http._forwarded import caller_key
 from .._http._response import (
     Receive,

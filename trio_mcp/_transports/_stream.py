@@ -43,8 +43,8 @@ from .._authority import Grants
 from .._changes import LISTEN_METHOD
 from .._context import Exchange
 from .._dispatch import Call, Caller, Dispatcher, Ending, Next, Reply
+from .._dispatch._call import busy
 from .._dispatch._dispatcher import Edge as DispatchEdge
-from .._dispatch._runner import busy
 from .._json import JsonObject, encode_message
 from .._limits import Limits
 from .._protocol import _wire as wire
