@@ -32,7 +32,7 @@ from pathlib import Path
 import attrs
 import trio
 
-from ._commands import summary
+from ._common import summary
 from ._load import CliError, absolute_target, open_server
 from ._node import Node, find_node, parse_minimum
 

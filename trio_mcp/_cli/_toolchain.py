@@ -30,7 +30,7 @@ from trio_mcp import (
 )
 from trio_mcp import __version__ as version
 
-from ._commands import catalog_entries
+from ._common import catalog_entries
 from ._load import LoadError, open_server
 from ._lock import compare, lock_data
 
