@@ -32,8 +32,6 @@ client answer to no waiting request 400.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Final
 
@@ -44,14 +42,24 @@ from .._context import Exchange
 from .._dispatch import Caller, Reply
 from .._dispatch._dispatcher import Edge
 from .._http._body import read_json
-from .._http._disconnect import cancel_on_disconnect, watch
 from .._http._listens import ListenBounds
 from .._http._response import Receive, Response, Send, send_fault, send_json
-from .._json import JsonObject, JsonValue, encode_message
+from .._json import JsonObject, encode_message
 from .._limits import Limits
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Notification, Request, classify
 from .._store import StoreUnavailable
+from ._answers import (
+    KEPT,
+    http_reply,
+    is_response,
+    request_id_of,
+    respond,
+    send_error,
+    send_gone,
+    send_result,
+    send_unavailable,
+)
 from ._get import serve_stream
 from ._hub import Hub
 from ._rounds import (
@@ -77,16 +85,8 @@ from ._translate import (
 
 __all__ = ["LegacyHttp", "LegacyServing", "SESSION_HEADER"]
 
-log = logging.getLogger("trio_mcp.http")
-
 #: The request and response header naming a session (lower-cased, as ASGI has it).
 SESSION_HEADER: Final = "mcp-session-id"
-#: Statuses a legacy reply keeps: each says what to do (authenticate, wait).
-_KEPT: Final = frozenset({401, 403, 429, 503})
-_GONE: Final = (
-    "not found: this session does not exist (it expired, was ended, or was opened "
-    "by someone else); send initialize for a new one"
-)
 
 
 @attrs.frozen(eq=False)
@@ -137,7 +137,7 @@ class LegacyHttp:
         try:
             session = negotiate(request.params)
         except BadInitialize as exc:
-            await _error(send, request.id, wire.INVALID_PARAMS, str(exc))
+            await send_error(send, request.id, wire.INVALID_PARAMS, str(exc))
             return
         legacy = _legacy_caller(caller)
         discover = Request(
@@ -153,7 +153,7 @@ class LegacyHttp:
                 session, owner_of(caller.principal), self.limits
             )
         except StoreUnavailable as exc:
-            await _unavailable(send, exc)
+            await send_unavailable(send, exc)
             return
         body = encode_message(
             wire.result_message(request.id, initialize_result(result, session))
@@ -208,17 +208,17 @@ class LegacyHttp:
                 sid, owner_of(caller.principal), self.limits
             )
         except StoreUnavailable as exc:
-            await _unavailable(send, exc)
+            await send_unavailable(send, exc)
             return None
         if record is None:
-            await _gone(send, request_id)
+            await send_gone(send, request_id)
         return record
 
     async def _delete(self, sid: str, send: Send) -> None:
         try:
             await self.hub.sessions.close(sid)
         except StoreUnavailable as exc:
-            await _unavailable(send, exc)
+            await send_unavailable(send, exc)
             return
         await self.hub.ended(sid)
         await send_json(send, 200, b"")
@@ -238,10 +238,10 @@ class LegacyHttp:
             await read(send)
             return
         (value,) = read
-        record = await self._find(sid, caller, send, _request_id(value))
+        record = await self._find(sid, caller, send, request_id_of(value))
         if record is None:
             return
-        if isinstance(value, dict) and _is_response(value):
+        if isinstance(value, dict) and is_response(value):
             delivered = await self.hub.answer(
                 sid, value.get("id"), Answer(value.get("result"), value.get("error"))
             )
@@ -282,9 +282,9 @@ class LegacyHttp:
     ) -> None:
         method, session = request.method, record.session
         if method == "ping":
-            await _result(send, request.id, {})
+            await send_result(send, request.id, {})
         elif method == "initialize":
-            await _error(
+            await send_error(
                 send,
                 request.id,
                 wire.INVALID_REQUEST,
@@ -300,7 +300,7 @@ class LegacyHttp:
         elif method in FORWARDED:
             await self._call(sid, session, request, caller, receive, send)
         else:
-            await _error(
+            await send_error(
                 send,
                 request.id,
                 wire.METHOD_NOT_FOUND,
@@ -312,7 +312,7 @@ class LegacyHttp:
         params = request.params
         level = params.get("level") if isinstance(params, dict) else None
         if not isinstance(level, str) or level not in wire.LOG_LEVEL_RANK:
-            await _error(
+            await send_error(
                 send,
                 request.id,
                 wire.INVALID_PARAMS,
@@ -322,12 +322,12 @@ class LegacyHttp:
         try:
             found = await self.hub.sessions.set_level(sid, level)
         except StoreUnavailable as exc:
-            await _unavailable(send, exc)
+            await send_unavailable(send, exc)
             return
         if not found:
-            await _gone(send, request.id)
+            await send_gone(send, request.id)
             return
-        await _result(send, request.id, {})
+        await send_result(send, request.id, {})
 
     async def _subscribe(
         self, sid: str, record: Record, request: Request, send: Send
@@ -336,7 +336,7 @@ class LegacyHttp:
         uri = params.get("uri") if isinstance(params, dict) else None
         resources = self.edge.dispatcher.capabilities.get("resources")
         if not (isinstance(resources, dict) and resources.get("subscribe") is True):
-            await _error(
+            await send_error(
                 send,
                 request.id,
                 wire.METHOD_NOT_FOUND,
@@ -345,7 +345,7 @@ class LegacyHttp:
             )
             return
         if not isinstance(uri, str):
-            await _error(
+            await send_error(
                 send,
                 request.id,
                 wire.INVALID_PARAMS,
@@ -356,7 +356,7 @@ class LegacyHttp:
         try:
             changed = await self.hub.sessions.subscribe(sid, uri, wanted, self.limits)
         except TooManySubscriptions:
-            await _error(
+            await send_error(
                 send,
                 request.id,
                 wire.INVALID_PARAMS,
@@ -365,15 +365,15 @@ class LegacyHttp:
             )
             return
         except StoreUnavailable as exc:
-            await _unavailable(send, exc)
+            await send_unavailable(send, exc)
             return
         if changed is None:
-            await _gone(send, request.id)
+            await send_gone(send, request.id)
             return
         if changed:
             # The stream follows before the answer, so no update after it is lost.
             await self.hub.refresh(sid, record.stream)
-        await _result(send, request.id, {})
+        await send_result(send, request.id, {})
 
     # -- calls ---------------------------------------------------------------------------
     async def _call(
@@ -390,7 +390,7 @@ class LegacyHttp:
         try:
             params = modern_params(request.params, session)
         except BadParams as exc:
-            await _error(send, request.id, wire.INVALID_PARAMS, str(exc))
+            await send_error(send, request.id, wire.INVALID_PARAMS, str(exc))
             return
         scope = trio.CancelScope()
         response = Response(send, scope, self.limits.keepalive_interval)
@@ -403,7 +403,7 @@ class LegacyHttp:
         done = self.hub.running(sid, request.id, cancel)
         run = partial(self._rounds, sid, session, request, params, caller, response)
         try:
-            await _respond(run, response, receive)
+            await respond(run, response, receive)
         finally:
             done()
         if cancelled and scope.cancelled_caught:
@@ -434,7 +434,7 @@ class LegacyHttp:
                 out = legacy_reply(
                     request.id, method, params, message, session, self.output_schema
                 )
-                return _reply(out, reply)
+                return http_reply(out, reply)
             try:
                 responses = await self._round(sid, session, result, rounds, response)
             except RoundFailed as exc:
@@ -516,98 +516,11 @@ class LegacyHttp:
                     await response.emit(note)
 
     async def _send_reply(self, send: Send, reply: Reply) -> None:
-        status = reply.http_status if reply.http_status in _KEPT else 200
+        status = reply.http_status if reply.http_status in KEPT else 200
         await send_json(send, status, reply.body, list(reply.headers) or None)
-
-
-async def _respond(
-    run: Callable[[], Awaitable[Reply]], response: Response, receive: Receive
-) -> None:
-    """Run ``run`` (returning the ``Reply``) under the response's scope, cancelled
-    if the client disconnects, and send its reply (as the app's ``_dispatch``)."""
-    scope = response.scope
-    watched = watch(receive, scope)
-    if watched is None:  # the run is ending: watch it with a task of its own
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(cancel_on_disconnect, receive, scope)
-            with scope:
-                reply = await run()
-                await response.finish(reply, shield=True)
-            nursery.cancel_scope.cancel()
-        return
-    with scope:
-        try:
-            reply = await run()
-        finally:
-            watched.done()
-        await response.finish(reply)
-    scope.cancel()
 
 
 def _legacy_caller(caller: Caller) -> Caller:
     """The caller of a translated request: no HTTP headers (the dispatcher's header
     checks are the 2026-07-28 routing headers, which handshake-era clients never send)."""
     return attrs.evolve(caller, headers=None)
-
-
-def _request_id(value: JsonValue) -> str | int | None:
-    """The id of a request (a message with a method), if ``value`` is one."""
-    if not isinstance(value, dict) or "method" not in value:
-        return None
-    found = value.get("id")
-    return (
-        found if isinstance(found, str | int) and not isinstance(found, bool) else None
-    )
-
-
-async def _gone(send: Send, request_id: str | int | None) -> None:
-    """404: the session is unknown, expired, ended or another principal's. The body
-    is a JSON-RPC error naming the request, if there is one (the 2025-06-18 and
-    2025-03-26 schemas require an id on every error)."""
-    error = wire.error_message(request_id, wire.INVALID_REQUEST, _GONE)
-    await send_json(send, 404, encode_message(error))
-
-
-def _is_response(value: JsonObject) -> bool:
-    return (
-        "method" not in value
-        and "id" in value
-        and ("result" in value or "error" in value)
-    )
-
-
-def _reply(message: JsonObject, reply: Reply) -> Reply:
-    """The HTTP reply carrying ``message``: 200 unless ``reply``'s status says what
-    to do (401, 403, 429, 503, with their headers)."""
-    body = encode_message(message)
-    if reply.http_status in _KEPT:
-        return Reply(body, reply.http_status, reply.headers)
-    return Reply(body)
-
-
-async def _result(send: Send, request_id: str | int, result: JsonObject) -> None:
-    await send_json(send, 200, encode_message(wire.result_message(request_id, result)))
-
-
-async def _error(
-    send: Send,
-    request_id: str | int,
-    code: int,
-    message: str,
-    data: JsonValue = None,
-    *,
-    status: int = 200,
-) -> None:
-    error = wire.error_message(request_id, code, message, data)
-    await send_json(send, status, encode_message(error))
-
-
-async def _unavailable(send: Send, exc: StoreUnavailable) -> None:
-    log.warning("handshake-era session: the store failed: %s", exc)
-    await send_fault(
-        send,
-        503,
-        "service unavailable: the session store did not answer; retry shortly",
-        wire.SERVER_BUSY,
-        [(b"retry-after", b"1")],
-    )
