@@ -452,11 +452,8 @@ class RedisStore(Store):
         )
 
     def _changed(self, data: object) -> None:
-        try:
-            body = json.loads(data) if isinstance(data, bytes | str) else None
-        except ValueError:
-            body = None
-        if not isinstance(body, dict) or body.get("o") == self.origin:
+        body = _from_elsewhere(data, self.origin)
+        if body is None:
             return
         task_id, snapshot = body.get("id"), body.get("snapshot")
         if not isinstance(task_id, str) or not isinstance(snapshot, dict):
@@ -511,16 +508,25 @@ class RedisStore(Store):
         )
 
     def _noticed(self, data: object) -> None:
-        try:
-            body = json.loads(data) if isinstance(data, bytes | str) else None
-        except ValueError:
-            body = None
-        if not isinstance(body, dict) or body.get("o") == self.origin:
+        body = _from_elsewhere(data, self.origin)
+        if body is None:
             return
         kind = body.get("kind")
         handler = self.notices.get(kind) if isinstance(kind, str) else None
         if handler is not None:
             handler(body)
+
+
+def _from_elsewhere(data: object, origin: str) -> JsonObject | None:
+    """A channel message as a JSON object, unless it is not one or this process
+    (``origin``) published it: every process reads its own messages back."""
+    try:
+        body = json.loads(data) if isinstance(data, bytes | str) else None
+    except ValueError:
+        return None
+    if not isinstance(body, dict) or body.get("o") == origin:
+        return None
+    return body
 
 
 def lease_size(limit: RateLimit) -> int:
