@@ -7,6 +7,7 @@ descriptions and the instance a method is bound to grant nothing.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from collections.abc import MutableMapping
@@ -17,7 +18,16 @@ import pytest
 from support import serving, wire
 from support.mcp_http import headers_for, post
 
-from trio_mcp import Capability, Server, ToolContext, ToolHints, prompt, resource, tool
+from trio_mcp import (
+    Capability,
+    Server,
+    Tool,
+    ToolContext,
+    ToolHints,
+    prompt,
+    resource,
+    tool,
+)
 from trio_mcp._authority import closure, resolve_grants
 from trio_mcp.testing import McpTestClient, ProtocolError
 
@@ -284,9 +294,10 @@ async def test_require_of_a_declared_capability_not_granted_names_the_grant(
     ceiling is the server's, and the operator reads it once in the log."""
     async with McpTestClient(make_server(sink)) as client:
         granted = await client.call_tool("ceiling", {"use": "desk_read"})
+    stray, extra = _stray()
     with caplog.at_level(logging.WARNING, "trio_mcp"):
         server = Server("desk", "1", tools=[stray])
-        async with McpTestClient(server, allow=[desk_read, billing]) as client:
+        async with McpTestClient(server, allow=[desk_read, extra]) as client:
             strays = [await client.call_tool("stray") for _ in range(3)]
 
     assert refusal("desk_read") == granted.text
@@ -296,14 +307,25 @@ async def test_require_of_a_declared_capability_not_granted_names_the_grant(
     assert all(r.is_error for r in strays)
     warnings = [r.getMessage() for r in caplog.records if "caps=" in r.getMessage()]
     assert 1 == len(warnings)
-    assert "stray calls ToolContext.require('billing')" in warnings[0]
+    assert f"stray calls ToolContext.require({extra.name!r})" in warnings[0]
 
 
-@tool(caps=[desk_read])
-def stray() -> str:
-    """Require what the declaration does not declare."""
-    ToolContext.current().require(billing)
-    return "never"
+#: The warning is logged once per declaration and capability for the process: each
+#: run of the test (mutmut runs the tests again in one process) asks for a new one.
+_RUNS = itertools.count()
+
+
+def _stray() -> tuple[Tool, Capability]:
+    """A tool that requires what its declaration does not declare, and that capability."""
+    extra = Capability(f"billing_{next(_RUNS)}", description="Refund money")
+
+    @tool(caps=[desk_read])
+    def stray() -> str:
+        """Require what the declaration does not declare."""
+        ToolContext.current().require(extra)
+        return "never"
+
+    return stray, extra
 
 
 def test_require_outside_a_call_checks_nothing() -> None:
