@@ -148,6 +148,28 @@ def test_importing_leaves_decoding_and_docstrings_to_their_first_use() -> None:
     assert [] == _loaded_after("import trio_mcp\n", first_use)
 
 
+def test_oauth_code_comes_with_its_first_use() -> None:
+    """A server that checks no tokens loads no OAuth code: ``ProtectedResource`` is
+    loaded when first read (trio_mcp's import time is a target of bench/run.sh), and
+    is then the same public class as ever."""
+    oauth = {"trio_mcp._http._oauth", "trio_mcp.auth"}
+    build = (
+        "from trio_mcp import Server, tool\n"
+        "@tool\n"
+        "def ping() -> str:\n"
+        "    '''Answer.'''\n"
+        "    return 'pong'\n"
+        "Server('s', '1', tools=[ping])\n"
+    )
+    read = "from trio_mcp import ProtectedResource\n"
+
+    assert set() == oauth & set(_loaded_after(build, ("trio_mcp",)))
+    assert {"trio_mcp._http._oauth"} == oauth & set(_loaded_after(read, ("trio_mcp",)))
+    assert "trio_mcp" == trio_mcp.ProtectedResource.__module__
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        trio_mcp.Nope  # noqa: B018
+
+
 def _web_stack_after(code: str) -> list[str]:
     """The web stack's modules a fresh interpreter holds once it has run ``code``."""
     return _loaded_after(code, WEB_STACK)

@@ -6,6 +6,7 @@ The public names are re-exported here; everything else is private.
 """
 
 from contextlib import suppress as _suppress
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from ._authority import Capability as Capability
 from ._authority import Receipt as Receipt
@@ -75,7 +76,6 @@ from ._errors import StateKeyRequired as StateKeyRequired
 from ._errors import ToolError as ToolError
 from ._errors import Transport as Transport
 from ._errors import UnsupportedType as UnsupportedType
-from ._http._oauth import ProtectedResource as ProtectedResource
 from ._http._options import HttpOptions as HttpOptions
 from ._limits import LimitFields as LimitFields
 from ._limits import Limits as Limits
@@ -89,6 +89,29 @@ from ._skills import Skill as Skill
 from ._store import MemoryStore as MemoryStore
 from ._store import RedisStore as RedisStore
 from ._version import __version__ as __version__
+
+if _TYPE_CHECKING:
+    from ._http._oauth import ProtectedResource as ProtectedResource
+
+#: Public names whose modules load on first use: ``import trio_mcp`` loads no OAuth
+#: code (``ProtectedResource`` is read only by servers that check tokens).
+_LAZY = {"ProtectedResource": "trio_mcp._http._oauth"}
+
+
+def __getattr__(name: str) -> object:
+    """Load a public name of ``_LAZY`` from its module on first use (PEP 562)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'trio_mcp' has no attribute {name!r}")
+    import importlib
+
+    value: object = getattr(importlib.import_module(module), name)
+    if isinstance(value, type):
+        _resolve_own_annotations(value, _compiled)
+    _as_public(value)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AlreadyRunning",
@@ -205,15 +228,22 @@ def _resolve_own_annotations(cls: type, compiled: dict[str, object]) -> None:
     cls.__annotations__ = resolved
 
 
+def _as_public(obj: object) -> None:
+    """Show a public object as ``trio_mcp.Name`` (its reprs, docs and pickles)."""
+    if getattr(obj, "__module__", "").startswith("trio_mcp._"):
+        # Some objects (aliases, builtins) refuse a new __module__; keep theirs.
+        with _suppress(AttributeError, TypeError):
+            obj.__module__ = "trio_mcp"
+
+
 _compiled: dict[str, object] = {}
 for _name in __all__:
+    if _name in _LAZY:
+        continue
     _obj = globals()[_name]
     if isinstance(_obj, type) and _obj.__module__.startswith("trio_mcp._"):
         _resolve_own_annotations(_obj, _compiled)
 for _name in __all__:
-    _obj = globals()[_name]
-    if getattr(_obj, "__module__", "").startswith("trio_mcp._"):
-        # Some objects (aliases, builtins) refuse a new __module__; keep theirs.
-        with _suppress(AttributeError, TypeError):
-            _obj.__module__ = "trio_mcp"
-del _name, _obj, _resolve_own_annotations, _suppress, _compiled
+    if _name not in _LAZY:
+        _as_public(globals()[_name])
+del _name, _obj

@@ -7,12 +7,14 @@ take them as ``**options``, type-checked against this ``TypedDict``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, MutableMapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._authority import Grants
 from .._limits import LimitFields, Limits
 from .._rate_limit import RateLimit
-from ._oauth import BearerGate, ProtectedResource
+
+if TYPE_CHECKING:  # loaded with the app: importing trio_mcp loads no OAuth code
+    from ._oauth import BearerGate, ProtectedResource
 
 __all__ = ["HttpOptions", "PrincipalResolver", "http_limits"]
 
