@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -283,7 +284,7 @@ class MetricsSwitch:
     """Turns trio_mcp's process-wide metrics sinks on and off between blocks."""
 
     def __init__(self) -> None:
-        for name in ("_prometheus", "_otel", "_otel_checked_at"):
+        for name in ("_prometheus", "_otel", "_otel_next_check"):
             assert hasattr(_metrics, name), f"trio_mcp._metrics.{name} is gone"
         self.prometheus = _metrics._prometheus
         self.otel = _metrics._otel
@@ -302,8 +303,8 @@ class MetricsSwitch:
         def switch(on: bool) -> None:
             _metrics._prometheus = self.prometheus if on and sink == "prom" else None
             _metrics._otel = self.otel if on and sink == "otel" else None
-            # Within the next 10 s trio_mcp does not look for a provider again.
-            _metrics._otel_checked_at = time.monotonic()
+            # trio_mcp must not look for a provider again while A runs.
+            _metrics._otel_next_check = math.inf
 
         return switch
 
@@ -357,7 +358,7 @@ async def metrics_guards(plain: Any, sizes: Sizes) -> list[Figure]:
     """Metrics through the OTel SDK and through ``metrics_path``, against none."""
     n, pairs = sizes.http_block, sizes.pairs
     reader = install_otel()
-    _metrics._otel_checked_at = -1.0  # look for a provider on the next request
+    _metrics._otel_next_check = 0.0  # look for a provider on the next request
     await http_block(plain)(1)  # trio_mcp finds the OTel provider
     server.mount(metrics_path="/metrics")  # enables the Prometheus registry
     switch = MetricsSwitch()
