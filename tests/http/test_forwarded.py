@@ -53,17 +53,32 @@ def canonical(address: str) -> str:
     return str(ip)
 
 
-def forwarded_for(address: str) -> str:
-    node = f'"[{address}]:443"' if ":" in address else address
+def forwarded_for(address: str, port: int | None = None) -> str:
+    """An RFC 7239 ``for=`` pair: IPv6 bracketed and quoted, a port when given."""
+    if ":" in address:
+        node = f'"[{address}]:{port or 443}"'
+    else:
+        node = address if port is None else f'"{address}:{port}"'
     return f"for={node};proto=https"
 
 
-@given(peer=PEERS, chain=st.lists(ADDRESSES, max_size=5), junk=HEADER_TEXT)
+#: What a proxy puts between two hops: a comma, with or without spaces.
+COMMAS = st.sampled_from([",", ", ", " ,", " , "])
+
+
+@given(
+    peer=PEERS,
+    chain=st.lists(PEERS, max_size=5),
+    junk=HEADER_TEXT,
+    ports=st.lists(st.none() | st.integers(1, 65535), min_size=5, max_size=5),
+    comma=COMMAS,
+)
 def test_the_named_header_alone_names_the_client_and_only_from_a_trusted_peer(
-    peer: str, chain: list[str], junk: str
+    peer: str, chain: list[str], junk: str, ports: list[int | None], comma: str
 ) -> None:
-    xff = {"x-forwarded-for": ", ".join(chain)}
-    rfc7239 = {"forwarded": ", ".join(map(forwarded_for, chain))}
+    # The chain is drawn from the proxies too, so hops past trusted ones are walked.
+    xff = {"x-forwarded-for": comma.join(chain)}
+    rfc7239 = {"forwarded": comma.join(map(forwarded_for, chain, ports))}
     others = dict.fromkeys(OTHER_HEADERS, junk)
 
     found = BY_XFF.client(peer, {**xff, **others, "forwarded": junk})
@@ -116,6 +131,41 @@ def test_a_client_prepending_junk_or_a_quote_cannot_hide_behind_the_proxy() -> N
     )
 
 
+@pytest.mark.parametrize(
+    "junk",
+    # Not an address, however close to one: a pair of its own inside quotes, a
+    # letter before the address, an empty node.
+    ['"a=b"', '"X203.0.113.9"', "X203.0.113.9", '""', "for"],
+)
+def test_a_hop_the_proxy_wrote_that_is_no_address_stops_the_walk(junk: str) -> None:
+    """The client's own part (198.51.100.7) is never reached past a hop the
+    trusted proxy wrote that names no address: the proxy stands for its client."""
+    assert "10.0.0.2" == BY_FORWARDED.client(
+        "10.0.0.2", {"forwarded": f"for=198.51.100.7, for={junk}"}
+    )
+    assert "10.0.0.2" == BY_XFF.client(
+        "10.0.0.2", {"x-forwarded-for": f"198.51.100.7, {junk}"}
+    )
+
+
+@st.composite
+def spellings(draw: st.DrawFn) -> str:
+    """A forwarding header's name in any mix of cases."""
+    name = draw(st.sampled_from(["x-forwarded-for", "forwarded"]))
+    upper = draw(st.lists(st.booleans(), min_size=len(name), max_size=len(name)))
+    return "".join(c.upper() if u else c for c, u in zip(name, upper, strict=True))
+
+
+@given(name=spellings(), client=st.ip_addresses(v=4).map(str))
+def test_the_header_is_named_in_any_case(name: str, client: str) -> None:
+    """HTTP field names are case-insensitive (RFC 9110 section 5.1): ``"Forwarded"``
+    names the header ASGI gives as ``forwarded``."""
+    addresses = ClientAddresses(TRUSTED, name)
+    value = forwarded_for(client) if name.lower() == "forwarded" else client
+
+    assert client == addresses.client("10.0.0.2", {name.lower(): value})
+
+
 def not_mapped(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     return isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None
 
@@ -143,19 +193,48 @@ def test_a_principal_is_its_own_bucket_wherever_it_calls_from() -> None:
     assert caller_key(None, "alice") != caller_key("alice", None)
 
 
+#: Principal ids as a token's ``sub`` may carry them: JSON text, lone surrogates too.
+PRINCIPALS = st.text(st.characters(codec=None, categories=None), max_size=8)
+
+
+@given(a=PRINCIPALS, b=PRINCIPALS)
+def test_any_two_principals_have_their_own_buckets(a: str, b: str) -> None:
+    """Whatever the id (a JWT's ``sub`` may hold a lone surrogate), it has a key,
+    the same each time, of its own."""
+    assert caller_key(a, "192.0.2.1") == caller_key(a, None)
+    assert (a == b) == (caller_key(a, None) == caller_key(b, None))
+
+
 @pytest.mark.parametrize(
-    "options",
+    ("options", "says"),
     [
-        {"forwarded_header": "x-real-ip"},
-        {"forwarded_header": 5},
-        {"trusted_proxies": ["proxy.internal"]},
-        {"trusted_proxies": "10.0.0.0/33"},
+        (
+            {"forwarded_header": "x-real-ip"},
+            "forwarded_header must be 'x-forwarded-for' or 'forwarded', not 'x-real-ip'",
+        ),
+        (
+            {"forwarded_header": 5},
+            "forwarded_header must be 'x-forwarded-for' or 'forwarded', not 5",
+        ),
+        (
+            {"trusted_proxies": ["proxy.internal"]},
+            "trusted_proxies takes IP addresses or networks: 'proxy.internal' ",
+        ),
+        (
+            {"trusted_proxies": "10.0.0.0/33"},
+            "trusted_proxies takes IP addresses or networks: '10.0.0.0/33' ",
+        ),
     ],
 )
-def test_a_bad_option_is_refused_when_the_app_is_made(options: dict[str, Any]) -> None:
+def test_a_bad_option_is_refused_when_the_app_is_made(
+    options: dict[str, Any], says: str
+) -> None:
+    """The message names the option, what it takes and what it was given."""
     server = Server("limited", "1", tools=[ping])
-    with pytest.raises(InvalidArgument, match=r"forwarded_header|trusted_proxies"):
+    with pytest.raises(InvalidArgument) as refused:
         server.mount(**options)
+
+    assert str(refused.value).startswith(says)
 
 
 async def calls(url: str, extra: list[dict[str, str]]) -> list[int]:

@@ -10,6 +10,7 @@ at once, and calls keep being served.
 
 from __future__ import annotations
 
+import resource
 import socket
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from support.sse import SseStream, listening
 from support.tools import echo
 
 from trio_mcp import Limits, Server
-from trio_mcp._http._listens import ListenBounds
+from trio_mcp._http._listens import ListenBounds, descriptor_budget
 
 LISTEN = "subscriptions/listen"
 
@@ -185,6 +186,29 @@ def test_the_total_keeps_to_half_the_descriptor_limit() -> None:
         one.__enter__()
 
     assert "3 listen streams are open" in (bounds.refusal("c9") or "")
+
+
+@given(soft=st.integers(0, 4096))
+def test_the_budget_is_half_the_soft_descriptor_limit(soft: int) -> None:
+    """Half of any soft ``RLIMIT_NOFILE`` (at least one stream); none for 0.
+
+    The limit is this process's, lowered for the one call and put back at once
+    (lowering the soft limit below the hard one needs no privilege).
+    """
+    kept = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if kept[1] != resource.RLIM_INFINITY:
+        soft = min(soft, kept[1])
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, kept[1]))
+    try:
+        budget = descriptor_budget()
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, kept)
+
+    if soft == 0:
+        assert budget is None
+    else:
+        assert max(1, soft // 2) == budget
+        assert isinstance(budget, int)
 
 
 SERVE = """

@@ -57,7 +57,8 @@ Key = tuple[str, str, str, str]
 async def scrape(
     client: httpx.AsyncClient, url: str
 ) -> tuple[Counter[Key], Counter[str]]:
-    """The histogram's counts by (method, tool, prompt, error) and the counters."""
+    """The histogram's counts by (method, tool, prompt, error) and the counters (by
+    name and method)."""
     with trio.fail_after(10):
         response = await client.get(url + "/metrics")
     assert 200 == response.status_code
@@ -78,7 +79,10 @@ async def scrape(
             elif sample.name.startswith("trio_mcp_server_") and sample.name.endswith(
                 "_total"
             ):
-                counters[sample.name] += int(sample.value)
+                # By method too: each counter's one label is the call's method.
+                counters[f"{sample.name} {labels['mcp_method_name']}"] += int(
+                    sample.value
+                )
     return counts, counters
 
 
@@ -130,7 +134,7 @@ async def test_the_histogram_counts_every_call_by_method_and_name() -> None:
         ("tools/list", "", "", ""): 1,
         ("server/discover", "", "", ""): 1,
     } == delta(after, before)
-    assert {"trio_mcp_server_refused_total": 1} == delta(
+    assert {"trio_mcp_server_refused_total tools/call": 1} == delta(
         counters_after, counters_before
     )
 
@@ -165,8 +169,8 @@ async def test_rate_limited_calls_are_counted_and_metrics_are_off_by_default() -
     assert [200, 429, 429] == statuses
     # A limited call is refused by the runner's limit step: a refusal too.
     assert {
-        "trio_mcp_server_rate_limited_total": 2,
-        "trio_mcp_server_refused_total": 2,
+        "trio_mcp_server_rate_limited_total tools/call": 2,
+        "trio_mcp_server_refused_total tools/call": 2,
     } == delta(after, before)
     assert 404 == absent.status_code
 
@@ -272,7 +276,7 @@ async def test_a_busy_answer_leaves_a_receipt_is_measured_and_costs_no_token() -
         ("tools/call", "measured_slow", "", "-32000"): 2,
     } == delta(after, before)
     assert {
-        "trio_mcp_server_busy_total": 1,
-        "trio_mcp_server_rate_limited_total": 1,
-        "trio_mcp_server_refused_total": 1,
+        "trio_mcp_server_busy_total tools/call": 1,
+        "trio_mcp_server_rate_limited_total tools/call": 1,
+        "trio_mcp_server_refused_total tools/call": 1,
     } == delta(counters_after, counters_before)
