@@ -12,6 +12,7 @@ from support.mrtr_server import ALL_CAPS, make_server
 from trio_mcp import (
     Elicit,
     ElicitResult,
+    ElicitUrl,
     NeedsInput,
     Server,
     ToolContext,
@@ -270,6 +271,10 @@ async def test_several_missing_capabilities_are_reported_together() -> None:
     assert caught.value.data == {
         "requiredCapabilities": {"elicitation": {}, "sampling": {}, "roots": {}}
     }
+    assert (
+        "this request needs input the client cannot give: declare elicitation, "
+        "roots, sampling in _meta clientCapabilities"
+    ) == caught.value.message
 
 
 async def test_a_handler_can_ask_only_for_what_the_client_supports() -> None:
@@ -339,3 +344,117 @@ async def test_list_methods_never_return_input_required(method: str, key: str) -
 
     assert result["resultType"] == "complete"
     assert key in result
+
+
+@attrs.frozen
+class Word:
+    word: str
+
+
+@tool
+def two_words() -> str | NeedsInput:
+    """Ask for two words; say which answers came back once any did."""
+    answers = ToolContext.current().input_responses
+    if answers:
+        return " ".join(
+            f"{key}={value.content.word}"  # type: ignore[attr-defined]
+            for key, value in sorted(answers.items())
+        )
+    return NeedsInput({"a": Elicit("First?", Word), "b": Elicit("Second?", Word)})
+
+
+def word(text: Any) -> dict[str, Any]:
+    return {"action": "accept", "content": {"word": text}}
+
+
+@pytest.mark.parametrize(
+    ("responses", "says"),
+    [({"b": word("late")}, "b=late"), ({"a": word("x"), "b": word("y")}, "a=x b=y")],
+)
+async def test_each_answered_key_is_read_whichever_are_left_out(
+    responses: dict[str, Any], says: str
+) -> None:
+    """An answer to the second request arrives although the first was left out."""
+    server = Server("words", "1", tools=[two_words])
+    async with McpTestClient(server, client_capabilities=ALL_CAPS) as client:
+        first = await call(client, "two_words")
+        second = await answer(client, "two_words", first, responses)
+
+    assert_says(second, says)
+
+
+async def test_every_answer_that_does_not_fit_is_one_line_of_the_message() -> None:
+    server = Server("words", "1", tools=[two_words])
+    async with McpTestClient(server, client_capabilities=ALL_CAPS) as client:
+        first = await call(client, "two_words")
+        with pytest.raises(ProtocolError) as caught:
+            await answer(client, "two_words", first, {"a": word(1), "b": word(2)})
+
+    lines = caught.value.message.splitlines()
+    assert "invalid inputResponses:" == lines[0]
+    data: Any = caught.value.data
+    problems = data["problems"]
+    assert ["inputResponses.a.content.word", "inputResponses.b.content.word"] == [
+        p["path"] for p in problems
+    ]
+    assert [f"- {p['path']}: {p['message']}" for p in problems] == lines[1:]
+
+
+@pytest.mark.parametrize("responses", [None, [ALICE], "user_name"])
+async def test_input_responses_that_are_no_object_say_what_they_must_be(
+    responses: Any,
+) -> None:
+    async with McpTestClient(make_server(), client_capabilities=ALL_CAPS) as client:
+        first = await call(client, "greet")
+        with pytest.raises(ProtocolError) as caught:
+            await client.request(
+                "tools/call",
+                {
+                    "name": "greet",
+                    "_meta": client.meta(),
+                    "inputResponses": responses,
+                    "requestState": first["requestState"],
+                },
+            )
+
+    assert -32602 == caught.value.code
+    assert "inputResponses must be an object of responses by key" == (
+        caught.value.message
+    )
+
+
+@tool
+def sign_in() -> str | NeedsInput:
+    """Ask for a name in a form and to open the sign-in page."""
+    return NeedsInput(
+        {
+            "who": Elicit("Who?", Name),
+            "page": ElicitUrl("Sign in", "https://example.com/sign-in"),
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("capabilities", "missing"),
+    [
+        ({}, {"elicitation": {"url": {}}}),
+        ({"elicitation": {}}, {"elicitation": {"url": {}}}),
+        ({"elicitation": {"url": {}}}, {"elicitation": {}}),
+    ],
+)
+async def test_missing_capabilities_of_one_kind_are_merged(
+    capabilities: dict[str, Any], missing: dict[str, Any]
+) -> None:
+    """A form and a URL elicitation: one ``elicitation`` entry in
+    ``requiredCapabilities`` with what each needs."""
+    server = Server("sign", "1", tools=[sign_in])
+    async with McpTestClient(server, client_capabilities=capabilities) as client:
+        with pytest.raises(ProtocolError) as caught:
+            await client.call_tool("sign_in")
+
+    assert -32021 == caught.value.code
+    assert {"requiredCapabilities": missing} == caught.value.data
+    assert (
+        "this request needs input the client cannot give: declare elicitation in "
+        "_meta clientCapabilities"
+    ) == caught.value.message

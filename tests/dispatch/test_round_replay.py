@@ -11,6 +11,8 @@ the client may correct them. With a ``RedisStore`` the claim holds on every repl
 
 from __future__ import annotations
 
+import logging
+import re
 from typing import Any
 
 import attrs
@@ -29,6 +31,7 @@ from trio_mcp import (
     RedisStore,
     Server,
     ToolContext,
+    resource,
     tool,
 )
 from trio_mcp._dispatch._rounds import Answered, BadRound
@@ -36,6 +39,8 @@ from trio_mcp.testing import McpTestClient, ProtocolError
 
 CAPS: dict[str, Any] = {"elicitation": {}}
 KEY = b"k" * 32
+#: A Redis nobody listens on: every command of the store fails at once.
+NOWHERE = "redis://127.0.0.1:1/0"
 
 
 @attrs.frozen
@@ -61,6 +66,11 @@ def transfer(amount: int) -> str | NeedsInput:
 
 
 YES = {"confirm": {"action": "accept", "content": {"sure": True}}}
+#: docs/errors.md's wording of a replayed round.
+ANSWERED = (
+    "invalid requestState: this round was answered already (a state is good for "
+    "one retry); start the request again"
+)
 
 
 def server(receipts: list[Receipt] | None = None, **options: Any) -> Server:
@@ -107,7 +117,7 @@ async def test_an_answered_round_cannot_be_replayed() -> None:
     assert "moved 10" == first
     assert isinstance(again, ProtocolError)
     assert -32602 == again.code
-    assert "answered already" in again.message
+    assert ANSWERED == again.message
     assert [10] == transfers
     assert ("invalid", "trio_mcp.InvalidRequestState") == (
         receipts[-1].outcome,
@@ -152,6 +162,10 @@ async def test_when_every_claim_is_held_a_retry_is_busy_not_replayable() -> None
     assert ["moved 0", "moved 1"] == results[:2]
     assert isinstance(results[2], ProtocolError)
     assert -32000 == results[2].code
+    assert (
+        "server busy: too many multi round-trip states are open (2 claims are "
+        "held); retry later"
+    ) == results[2].message
     assert [0, 1] == transfers
 
 
@@ -201,3 +215,81 @@ async def test_a_round_answered_on_one_replica_is_refused_on_another(
     assert isinstance(replayed, ProtocolError)
     assert "answered already" in replayed.message
     assert [7] == transfers
+
+
+async def test_with_the_store_down_each_state_still_opens_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Redis unreachable: the claims are this process's, so a replay on the same
+    replica is still refused, and the log says why the store was not used."""
+    transfers.clear()
+    down = server(store=RedisStore(NOWHERE, prefix="replay"))
+    with caplog.at_level(logging.WARNING, "trio_mcp"):
+        async with McpTestClient(down, client_capabilities=CAPS) as client:
+            state = await asked(client, 3)
+            first = await retry(client, state, 3)
+            again = await retry(client, state, 3)
+
+    assert "moved 3" == first
+    assert isinstance(again, ProtocolError)
+    assert ANSWERED == again.message
+    assert [3] == transfers
+    warnings = [
+        r.getMessage() for r in caplog.records if "requestState:" in r.getMessage()
+    ]
+    assert 2 == len(warnings)
+    for line in warnings:
+        match = re.fullmatch(
+            r"requestState: the store failed \((.+)\); claiming locally", line
+        )
+        assert match is not None, line
+        # Refused, or not connected yet: either way the reason, never "None".
+        assert NOWHERE in match[1] or "the store is not running" in match[1]
+
+
+async def test_a_state_opens_only_for_the_caller_it_was_sealed_for() -> None:
+    transfers.clear()
+    bank = server()
+    async with (
+        McpTestClient(bank, client_capabilities=CAPS, principal="alice") as alice,
+        McpTestClient(bank, client_capabilities=CAPS, principal="bob") as bob,
+    ):
+        state = await asked(alice, 9)
+        stolen = await retry(bob, state, 9)
+        own = await retry(alice, state, 9)
+
+    assert isinstance(stolen, ProtocolError)
+    assert -32602 == stolen.code
+    assert stolen.message.startswith("invalid requestState: requestState does not ")
+    assert "moved 9" == own
+    assert [9] == transfers
+
+
+@resource("vault://{name}")
+def vault(name: str) -> str | NeedsInput:
+    """A record read once the user confirms."""
+    if ToolContext.current().input_responses.get("confirm") is None:
+        return NeedsInput(requests={"confirm": Elicit(f"Read {name}?", Confirm)})
+    return f"record {name}"
+
+
+async def test_a_reads_state_opens_only_for_the_uri_it_was_sealed_for() -> None:
+    vaults = Server("vaults", "1", resources=[vault], state_key=KEY)
+    async with McpTestClient(vaults, client_capabilities=CAPS) as client:
+        first = await client.request("resources/read", {"uri": "vault://a"})
+        state = first["requestState"]
+        with pytest.raises(ProtocolError) as other:
+            await client.request(
+                "resources/read",
+                {"uri": "vault://b", "inputResponses": YES, "requestState": state},
+            )
+        own: Any = await client.request(
+            "resources/read",
+            {"uri": "vault://a", "inputResponses": YES, "requestState": state},
+        )
+
+    assert -32602 == other.value.code
+    assert other.value.message.startswith(
+        "invalid requestState: requestState does not "
+    )
+    assert "record a" == own["contents"][0]["text"]
