@@ -17,11 +17,22 @@ from typing import Annotated, Any, Literal
 
 import attrs
 import jsonschema
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from support import wire
 
-from trio_mcp import Field, Receipt, Secret, Server, tool
+from trio_mcp import (
+    Field,
+    Receipt,
+    Secret,
+    Server,
+    TextContent,
+    ToolCall,
+    ToolReply,
+    ToolSpec,
+    tool,
+)
 from trio_mcp.testing import McpTestClient
 
 
@@ -194,3 +205,133 @@ async def test_text_and_structured_content_agree_where_a_declared_value_is_kept(
 
     assert {"**********-key": "red"} == result.structured
     assert result.structured == json.loads(wire(result.content[0])["text"])
+
+
+# -- the withheld message, with schemas made in each test --------------------------
+# Made here, not at import: the check of a schema is kept per schema object, so a
+# tool declared once per process would be checked by what an earlier test made.
+
+
+@attrs.frozen
+class Inner:
+    code: Annotated[str, Field(max_length=4)]
+
+
+@attrs.frozen
+class Broken:
+    inner: Inner
+    word: Annotated[str, Field(pattern="^[a-z]+$")]
+    when: datetime.date
+    free: str
+
+
+def withheld(reason: str) -> str:
+    return (
+        "a secret was withheld: the result held a secret value, and masking it would "
+        f"break the output schema ({reason}), so the result is not sent; return the "
+        "secret somewhere the output schema leaves unconstrained, or not at all"
+    )
+
+
+async def test_the_withheld_message_names_each_broken_place_and_keyword() -> None:
+    """Each place (dotted, ``the value`` for the whole), the keyword it breaks
+    (formats asserted), never the value; sorted, at most ten."""
+
+    @tool
+    def broken(s: Secret[str], year: Secret[str]) -> Broken:
+        """Put both secrets where masking breaks the schema.
+
+        Args:
+            s: Lower-case letters.
+            year: A year.
+        """
+        return Broken(
+            Inner(s.reveal()),
+            s.reveal(),
+            datetime.date(int(year.reveal()), 5, 6),
+            f"{s.reveal()} is free",
+        )
+
+    @tool
+    def whole(s: Secret[str]) -> Annotated[str, Field(max_length=4)]:
+        """Return the secret itself.
+
+        Args:
+            s: The secret.
+        """
+        return s.reveal()
+
+    @tool
+    def many(s: Secret[str]) -> list[Annotated[str, Field(max_length=3)]]:
+        """Return the secret twelve times.
+
+        Args:
+            s: The secret.
+        """
+        return [s.reveal()] * 12
+
+    receipts: list[Receipt] = []
+    server = Server("m", "1", tools=[broken, whole, many], receipts=receipts.append)
+    async with McpTestClient(server) as client:
+        results = [
+            await client.call_tool("broken", {"s": "abc", "year": "2024"}),
+            await client.call_tool("whole", {"s": "abc"}),
+            await client.call_tool("many", {"s": "abc"}),
+        ]
+
+    first_ten = "; ".join(sorted(f"{n}: maxLength" for n in range(12))[:10])
+    assert [
+        withheld("inner.code: maxLength; when: format; word: pattern"),
+        withheld("the value: maxLength"),
+        withheld(first_ten),
+    ] == [r.text for r in results]
+    assert all(r.is_error for r in results)
+    assert ["trio_mcp.SecretWithheld"] * 3 == [r.error_type for r in receipts]
+
+
+class Noted:
+    """A hand-written tool: structured content, the text block showing it, and
+    text blocks of its own; with or without an output schema."""
+
+    def __init__(self, schema: bool) -> None:
+        self.schema = schema
+
+    def spec(self) -> ToolSpec:
+        output: dict[str, Any] = {
+            "type": "object",
+            "properties": {"note": {"type": "string"}},
+        }
+        return ToolSpec(
+            "noted",
+            "Note a secret.",
+            {"type": "object", "properties": {}},
+            output_schema=output if self.schema else None,
+        )
+
+    async def dispatch(self, call: ToolCall) -> ToolReply:
+        red = Secret("red").reveal()  # the call's secret: its plaintext is "red"
+        structured: dict[str, Any] = {"note": f"{red} note"}
+        return ToolReply.ok(
+            structured,
+            [
+                TextContent(json.dumps(structured, separators=(",", ":"))),
+                TextContent(f"the {red} one"),
+                TextContent("nothing secret"),
+            ],
+        )
+
+
+@pytest.mark.parametrize("schema", [True, False])
+async def test_every_text_block_is_masked_beside_the_structured_value(
+    schema: bool,
+) -> None:
+    async with McpTestClient(Server("n", "1", tools=[Noted(schema)])) as client:
+        result = await client.call_tool("noted", {})
+
+    assert not result.is_error
+    assert {"note": "********** note"} == result.structured
+    assert [
+        '{"note":"********** note"}',
+        "the ********** one",
+        "nothing secret",
+    ] == [wire(block)["text"] for block in result.content]
