@@ -99,13 +99,15 @@ async def test_lists_and_tuples_are_one_array_at_any_depth(
     results = [
         await call("nested", value, receipts),
         await call("crated", Crate([tuple(r) for r in rows]), receipts),
+        # A dataclass holding lists where tuples are declared, and the reverse.
+        await call("crated", Crate(value), receipts),  # type: ignore[arg-type]
         await call("mapping", {"k": tuple(rows[0]) if rows else ()}, receipts),
     ]
 
     assert listed(value) == results[0]
-    assert {"rows": listed(rows)} == results[1]
-    assert {"k": listed(rows[0]) if rows else []} == results[2]
-    assert ["ok"] * 3 == [r.outcome for r in receipts]
+    assert {"rows": listed(rows)} == results[1] == results[2]
+    assert {"k": listed(rows[0]) if rows else []} == results[3]
+    assert ["ok"] * 4 == [r.outcome for r in receipts]
 
 
 async def test_a_tuple_inside_an_attrs_value_is_accepted() -> None:
@@ -120,6 +122,9 @@ async def test_a_tuple_inside_an_attrs_value_is_accepted() -> None:
         ("nested", ["ab"], "a list is not a list[list[str]]"),
         ("nested", (x for x in [["a"]]), "a generator is not a list[list[str]]"),
         ("mapping", {"k": "ab"}, "a dict is not a dict[str, list[str]]"),
+        ("crated", Crate([{"a"}]), "a Crate is not a "),  # type: ignore[list-item]
+        ("crated", Crate(["ab"]), "a Crate is not a "),  # type: ignore[list-item]
+        ("boxed", Box({"a"}), "a Box is not a "),  # type: ignore[arg-type]
     ],
 )
 async def test_what_changes_when_encoded_is_still_refused_by_the_reply_guard(

@@ -195,3 +195,36 @@ def test_a_joined_path_that_climbs_is_always_refused(a: str, b: str) -> None:
     for first, second in received:
         assert not climbs(first + second)
         assert "." not in (first, second)
+
+
+@pytest.mark.parametrize(
+    ("template", "value", "why"),
+    [
+        ("many://{+a}", "x/../y", "a '..' path segment"),
+        ("one://{a}", ".", "the path segment '.'"),
+        ("many://{+a}", "x\x00y", "a NUL character"),
+        ("one://{a}", "x/y", "a '/' or '\\' inside a single path segment"),
+        ("many://{+a}", "/etc/passwd", "a leading '/' or '\\'"),
+        ("many://{+a}", "C:x", "a drive letter"),
+        ("many://{+a}", "x\\y", "a '\\' (a Windows path separator)"),
+    ],
+)
+def test_each_escape_is_named_by_what_the_value_holds(
+    template: str, value: str, why: str
+) -> None:
+    """The reason a read is refused (-32602) names the variable and what it holds."""
+    assert ("a", why) == UriTemplate.parse(template, where="test").escape({"a": value})
+
+
+NAMES = st.from_regex(r"\A[A-Za-z][A-Za-z0-9_]{0,5}\Z")
+
+
+@given(names=st.lists(NAMES, min_size=2, max_size=2, unique=True))
+def test_values_join_whatever_the_variables_are_called(names: list[str]) -> None:
+    a, b = names
+    template = UriTemplate.parse(f"both://{{+{a}}}{{+{b}}}", where="test")
+
+    assert (f"{a}, {b}", "a '..' path segment once joined") == template.escape(
+        {a: "x/.", b: "./y"}
+    )
+    assert template.escape({a: "x/", b: "./y"}) is None
