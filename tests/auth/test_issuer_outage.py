@@ -21,6 +21,7 @@ from functools import partial
 from typing import Any
 
 import httpx
+import pytest
 import trio
 import trio.testing
 from joserfc import jwt
@@ -44,6 +45,8 @@ class Issuer:
         self.keys: list[RSAKey] = []
         self.hanging = False
         self.requests = 0
+        self.names_jwks = True
+        """Whether the metadata names ``jwks_uri``."""
 
     async def handle(self, stream: trio.SocketStream) -> None:
         async with stream:
@@ -63,8 +66,8 @@ class Issuer:
         documents: dict[str, Any] = {
             "/.well-known/oauth-authorization-server": {
                 "issuer": self.url,
-                "jwks_uri": f"{self.url}/jwks",
                 "introspection_endpoint": f"{self.url}/introspect",
+                **({"jwks_uri": f"{self.url}/jwks"} if self.names_jwks else {}),
             },
             "/jwks": {"keys": [k.as_dict() for k in self.keys]},
         }
@@ -113,8 +116,16 @@ def assert_challenged_in_time(result: object, took: float) -> None:
     assert took <= TIMEOUT
 
 
+def refresh_failures(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "trio_mcp.auth" and "refresh" in r.getMessage()
+    ]
+
+
 async def test_a_hanging_issuer_costs_a_request_one_timeout(
-    autojump_clock: trio.testing.MockClock,
+    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
 ) -> None:
     async with issuer_running(Issuer()) as issuer:
         issuer.hanging = True
@@ -126,6 +137,25 @@ async def test_a_hanging_issuer_costs_a_request_one_timeout(
     # Before: RFC 8414 discovery, OpenID discovery and the JWKS, a timeout each.
     assert took <= TIMEOUT
     assert issuer.requests >= 1
+    # The operator's line says why and what is kept.
+    assert [
+        "could not refresh the issuer's keys (no answer within 5 s); keeping the 0 held"
+    ] == refresh_failures(caplog)
+
+
+async def test_metadata_without_a_jwks_uri_is_said_in_the_log(
+    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with issuer_running(Issuer()) as issuer:
+        issuer.names_jwks = False
+        auth = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT)
+        refused, _ = await timed_admit(auth, token(new_key("k"), issuer.url))
+
+    assert isinstance(refused, Challenge)
+    assert [
+        "could not refresh the issuer's keys (the issuer's metadata names no "
+        "jwks_uri); keeping the 0 held"
+    ] == refresh_failures(caplog)
 
 
 async def test_many_requests_during_an_outage_each_wait_one_timeout_at_most(
@@ -205,6 +235,131 @@ async def test_a_closed_port_is_refused_at_once(
 
     assert isinstance(refused, Challenge)
     assert took < TIMEOUT
+
+
+def unnamed_token(key: RSAKey, issuer: str) -> str:
+    """A token whose header names no ``kid``."""
+    now = int(time.time())
+    body = {
+        "iss": issuer,
+        "aud": AUDIENCE,
+        "sub": "someone",
+        "iat": now,
+        "exp": now + 600,
+    }
+    return jwt.encode({"alg": "RS256"}, body, key)
+
+
+async def test_a_token_naming_no_key_is_checked_with_the_only_key(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Without a ``kid`` the issuer's one key is the key; of two, neither is."""
+    one, two = new_key("one"), new_key("two")
+    async with issuer_running(Issuer()) as issuer:
+        issuer.keys = [one]
+        single = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT)
+        alone, _ = await timed_admit(single, unnamed_token(one, issuer.url))
+        issuer.keys = [one, two]
+        double = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT)
+        either, _ = await timed_admit(double, unnamed_token(one, issuer.url))
+        named, _ = await timed_admit(double, token(two, issuer.url))
+
+    assert isinstance(alone, Admission)
+    assert isinstance(either, Challenge)
+    assert isinstance(named, Admission)
+
+
+async def test_a_key_the_issuer_adds_is_fetched_for_the_token_that_names_it(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Rotation by a new ``kid``: the one key held does not stand in for it."""
+    old, new = new_key("old"), new_key("new")
+    async with issuer_running(Issuer()) as issuer:
+        issuer.keys = [old]
+        auth = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT, jwks_min_interval=1)
+        before, _ = await timed_admit(auth, token(old, issuer.url))
+        issuer.keys = [old, new]
+        await trio.sleep(1)
+        after, took = await timed_admit(auth, token(new, issuer.url))
+        still, _ = await timed_admit(auth, token(old, issuer.url, sub="b"))
+
+    assert isinstance(before, Admission)
+    assert isinstance(after, Admission)
+    assert took <= TIMEOUT
+    assert isinstance(still, Admission)
+
+
+async def test_a_key_replaced_under_its_kid_is_fetched_once_the_keys_are_stale(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Rotation under the same ``kid``: past ``jwks_ttl`` a token of the new key
+    waits for the refresh its request started, then verifies."""
+    async with issuer_running(Issuer()) as issuer:
+        issuer.keys = [new_key("k")]
+        auth = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT, jwks_ttl=60)
+        first, _ = await timed_admit(auth, token(issuer.keys[0], issuer.url))
+        replaced = new_key("k")
+        issuer.keys = [replaced, new_key("other")]
+        await trio.sleep(61)
+        after, took = await timed_admit(auth, token(replaced, issuer.url, sub="b"))
+
+    assert isinstance(first, Admission)
+    assert isinstance(after, Admission)
+    assert took <= TIMEOUT
+
+
+async def test_fresh_keys_are_not_fetched_again_whatever_the_token(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Within ``jwks_ttl`` (its last instant included) neither a good token nor
+    a forged one (another key under a held ``kid``) costs the issuer a request;
+    the first request past it fetches the keys once."""
+    key = new_key("k")
+    forger = new_key("k")
+    async with issuer_running(Issuer()) as issuer:
+        issuer.keys = [key]
+        auth = BearerAuth(
+            issuer.url, AUDIENCE, timeout=TIMEOUT, jwks_ttl=60, jwks_min_interval=1
+        )
+        await trio.sleep(40)  # the keys are fetched at a time other than zero
+        assert isinstance(
+            (await timed_admit(auth, token(key, issuer.url)))[0], Admission
+        )
+        fetched = issuer.requests
+        outcomes = []
+        for wait in (10, 50):  # 10 s after the fetch, then exactly jwks_ttl after
+            await trio.sleep(wait)
+            outcomes.append((await timed_admit(auth, token(key, issuer.url)))[0])
+            outcomes.append((await timed_admit(auth, token(forger, issuer.url)))[0])
+            await trio.testing.wait_all_tasks_blocked()
+            assert fetched == issuer.requests
+        await trio.sleep(1)
+        stale, _ = await timed_admit(auth, token(key, issuer.url, sub="b"))
+        await trio.testing.wait_all_tasks_blocked()
+
+    assert [Admission, Challenge] * 2 == [type(o) for o in outcomes]
+    assert isinstance(stale, Admission)
+    assert fetched + 1 == issuer.requests
+
+
+async def test_unknown_kids_refetch_once_per_min_interval(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A token naming a ``kid`` not held fetches the keys, at most once per
+    ``jwks_min_interval``: again at exactly that interval, not before."""
+    async with issuer_running(Issuer()) as issuer:
+        issuer.keys = [new_key("k")]
+        auth = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT, jwks_min_interval=5)
+        fetches = []
+        for wait in (0, 4, 1):  # at 0, at 4 (too soon), at 5
+            await trio.sleep(wait)
+            before = issuer.requests
+            refused, _ = await timed_admit(auth, token(new_key("forged"), issuer.url))
+            assert isinstance(refused, Challenge)
+            await trio.testing.wait_all_tasks_blocked()
+            fetches.append(issuer.requests - before)
+
+    assert [2, 0, 1] == fetches  # discovery and the JWKS; nothing; the JWKS
 
 
 @tool
