@@ -12,7 +12,7 @@ import urllib.parse
 
 import pytest
 import trio
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from support import wire
 
@@ -219,6 +219,7 @@ def test_each_escape_is_named_by_what_the_value_holds(
 NAMES = st.from_regex(r"\A[A-Za-z][A-Za-z0-9_]{0,5}\Z")
 
 
+@example(names=["Xa", "Xb"])
 @given(names=st.lists(NAMES, min_size=2, max_size=2, unique=True))
 def test_values_join_whatever_the_variables_are_called(names: list[str]) -> None:
     a, b = names

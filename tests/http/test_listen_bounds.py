@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 import trio
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from support import port_of, serving, subprocess_env
 from support.host_auth import user_from_header
@@ -188,6 +188,9 @@ def test_the_total_keeps_to_half_the_descriptor_limit() -> None:
     assert "3 listen streams are open" in (bounds.refusal("c9") or "")
 
 
+@example(soft=0)
+@example(soft=1)
+@example(soft=3)
 @given(soft=st.integers(0, 4096))
 def test_the_budget_is_half_the_soft_descriptor_limit(soft: int) -> None:
     """Half of any soft ``RLIMIT_NOFILE`` (at least one stream); none for 0.
