@@ -47,6 +47,8 @@ class Issuer:
         self.requests = 0
         self.names_jwks = True
         """Whether the metadata names ``jwks_uri``."""
+        self.delay = 0.0
+        """Seconds (of the mock clock) before each answer."""
 
     async def handle(self, stream: trio.SocketStream) -> None:
         async with stream:
@@ -59,6 +61,7 @@ class Issuer:
             self.requests += 1
             if self.hanging:
                 await trio.sleep_forever()
+            await trio.sleep(self.delay)
             path = head.split(b" ", 2)[1].decode()
             await stream.send_all(self.answer(path))
 
@@ -253,8 +256,10 @@ def unnamed_token(key: RSAKey, issuer: str) -> str:
 async def test_a_token_naming_no_key_is_checked_with_the_only_key(
     autojump_clock: trio.testing.MockClock,
 ) -> None:
-    """Without a ``kid`` the issuer's one key is the key; of two, neither is."""
+    """Without a ``kid`` the issuer's one key is the key; of two, neither is,
+    not even one published without a ``kid`` itself."""
     one, two = new_key("one"), new_key("two")
+    nameless = RSAKey.generate_key(2048, parameters={"alg": "RS256", "use": "sig"})
     async with issuer_running(Issuer()) as issuer:
         issuer.keys = [one]
         single = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT)
@@ -263,10 +268,44 @@ async def test_a_token_naming_no_key_is_checked_with_the_only_key(
         double = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT)
         either, _ = await timed_admit(double, unnamed_token(one, issuer.url))
         named, _ = await timed_admit(double, token(two, issuer.url))
+        issuer.keys = [nameless, two]
+        mixed = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT)
+        unmatched, _ = await timed_admit(mixed, unnamed_token(nameless, issuer.url))
 
+    assert "kid" not in nameless.as_dict()
     assert isinstance(alone, Admission)
     assert isinstance(either, Challenge)
     assert isinstance(named, Admission)
+    assert isinstance(unmatched, Challenge)
+
+
+async def test_a_failed_signature_waits_for_the_refresh_another_request_started(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Keys fresh, but a refresh in flight (a token of a ``kid`` not held started
+    it): a token whose held key did not verify waits for it, and the issuer may
+    have replaced that key."""
+    old = new_key("k")
+    async with issuer_running(Issuer()) as issuer:
+        issuer.keys = [old]
+        auth = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT, jwks_min_interval=1)
+        first, _ = await timed_admit(auth, token(old, issuer.url))
+        replaced = new_key("k")
+        issuer.keys = [replaced, new_key("added")]
+        issuer.delay = 2
+        await trio.sleep(1)
+        results: list[object] = []
+
+        async def admit(value: str) -> None:
+            results.append((await timed_admit(auth, value))[0])
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(admit, token(issuer.keys[1], issuer.url))
+            await trio.testing.wait_all_tasks_blocked()  # its refresh waits 2 s
+            nursery.start_soon(admit, token(replaced, issuer.url, sub="b"))
+
+    assert isinstance(first, Admission)
+    assert [Admission, Admission] == [type(r) for r in results]
 
 
 async def test_a_key_the_issuer_adds_is_fetched_for_the_token_that_names_it(

@@ -220,24 +220,26 @@ async def test_a_round_answered_on_one_replica_is_refused_on_another(
 async def test_with_the_store_down_each_state_still_opens_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Redis unreachable: the claims are this process's, so a replay on the same
-    replica is still refused, and the log says why the store was not used."""
+    """Redis unreachable: the claims are this process's, one per state, so a
+    replay on the same replica is still refused while another state opens, and
+    the log says why the store was not used."""
     transfers.clear()
     down = server(store=RedisStore(NOWHERE, prefix="replay"))
     with caplog.at_level(logging.WARNING, "trio_mcp"):
         async with McpTestClient(down, client_capabilities=CAPS) as client:
-            state = await asked(client, 3)
+            state, other = await asked(client, 3), await asked(client, 4)
             first = await retry(client, state, 3)
             again = await retry(client, state, 3)
+            second = await retry(client, other, 4)
 
-    assert "moved 3" == first
+    assert ["moved 3", "moved 4"] == [first, second]
     assert isinstance(again, ProtocolError)
     assert ANSWERED == again.message
-    assert [3] == transfers
+    assert [3, 4] == transfers
     warnings = [
         r.getMessage() for r in caplog.records if "requestState:" in r.getMessage()
     ]
-    assert 2 == len(warnings)
+    assert 3 == len(warnings)
     for line in warnings:
         match = re.fullmatch(
             r"requestState: the store failed \((.+)\); claiming locally", line
