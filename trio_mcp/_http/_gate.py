@@ -94,8 +94,6 @@ class Gate:
         """The caller's token bucket, taken once the call has a place."""
         self.admitted = 0
         """Calls running or waiting for a slot now."""
-        self.busy = 0
-        """Calls answered "busy" so far."""
         # Made on first use: a CapacityLimiter needs a running Trio loop, and the
         # app may be built before one exists.
         self._limiter: trio.CapacityLimiter | None = None
@@ -112,7 +110,6 @@ class Gate:
         until its request is answered; or the answer that it has none."""
         limits = self.limits
         if self.admitted >= limits.max_concurrent + limits.max_waiting:
-            self.busy += 1
             return busy(
                 f"{limits.max_concurrent} calls are running and "
                 f"{limits.max_waiting} are waiting"
@@ -170,8 +167,6 @@ class RateLimiter:
     def __init__(self, limit: RateLimit, dispatcher: Dispatcher) -> None:
         self.rate_limit = limit
         self.dispatcher = dispatcher
-        self.limited = 0
-        """Calls answered "rate limited" so far."""
         self._fallback = MemoryStore()
         """The buckets used while the server's store cannot be reached."""
 
@@ -195,6 +190,5 @@ class RateLimiter:
             wait = self._fallback.take_now(key, limit)
         if wait <= 0:
             return None
-        self.limited += 1
         _metrics.count("rate_limited", call.method)
         return wait
