@@ -124,18 +124,21 @@ def test_importing_loads_no_web_stack(module: str) -> None:
     assert [] == _web_stack_after(f"import {module}\n")
 
 
+#: A script that declares one tool and builds a server, nothing more.
+BUILD_A_SERVER = (
+    "from trio_mcp import Server, tool\n"
+    "@tool\n"
+    "def ping() -> str:\n"
+    "    '''Answer.'''\n"
+    "    return 'pong'\n"
+    "Server('s', '1', tools=[ping])\n"
+)
+
+
 def test_building_a_server_loads_no_web_stack() -> None:
     """api.md: stdio and the test client work without the web stack."""
-    code = (
-        "from trio_mcp import Server, tool\n"
-        "@tool\n"
-        "def ping() -> str:\n"
-        "    '''Answer.'''\n"
-        "    return 'pong'\n"
-        "Server('s', '1', tools=[ping])\n"
-    )
 
-    assert [] == _web_stack_after(code)
+    assert [] == _web_stack_after(BUILD_A_SERVER)
 
 
 def test_importing_leaves_decoding_and_docstrings_to_their_first_use() -> None:
@@ -153,17 +156,9 @@ def test_oauth_code_comes_with_its_first_use() -> None:
     loaded when first read (trio_mcp's import time is a target of bench/run.sh), and
     is then the same public class as ever."""
     oauth = {"trio_mcp._http._oauth", "trio_mcp.auth"}
-    build = (
-        "from trio_mcp import Server, tool\n"
-        "@tool\n"
-        "def ping() -> str:\n"
-        "    '''Answer.'''\n"
-        "    return 'pong'\n"
-        "Server('s', '1', tools=[ping])\n"
-    )
     read = "from trio_mcp import ProtectedResource\n"
 
-    assert set() == oauth & set(_loaded_after(build, ("trio_mcp",)))
+    assert set() == oauth & set(_loaded_after(BUILD_A_SERVER, ("trio_mcp",)))
     assert {"trio_mcp._http._oauth"} == oauth & set(_loaded_after(read, ("trio_mcp",)))
     assert "trio_mcp" == trio_mcp.ProtectedResource.__module__
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):

@@ -27,7 +27,7 @@ import trio.testing
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 from oauth_provider import AUDIENCE, Provider, new_key
-from support import serving
+from support import logged, serving
 from support.mcp_http import headers_for, request_body
 
 from trio_mcp import Server, tool
@@ -94,7 +94,16 @@ async def issuer_running(issuer: Issuer) -> AsyncIterator[Issuer]:
         nursery.cancel_scope.cancel()
 
 
-def token(key: RSAKey, issuer: str, kid: str | None = None, **claims: Any) -> str:
+def token(
+    key: RSAKey,
+    issuer: str,
+    kid: str | None = None,
+    *,
+    named: bool = True,
+    **claims: Any,
+) -> str:
+    """A token of ``issuer`` signed by ``key``; its header names ``kid`` (the key's
+    own by default), or no key at all when not ``named``."""
     now = int(time.time())
     body = {
         "iss": issuer,
@@ -104,7 +113,8 @@ def token(key: RSAKey, issuer: str, kid: str | None = None, **claims: Any) -> st
         "exp": now + 600,
         **claims,
     }
-    return jwt.encode({"alg": "RS256", "kid": kid or key.kid}, body, key)
+    header = {"alg": "RS256", "kid": kid or key.kid} if named else {"alg": "RS256"}
+    return jwt.encode(header, body, key)
 
 
 async def timed_admit(auth: BearerAuth, value: str) -> tuple[object, float]:
@@ -120,44 +130,44 @@ def assert_challenged_in_time(result: object, took: float) -> None:
 
 
 def refresh_failures(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [
-        r.getMessage()
-        for r in caplog.records
-        if r.name == "trio_mcp.auth" and "refresh" in r.getMessage()
-    ]
+    return logged(caplog, "trio_mcp.auth", "refresh")
 
 
-async def test_a_hanging_issuer_costs_a_request_one_timeout(
-    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
-) -> None:
-    async with issuer_running(Issuer()) as issuer:
-        issuer.hanging = True
+async def first_admit(issuer: Issuer) -> tuple[object, float]:
+    """Serve ``issuer`` as it is set up; admit one token signed by a key it never
+    published, with a fresh ``BearerAuth``."""
+    async with issuer_running(issuer):
         auth = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT)
-        refused, took = await timed_admit(auth, token(new_key("k"), issuer.url))
+        return await timed_admit(auth, token(new_key("k"), issuer.url))
+
+
+@pytest.mark.parametrize(
+    ("fault", "why"),
+    [
+        ("hanging", "no answer within 5 s"),
+        ("names_no_jwks", "the issuer's metadata names no jwks_uri"),
+    ],
+)
+async def test_a_failed_refresh_costs_one_timeout_and_says_why(
+    autojump_clock: trio.testing.MockClock,
+    caplog: pytest.LogCaptureFixture,
+    fault: str,
+    why: str,
+) -> None:
+    """A hanging issuer, or one whose metadata names no JWKS: the token is refused
+    (401) within one timeout, and the operator's line says why and what is kept."""
+    issuer = Issuer()
+    issuer.hanging = fault == "hanging"
+    issuer.names_jwks = fault != "names_no_jwks"
+    refused, took = await first_admit(issuer)
 
     assert isinstance(refused, Challenge)
     assert 401 == refused.status
     # Before: RFC 8414 discovery, OpenID discovery and the JWKS, a timeout each.
     assert took <= TIMEOUT
     assert issuer.requests >= 1
-    # The operator's line says why and what is kept.
     assert [
-        "could not refresh the issuer's keys (no answer within 5 s); keeping the 0 held"
-    ] == refresh_failures(caplog)
-
-
-async def test_metadata_without_a_jwks_uri_is_said_in_the_log(
-    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
-) -> None:
-    async with issuer_running(Issuer()) as issuer:
-        issuer.names_jwks = False
-        auth = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT)
-        refused, _ = await timed_admit(auth, token(new_key("k"), issuer.url))
-
-    assert isinstance(refused, Challenge)
-    assert [
-        "could not refresh the issuer's keys (the issuer's metadata names no "
-        "jwks_uri); keeping the 0 held"
+        f"could not refresh the issuer's keys ({why}); keeping the 0 held"
     ] == refresh_failures(caplog)
 
 
@@ -242,15 +252,7 @@ async def test_a_closed_port_is_refused_at_once(
 
 def unnamed_token(key: RSAKey, issuer: str) -> str:
     """A token whose header names no ``kid``."""
-    now = int(time.time())
-    body = {
-        "iss": issuer,
-        "aud": AUDIENCE,
-        "sub": "someone",
-        "iat": now,
-        "exp": now + 600,
-    }
-    return jwt.encode({"alg": "RS256"}, body, key)
+    return token(key, issuer, named=False)
 
 
 async def test_a_token_naming_no_key_is_checked_with_the_only_key(

@@ -16,23 +16,32 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from support import wire
 
-from trio_mcp import Receipt, Server, resource
+from trio_mcp import FunctionResource, Receipt, Server, resource
 from trio_mcp._declare import UriTemplate
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 received: list[tuple[str, str]] = []
 
 
-@resource(uri="pair://{a}{b}")
-def pair(a: str, b: str) -> str:
-    """Two segments' halves, joined.
+def joined(name: str, uri: str) -> FunctionResource[[str, str], str]:
+    """A resource whose two variables ``uri`` writes next to each other."""
 
-    Args:
-        a: The first half.
-        b: The second half.
-    """
-    received.append((a, b))
-    return a + b
+    @resource(uri=uri, name=name)
+    def join(a: str, b: str) -> str:
+        """Two halves, joined.
+
+        Args:
+            a: The first half.
+            b: The second half.
+        """
+        received.append((a, b))
+        return a + b
+
+    return join
+
+
+pair = joined("pair", "pair://{a}{b}")
+both = joined("both", "both://{+a}{+b}")
 
 
 @resource(uri="dotted://{+a}.{b}/end")
@@ -56,18 +65,6 @@ def one(a: str) -> str:
     """
     received.append((a, ""))
     return a
-
-
-@resource(uri="both://{+a}{+b}")
-def both(a: str, b: str) -> str:
-    """Two paths, joined.
-
-    Args:
-        a: The first path.
-        b: The second path.
-    """
-    received.append((a, b))
-    return a + b
 
 
 async def read(uri: str, receipts: list[Receipt] | None = None) -> object:

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from support import serving
+from support import logged, serving
 from support.asgi import asgi_exchange, http_scope
 from support.mcp_http import call_tool, headers_for, request_body
 
@@ -114,12 +114,18 @@ async def test_a_call_refused_by_its_rate_limit_gives_its_place_back() -> None:
     assert 200 == other
 
 
-def store_failures(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [
-        r.getMessage()
-        for r in caplog.records
-        if r.name == "trio_mcp.http" and "store failed" in r.getMessage()
-    ]
+async def two_callers(server: Server) -> tuple[list[int], int]:
+    """Three calls from one client address and one from another, under a limit of
+    two calls a minute: their statuses."""
+    async with (
+        serving(
+            server, rate_limit=RateLimit(2, 60), trusted_proxies=["127.0.0.1"]
+        ) as url,
+        httpx.AsyncClient(timeout=30) as client,
+    ):
+        one = [await ping_from(client, url, "192.0.2.1") for _ in range(3)]
+        two = await ping_from(client, url, "192.0.2.2")
+    return one, two
 
 
 async def test_a_store_that_answers_takes_the_tokens_without_a_warning(
@@ -127,16 +133,11 @@ async def test_a_store_that_answers_takes_the_tokens_without_a_warning(
 ) -> None:
     server, _, _ = held_server()
     with caplog.at_level(logging.WARNING, "trio_mcp.http"):
-        async with (
-            serving(
-                server, rate_limit=RateLimit(2, 60), trusted_proxies=["127.0.0.1"]
-            ) as url,
-            httpx.AsyncClient(timeout=30) as client,
-        ):
-            statuses = [await ping_from(client, url, "192.0.2.1") for _ in range(3)]
+        one, two = await two_callers(server)
 
-    assert [200, 200, 429] == statuses
-    assert [] == store_failures(caplog)
+    assert [200, 200, 429] == one
+    assert 200 == two
+    assert [] == logged(caplog, "trio_mcp.http", "store failed")
 
 
 async def test_a_store_that_cannot_be_reached_limits_in_this_process(
@@ -146,18 +147,11 @@ async def test_a_store_that_cannot_be_reached_limits_in_this_process(
     per caller), and each call's warning says why."""
     server, _, _ = held_server(store=RedisStore(NOWHERE))
     with caplog.at_level(logging.WARNING, "trio_mcp.http"):
-        async with (
-            serving(
-                server, rate_limit=RateLimit(2, 60), trusted_proxies=["127.0.0.1"]
-            ) as url,
-            httpx.AsyncClient(timeout=30) as client,
-        ):
-            one = [await ping_from(client, url, "192.0.2.1") for _ in range(3)]
-            two = await ping_from(client, url, "192.0.2.2")
+        one, two = await two_callers(server)
 
     assert [200, 200, 429] == one
     assert 200 == two
-    failures = store_failures(caplog)
+    failures = logged(caplog, "trio_mcp.http", "store failed")
     assert 4 == len(failures)
     for line in failures:
         match = re.fullmatch(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+import pytest
 import trio
 
 from trio_mcp import Server
@@ -94,6 +95,15 @@ def run_captured(
         timeout=timeout,
         check=False,
     )
+
+
+def logged(caplog: pytest.LogCaptureFixture, logger: str, containing: str) -> list[str]:
+    """The messages ``logger`` (exactly that name) logged that contain ``containing``."""
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == logger and containing in r.getMessage()
+    ]
 
 
 def port_of(url: str) -> int:
