@@ -44,6 +44,7 @@ from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Request
 from .._store import StoreUnavailable
 from ._hub import Stream
+from ._session import ACKNOWLEDGED, LIST_FLAGS
 from ._sessions import Record, owner_of
 
 if TYPE_CHECKING:
@@ -51,12 +52,6 @@ if TYPE_CHECKING:
 
 __all__ = ["serve_stream"]
 
-_ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
-_FLAGS: Final = {
-    "tools": "toolsListChanged",
-    "prompts": "promptsListChanged",
-    "resources": "resourcesListChanged",
-}
 _EVENT_TYPES: Final = frozenset({"text/event-stream", "*/*", "text/*"})
 
 
@@ -185,7 +180,7 @@ class _Stream:
         capabilities = http.edge.dispatcher.capabilities
         self.flags: JsonObject = {
             flag: True
-            for kind, flag in _FLAGS.items()
+            for kind, flag in LIST_FLAGS.items()
             if isinstance(advertised := capabilities.get(kind), dict)
             and advertised.get("listChanged") is True
         }
@@ -294,7 +289,7 @@ class _Stream:
         if listen is None:
             return  # replaced or ended
         method = note.get("method")
-        if method == _ACKNOWLEDGED:
+        if method == ACKNOWLEDGED:
             listen.acked.set()
             return
         params = note.get("params")

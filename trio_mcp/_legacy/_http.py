@@ -71,7 +71,7 @@ from ._rounds import (
     drive_round,
     next_params,
 )
-from ._session import REVISIONS, BadInitialize, Session, negotiate
+from ._session import REVISIONS, BadInitialize, Session, negotiate, subscription_uri
 from ._sessions import Record, TooManySubscriptions, owner_of
 from ._shapes import OutputSchemaOf, initialize_result
 from ._translate import (
@@ -332,25 +332,13 @@ class LegacyHttp:
     async def _subscribe(
         self, sid: str, record: Record, request: Request, send: Send
     ) -> None:
-        params = request.params
-        uri = params.get("uri") if isinstance(params, dict) else None
         resources = self.edge.dispatcher.capabilities.get("resources")
-        if not (isinstance(resources, dict) and resources.get("subscribe") is True):
-            await send_error(
-                send,
-                request.id,
-                wire.METHOD_NOT_FOUND,
-                f"{request.method} is not served: no resource of this server is "
-                "updatable (resources.subscribe is not advertised)",
-            )
-            return
-        if not isinstance(uri, str):
-            await send_error(
-                send,
-                request.id,
-                wire.INVALID_PARAMS,
-                f"{request.method} needs params.uri",
-            )
+        subscribable = (
+            isinstance(resources, dict) and resources.get("subscribe") is True
+        )
+        uri = subscription_uri(request, subscribable)
+        if isinstance(uri, Fault):
+            await send_error(send, request.id, uri.code, uri.message)
             return
         wanted = request.method == "resources/subscribe"
         try:

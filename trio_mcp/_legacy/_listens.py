@@ -13,27 +13,26 @@ again, so a repeat is harmless).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
 from .._json import JsonObject, JsonValue, encode_message
 from .._protocol import _wire as wire
-from .._protocol._jsonrpc import Notification, Request
-from ._session import MAX_SUBSCRIPTIONS, Session
+from .._protocol._jsonrpc import Fault, Notification, Request
+from ._session import (
+    ACKNOWLEDGED,
+    LIST_FLAGS,
+    MAX_SUBSCRIPTIONS,
+    Session,
+    subscription_uri,
+)
 
 if TYPE_CHECKING:
     from ._edge import _Edge
 
 __all__ = ["Listens"]
-
-_ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
-_FLAGS: Final = {
-    "tools": "toolsListChanged",
-    "prompts": "promptsListChanged",
-    "resources": "resourcesListChanged",
-}
 
 
 @attrs.define(eq=False)
@@ -58,7 +57,7 @@ class Listens:
 
     def start(self, capabilities: JsonObject) -> None:
         """The server's capabilities are known: list changes it advertises flow."""
-        for kind, flag in _FLAGS.items():
+        for kind, flag in LIST_FLAGS.items():
             advertised = capabilities.get(kind)
             if isinstance(advertised, dict) and advertised.get("listChanged") is True:
                 self.flags[flag] = True
@@ -128,20 +127,9 @@ class Listens:
     async def subscribe(self, request: Request, session: Session) -> None:
         """``resources/subscribe`` or ``resources/unsubscribe``."""
         edge = self.edge
-        params = request.params
-        uri = params.get("uri") if isinstance(params, dict) else None
-        if not self.subscribable:
-            await edge.fail(
-                request.id,
-                wire.METHOD_NOT_FOUND,
-                f"{request.method} is not served: no resource of this server is "
-                "updatable (resources.subscribe is not advertised)",
-            )
-            return
-        if not isinstance(uri, str):
-            await edge.fail(
-                request.id, wire.INVALID_PARAMS, f"{request.method} needs params.uri"
-            )
+        uri = subscription_uri(request, self.subscribable)
+        if isinstance(uri, Fault):
+            await edge.fail(request.id, uri.code, uri.message)
             return
         subscriptions = session.subscriptions
         if request.method == "resources/subscribe":
@@ -186,7 +174,7 @@ class Listens:
         if state is None:
             return None  # a listen being replaced or ended
         method = message.get("method")
-        if method == _ACKNOWLEDGED:
+        if method == ACKNOWLEDGED:
             state.acked.set()
             return None
         note: JsonObject = {"jsonrpc": wire.JSONRPC, "method": method}

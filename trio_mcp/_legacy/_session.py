@@ -19,14 +19,18 @@ import attrs
 
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
+from .._protocol._jsonrpc import Fault, Request
 
 __all__ = [
+    "ACKNOWLEDGED",
     "LATEST",
+    "LIST_FLAGS",
     "MAX_SUBSCRIPTIONS",
     "REVISIONS",
     "BadInitialize",
     "Session",
     "negotiate",
+    "subscription_uri",
 ]
 
 #: The handshake-era revisions served, newest first.
@@ -38,6 +42,34 @@ ALL_REVISIONS: Final = (wire.PROTOCOL_VERSION, *REVISIONS)
 #: Most resource URIs one session may subscribe to: beyond it ``resources/subscribe``
 #: is refused (-32602), so a client cannot grow the server's memory without bound.
 MAX_SUBSCRIPTIONS: Final = 1024
+
+#: The core's notification that a listen is open: the edge's own listen (stdio) and a
+#: session's ``GET`` stream (HTTP) wait for it before they report anything.
+ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
+#: Each list kind a session hears of, and its flag in a 2026-07-28 listen's
+#: ``notifications`` (``subscriptions/listen``).
+LIST_FLAGS: Final = {
+    "tools": "toolsListChanged",
+    "prompts": "promptsListChanged",
+    "resources": "resourcesListChanged",
+}
+
+
+def subscription_uri(request: Request, subscribable: bool) -> str | Fault:
+    """The ``params.uri`` of ``resources/subscribe`` or ``resources/unsubscribe``, or
+    the error to answer: -32601 when no resource of the server is updatable (the
+    server does not advertise ``resources.subscribe``), -32602 without a URI."""
+    if not subscribable:
+        return Fault(
+            wire.METHOD_NOT_FOUND,
+            f"{request.method} is not served: no resource of this server is "
+            "updatable (resources.subscribe is not advertised)",
+        )
+    params = request.params
+    uri = params.get("uri") if isinstance(params, dict) else None
+    if not isinstance(uri, str):
+        return Fault(wire.INVALID_PARAMS, f"{request.method} needs params.uri")
+    return uri
 
 
 class BadInitialize(Exception):
