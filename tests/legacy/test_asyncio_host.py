@@ -21,7 +21,7 @@ from mcp import Client
 from mcp import types as mcp_types
 from support.asgi import Recorder
 from support.legacy_http import check_recorded
-from test_python_client import elicit
+from support.sdk import elicit
 
 from trio_mcp.asyncio import mount
 

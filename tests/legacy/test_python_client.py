@@ -21,8 +21,8 @@ import pytest
 import trio
 from mcp import Client, StdioServerParameters
 from mcp import types as mcp_types
-from mcp.client.session import ClientRequestContext
 from support.legacy_schema import check_legacy
+from support.sdk import check_handshake_tour, handshake_tour
 
 #: The client warns on each handshake-era method (removed or deprecated by 2026-07-28):
 #: its opinion of the era this test exercises on purpose.
@@ -59,96 +59,10 @@ def transcript(tmp_path: Path, revision: str) -> list[dict[str, Any]]:
     return sent
 
 
-async def elicit(
-    context: ClientRequestContext, params: mcp_types.ElicitRequestParams
-) -> mcp_types.ElicitResult:
-    return mcp_types.ElicitResult(action="accept", content={"name": "Ada"})
-
-
-async def sample(
-    context: ClientRequestContext, params: mcp_types.CreateMessageRequestParams
-) -> mcp_types.CreateMessageResult:
-    return mcp_types.CreateMessageResult(
-        role="assistant",
-        content=mcp_types.TextContent(type="text", text="Paris"),
-        model="test-model",
-        stop_reason="endTurn",
-    )
-
-
-async def roots(context: ClientRequestContext) -> mcp_types.ListRootsResult:
-    return mcp_types.ListRootsResult(
-        roots=[mcp_types.Root.model_validate({"uri": "file:///work", "name": "work"})]
-    )
-
-
 async def test_the_python_client_in_handshake_mode(tmp_path: Path) -> None:
-    logs: list[tuple[str, Any]] = []
-    progressed: list[float] = []
-    notes: list[Any] = []
-    waiting = trio.Event()
+    seen = await handshake_tour(teed(tmp_path, "--legacy"), WAIT)
 
-    async def on_log(params: mcp_types.LoggingMessageNotificationParams) -> None:
-        logs.append((params.level, params.data))
-        if params.data == "waiting":
-            waiting.set()
-
-    async def on_message(message: Any) -> None:
-        notes.append(message)
-
-    async def on_progress(
-        progress: float, total: float | None, message: str | None
-    ) -> None:
-        progressed.append(progress)
-
-    with trio.fail_after(WAIT):
-        async with Client(
-            teed(tmp_path, "--legacy"),
-            mode="legacy",
-            elicitation_callback=elicit,
-            sampling_callback=sample,
-            list_roots_callback=roots,
-            logging_callback=on_log,
-            message_handler=on_message,
-        ) as client:
-            version = client.protocol_version
-            info = client.server_info
-            tools = await client.list_tools()
-            added = await client.call_tool("add", {"a": 2, "b": 3})
-            greeted = await client.call_tool("ask_name", {})
-            modelled = await client.call_tool("ask_model", {})
-            rooted = await client.call_tool("ask_roots", {})
-            both = await client.call_tool("ask_twice", {})
-            await client.set_logging_level("info")
-            slow = await client.call_tool(
-                "slow", {"steps": 3}, progress_callback=on_progress
-            )
-            read = await client.read_resource("note://alpha")
-            prompt = await client.get_prompt("greet", {"name": "Ada"})
-            await client.subscribe_resource("watch://counter")
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(client.call_tool, "forever", {})
-                await waiting.wait()
-                nursery.cancel_scope.cancel()
-            pong = await client.send_ping()
-            after = await client.call_tool("echo", {"text": "still here"})
-
-    assert "2025-11-25" == version
-    assert info is not None
-    assert "legacy-test" == info.name
-    assert "ask_name" in {t.name for t in tools.tools}
-    assert {"result": 5} == added.structured_content
-    assert "Hello, Ada!" == greeted.content[0].text  # type: ignore[union-attr]
-    assert "The model said: Paris" == modelled.content[0].text  # type: ignore[union-attr]
-    assert "file:///work" == rooted.content[0].text  # type: ignore[union-attr]
-    assert "Ada: Paris" == both.content[0].text  # type: ignore[union-attr]
-    assert "done after 3 steps" == slow.content[0].text  # type: ignore[union-attr]
-    assert [1, 2, 3] == progressed
-    assert [("info", f"step {i}") for i in (1, 2, 3)] == logs[:3]
-    assert "first note" == read.contents[0].text  # type: ignore[union-attr]
-    assert "Hello, Ada" == prompt.messages[0].content.text  # type: ignore[union-attr]
-    assert pong is not None
-    assert "still here" == after.content[0].text  # type: ignore[union-attr]
+    check_handshake_tour(seen)
     sent = transcript(tmp_path, "2025-11-25")
     assert "initialize" == sent[0]["method"]
     cancelled = [m for m in sent if m.get("method") == "notifications/cancelled"]
