@@ -19,29 +19,11 @@ from hypothesis import strategies as st
 from legacy_server import ALL_CAPS, make_server
 from support.legacy_asgi import AsgiLegacyClient
 from support.legacy_schema import REVISIONS
-from test_properties import json_values, params
+from test_properties import METHODS, json_values, params
 
 from trio_mcp import Limits
 from trio_mcp._legacy._sessions import MemorySessions
 
-METHODS = [
-    "tools/list",
-    "tools/call",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "prompts/list",
-    "prompts/get",
-    "completion/complete",
-    "ping",
-    "logging/setLevel",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "server/discover",
-    "initialize",
-    "tasks/get",
-    "no/such/method",
-]
 requests = st.lists(st.tuples(st.sampled_from(METHODS), params), max_size=6)
 SETTINGS = settings(
     max_examples=40,
