@@ -22,7 +22,7 @@ from trio_mcp.testing import check_message
 
 from .legacy_schema import check_legacy
 
-__all__ = ["LegacyError", "LegacyPeer", "WAIT"]
+__all__ = ["Answerer", "LegacyError", "LegacyPeer", "WAIT", "client_reply", "refuse"]
 
 WAIT = 10.0
 _SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
@@ -39,8 +39,20 @@ class LegacyError(Exception):
         super().__init__(f"{self.code}: {self.message}")
 
 
-async def _refuse(method: str, params: dict[str, Any]) -> dict[str, Any]:
+async def refuse(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The answerer of a client that declared no capability: -32601 to everything."""
     raise LegacyError({"code": -32601, "message": f"this client answers no {method}"})
+
+
+async def client_reply(answer: Answerer, request: dict[str, Any]) -> dict[str, Any]:
+    """The client's reply to the server's ``request``: what ``answer`` returns as the
+    result, or the error it raises (``LegacyError``)."""
+    try:
+        result = await answer(request["method"], request.get("params", {}))
+    except LegacyError as exc:
+        error = {"code": exc.code, "message": exc.message}
+        return {"jsonrpc": "2.0", "id": request["id"], "error": error}
+    return {"jsonrpc": "2.0", "id": request["id"], "result": result}
 
 
 class LegacyPeer:
@@ -52,7 +64,7 @@ class LegacyPeer:
         *,
         revision: str = "2025-11-25",
         capabilities: dict[str, Any] | None = None,
-        answer: Answerer = _refuse,
+        answer: Answerer = refuse,
         principal: object | None = None,
         allow: Any = (),
         limits: Limits | None = None,
@@ -138,19 +150,7 @@ class LegacyPeer:
             pending[1].set()
 
     async def _answer(self, request: dict[str, Any]) -> None:
-        try:
-            result = await self.answer(request["method"], request.get("params", {}))
-            reply: dict[str, Any] = {
-                "jsonrpc": "2.0",
-                "id": request["id"],
-                "result": result,
-            }
-        except LegacyError as exc:
-            error = {"code": exc.code, "message": exc.message}
-            reply = {"jsonrpc": "2.0", "id": request["id"], "error": error}
-        except trio.Cancelled:
-            raise
-        await self.send_raw(reply)
+        await self.send_raw(await client_reply(self.answer, request))
 
     # -- the client's messages ------------------------------------------------------
     async def send_raw(self, message: dict[str, Any] | str) -> None:

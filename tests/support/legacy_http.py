@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,18 +23,13 @@ import httpx
 import trio
 
 from .asgi import Recorder
-from .legacy import LegacyError
+from .legacy import Answerer, LegacyError, client_reply, refuse
 from .legacy_schema import check_legacy
 from .sse import SseStream, sse_frames
 
 __all__ = ["LegacyHttpPeer", "check_recorded", "session_headers", "session_stream"]
 
 WAIT = 10.0
-Answerer = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
-
-
-async def _refuse(method: str, params: dict[str, Any]) -> dict[str, Any]:
-    raise LegacyError({"code": -32601, "message": f"this client answers no {method}"})
 
 
 def session_headers(sid: str | None, revision: str = "2025-11-25") -> dict[str, str]:
@@ -59,7 +54,7 @@ class LegacyHttpPeer:
         *,
         revision: str = "2025-11-25",
         capabilities: dict[str, Any] | None = None,
-        answer: Answerer = _refuse,
+        answer: Answerer = refuse,
         headers: dict[str, str] | None = None,
         answer_url: str | None = None,
     ) -> None:
@@ -196,16 +191,7 @@ class LegacyHttpPeer:
             self._arrived = trio.Event()
 
     async def _answer(self, request: dict[str, Any]) -> None:
-        try:
-            result = await self.answer(request["method"], request.get("params", {}))
-            reply: dict[str, Any] = {
-                "jsonrpc": "2.0",
-                "id": request["id"],
-                "result": result,
-            }
-        except LegacyError as exc:
-            error = {"code": exc.code, "message": exc.message}
-            reply = {"jsonrpc": "2.0", "id": request["id"], "error": error}
+        reply = await client_reply(self.answer, request)
         with trio.fail_after(WAIT):
             posted = await self.client.post(
                 self.answer_url or self.url, json=reply, headers=self.headers()
