@@ -134,32 +134,46 @@ def _limit_fds(limit: tuple[int, int]) -> Callable[[], None]:
 
 
 # -- requests ---------------------------------------------------------------------------
-def call_bytes(peer: str, port: int, n: int, name: str, arguments: Any) -> bytes:
-    """A raw ``tools/call`` POST in the peer's revision."""
-    params: dict[str, Any] = {"name": name, "arguments": arguments}
+def request_bytes(
+    peer: str,
+    port: int,
+    n: int,
+    method: str,
+    params: dict[str, Any],
+    name: str | None = None,
+) -> bytes:
+    """A raw JSON-RPC POST in the peer's revision: trio_mcp's carries its ``_meta`` and
+    routing headers (``Mcp-Method``, ``Mcp-Name`` when ``name`` is given)."""
     headers = {
         "Host": f"127.0.0.1:{port}",
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
     }
     if peer == "trio_mcp":
-        params["_meta"] = {
-            "io.modelcontextprotocol/protocolVersion": REVISION,
-            "io.modelcontextprotocol/clientCapabilities": {},
+        params = {
+            **params,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": REVISION,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
         }
-        headers |= {
-            "MCP-Protocol-Version": REVISION,
-            "Mcp-Method": "tools/call",
-            "Mcp-Name": name,
-        }
+        headers |= {"MCP-Protocol-Version": REVISION, "Mcp-Method": method}
+        if name is not None:
+            headers["Mcp-Name"] = name
     else:
         headers["MCP-Protocol-Version"] = OLD_REVISION
     body = json.dumps(
-        {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}
+        {"jsonrpc": "2.0", "id": n, "method": method, "params": params}
     ).encode()
     headers["Content-Length"] = str(len(body))
     head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
     return f"POST /mcp HTTP/1.1\r\n{head}\r\n".encode() + body
+
+
+def call_bytes(peer: str, port: int, n: int, name: str, arguments: Any) -> bytes:
+    """A raw ``tools/call`` POST in the peer's revision."""
+    params = {"name": name, "arguments": arguments}
+    return request_bytes(peer, port, n, "tools/call", params, name)
 
 
 async def read_response(stream: trio.abc.ReceiveStream) -> tuple[int, bytes]:
@@ -534,28 +548,7 @@ def listen_bytes(peer: str, port: int, n: int) -> bytes:
             "Accept: text/event-stream\r\n"
             f"MCP-Protocol-Version: {OLD_REVISION}\r\n\r\n"
         ).encode()
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": n,
-            "method": "subscriptions/listen",
-            "params": {
-                "_meta": {
-                    "io.modelcontextprotocol/protocolVersion": REVISION,
-                    "io.modelcontextprotocol/clientCapabilities": {},
-                },
-                "notifications": {},
-            },
-        }
-    ).encode()
-    head = (
-        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-        "Content-Type: application/json\r\n"
-        "Accept: application/json, text/event-stream\r\n"
-        f"MCP-Protocol-Version: {REVISION}\r\nMcp-Method: subscriptions/listen\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
-    )
-    return head.encode() + body
+    return request_bytes(peer, port, n, "subscriptions/listen", {"notifications": {}})
 
 
 async def response_status(stream: trio.abc.ReceiveStream) -> int:
@@ -614,27 +607,7 @@ async def listen_flood(name: str) -> dict[str, Any]:
 
 def invented_bytes(peer: str, port: int, n: int) -> bytes:
     """A request with an invented method name, in the peer's revision."""
-    method = f"invented/{n:05d}"
-    params: dict[str, Any] = {}
-    headers = {
-        "Host": f"127.0.0.1:{port}",
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-    }
-    if peer == "trio_mcp":
-        params["_meta"] = {
-            "io.modelcontextprotocol/protocolVersion": REVISION,
-            "io.modelcontextprotocol/clientCapabilities": {},
-        }
-        headers |= {"MCP-Protocol-Version": REVISION, "Mcp-Method": method}
-    else:
-        headers["MCP-Protocol-Version"] = OLD_REVISION
-    body = json.dumps(
-        {"jsonrpc": "2.0", "id": n, "method": method, "params": params}
-    ).encode()
-    headers["Content-Length"] = str(len(body))
-    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-    return f"POST /mcp HTTP/1.1\r\n{head}\r\n".encode() + body
+    return request_bytes(peer, port, n, f"invented/{n:05d}", {})
 
 
 async def metrics_page(peer: Peer) -> tuple[int, int]:
