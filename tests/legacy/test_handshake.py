@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from legacy_server import make_server
 from support import META
-from support.legacy import LegacyError, LegacyPeer
+from support.legacy import LegacyError, LegacyPeer, initialize_params
 from support.legacy_schema import REVISIONS
 
 from trio_mcp.testing import McpTestClient, ProtocolError
@@ -131,11 +131,7 @@ async def test_without_the_option_initialize_names_the_supported_versions() -> N
         with pytest.raises(ProtocolError) as caught:
             await client.request(
                 "initialize",
-                {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "x", "version": "1"},
-                },
+                initialize_params(),
             )
         discovered = await client.discover()
 

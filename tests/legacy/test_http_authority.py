@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 from legacy_server import add, echo
 from support import serving
+from support.legacy import initialize_request
 from support.legacy_http import LegacyHttpPeer, session_headers
 from support.receipts import Sink
 
@@ -132,16 +133,7 @@ async def test_origin_host_and_authentication_guard_every_session_request(
         anonymous = await client.post(url, json=ping, headers=session_headers(peer.sid))
         unauthenticated = await client.post(
             url,
-            json={
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "x", "version": "1"},
-                },
-            },
+            json=initialize_request(),
             headers=session_headers(None),
         )
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from legacy_server import make_server
 from support import META, serving
-from support.legacy import LegacyError
+from support.legacy import LegacyError, initialize_request
 from support.legacy_http import LegacyHttpPeer, session_headers
 from support.legacy_schema import REVISIONS, check_legacy
 from support.mcp_http import rpc
@@ -140,18 +140,7 @@ async def test_the_wrong_turns_of_a_session_get_the_spec_s_status() -> None:
     async with serving(make_server()) as base, httpx.AsyncClient() as client:
         peer = LegacyHttpPeer(client, base + "/mcp")
         await peer.initialize()
-        again = await peer.post(
-            {
-                "jsonrpc": "2.0",
-                "id": 7,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "again", "version": "1"},
-                },
-            }
-        )
+        again = await peer.post(initialize_request(7, name="again"))
         bad_version = await peer.post(
             {"jsonrpc": "2.0", "id": 8, "method": "ping"},
             **{"mcp-protocol-version": "1999-01-01"},
@@ -241,16 +230,7 @@ async def test_without_legacy_nothing_changes() -> None:
         url = base + "/mcp"
         init = await client.post(
             url,
-            json={
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "x", "version": "1"},
-                },
-            },
+            json=initialize_request(),
             headers=session_headers(None),
         )
         with_session = await client.post(

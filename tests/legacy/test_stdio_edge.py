@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from support.legacy import initialize_request
 from support.legacy_schema import check_legacy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,16 +33,7 @@ def _lines(*messages: dict[str, object]) -> bytes:
     return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
 
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"elicitation": {}},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
+INITIALIZE = initialize_request(capabilities={"elicitation": {}}, name="t")
 
 
 _ENDED = {

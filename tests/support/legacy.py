@@ -22,7 +22,16 @@ from trio_mcp.testing import check_message
 
 from .legacy_schema import check_legacy
 
-__all__ = ["Answerer", "LegacyError", "LegacyPeer", "WAIT", "client_reply", "refuse"]
+__all__ = [
+    "Answerer",
+    "LegacyError",
+    "LegacyPeer",
+    "WAIT",
+    "client_reply",
+    "initialize_params",
+    "initialize_request",
+    "refuse",
+]
 
 WAIT = 10.0
 _SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
@@ -37,6 +46,31 @@ class LegacyError(Exception):
         self.message = error.get("message")
         self.data = error.get("data")
         super().__init__(f"{self.code}: {self.message}")
+
+
+def initialize_params(
+    revision: str = "2025-11-25",
+    capabilities: dict[str, Any] | None = None,
+    name: str = "x",
+    **params: Any,
+) -> dict[str, Any]:
+    """The params of a client's ``initialize``: its revision, capabilities and name."""
+    return {
+        "protocolVersion": revision,
+        "capabilities": capabilities or {},
+        "clientInfo": {"name": name, "version": "1"},
+        **params,
+    }
+
+
+def initialize_request(request_id: int = 1, **params: Any) -> dict[str, Any]:
+    """A client's ``initialize`` request (``initialize_params`` takes ``params``)."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": initialize_params(**params),
+    }
 
 
 async def refuse(method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -206,12 +240,7 @@ class LegacyPeer:
         requested = protocol_version or self.revision
         result = await self.request(
             "initialize",
-            {
-                "protocolVersion": requested,
-                "capabilities": self.capabilities,
-                "clientInfo": {"name": "legacy-peer", "version": "1.0"},
-                **params,
-            },
+            initialize_params(requested, self.capabilities, "legacy-peer", **params),
         )
         self.revision = result["protocolVersion"]
         await self.notify("notifications/initialized")

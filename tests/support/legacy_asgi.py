@@ -16,6 +16,7 @@ import attrs
 import trio
 
 from .asgi import http_scope
+from .legacy import initialize_request
 from .legacy_schema import check_legacy
 
 __all__ = ["AsgiLegacyClient", "Answered"]
@@ -134,16 +135,9 @@ class AsgiLegacyClient:
         return out
 
     async def initialize(self, revision: str, capabilities: dict[str, Any]) -> Answered:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": revision,
-                "capabilities": capabilities,
-                "clientInfo": {"name": "asgi-peer", "version": "1"},
-            },
-        }
+        body = initialize_request(
+            0, revision=revision, capabilities=capabilities, name="asgi-peer"
+        )
         headers = self.headers()
         headers.pop("mcp-session-id", None)
         answered = await self.send(

@@ -23,7 +23,7 @@ import httpx
 import trio
 
 from .asgi import Recorder
-from .legacy import Answerer, LegacyError, client_reply, refuse
+from .legacy import Answerer, LegacyError, client_reply, initialize_request, refuse
 from .legacy_schema import check_legacy
 from .sse import SseStream, sse_frames
 
@@ -98,17 +98,13 @@ class LegacyHttpPeer:
         self, protocol_version: str | None = None, **params: Any
     ) -> dict[str, Any]:
         """``initialize``, then ``notifications/initialized``; keeps the session id."""
-        body = {
-            "jsonrpc": "2.0",
-            "id": next(self._ids),
-            "method": "initialize",
-            "params": {
-                "protocolVersion": protocol_version or self.revision,
-                "capabilities": self.capabilities,
-                "clientInfo": {"name": "legacy-http-peer", "version": "1.0"},
-                **params,
-            },
-        }
+        body = initialize_request(
+            next(self._ids),
+            revision=protocol_version or self.revision,
+            capabilities=self.capabilities,
+            name="legacy-http-peer",
+            **params,
+        )
         with trio.fail_after(WAIT):
             response = await self.client.post(
                 self.url,
