@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 from .._authority import MASK
 from .._json import JsonObject, JsonValue, escaped
@@ -36,6 +37,7 @@ from .._protocol import _wire as wire
 __all__ = [
     "Mask",
     "MaskingFailed",
+    "PerSchema",
     "mask_block",
     "mask_blocks",
     "mask_completion",
@@ -284,7 +286,7 @@ def mask_structured(value: JsonValue, schema: JsonValue, mask: Mask) -> JsonValu
     it stands is kept: it is the catalog's public vocabulary, not the handler's
     secret, and masking it would break the schema for nothing.
     """
-    plan = _plan(schema)
+    plan = _PLANS.get(schema)
     return _walk(value, plan.node(schema), plan, mask)
 
 
@@ -405,17 +407,36 @@ class _Plan:
         return node.tail
 
 
-#: Each output schema's plan, by identity (kept with it, so the id is not reused).
-_PLANS: dict[int, tuple[JsonValue, _Plan]] = {}
+S = TypeVar("S", bound=JsonValue)
+T = TypeVar("T")
 
 
-def _plan(schema: JsonValue) -> _Plan:
-    kept = _PLANS.get(id(schema))
-    if kept is None or kept[0] is not schema:
-        if len(_PLANS) > 1024:
-            _PLANS.clear()
-        kept = _PLANS[id(schema)] = (schema, _Plan(schema))
-    return kept[1]
+class PerSchema(Generic[S, T]):
+    """What ``make`` builds from an output schema, built once per schema object.
+
+    Kept by identity with the schema itself, so an id is not reused while its entry
+    lives; past ``MOST_SCHEMAS`` entries the cache starts over (a catalog that keeps
+    replacing its tools cannot grow it).
+    """
+
+    def __init__(self, make: Callable[[S], T]) -> None:
+        self._make = make
+        self._kept: dict[int, tuple[S, T]] = {}
+
+    def get(self, schema: S) -> T:
+        kept = self._kept.get(id(schema))
+        if kept is None or kept[0] is not schema:
+            if len(self._kept) > MOST_SCHEMAS:
+                self._kept.clear()
+            kept = self._kept[id(schema)] = (schema, self._make(schema))
+        return kept[1]
+
+
+#: Schemas a ``PerSchema`` keeps before it starts over.
+MOST_SCHEMAS = 1024
+
+#: Each output schema's plan.
+_PLANS: PerSchema[JsonValue, _Plan] = PerSchema(_Plan)
 
 
 def _resolve(schema: JsonValue, root: JsonObject) -> JsonValue:

@@ -43,6 +43,7 @@ from ._call import AnyReply, Call, Ending, ReceiptKind
 from ._mask import (
     Mask,
     MaskingFailed,
+    PerSchema,
     mask_block,
     mask_blocks,
     mask_contents,
@@ -61,7 +62,6 @@ __all__ = [
     "ToolTarget",
     "error_ending",
     "error_result",
-    "output_check",
     "prompt_arguments",
     "text_arguments",
 ]
@@ -343,18 +343,12 @@ def _shown(
 #: A masked value's check, per output schema: the problems it has, by place and
 #: keyword (never quoting the value), or none.
 MaskedCheck = Callable[[JsonValue], list[str]]
-_MASKED_CHECKS: dict[int, tuple[JsonObject, MaskedCheck]] = {}
 
 
 def masked_check(schema: JsonObject) -> MaskedCheck:
     """The check of a masked structured value against ``schema``, formats
     asserted (``asserting_formats``); made once per schema and kept."""
-    kept = _MASKED_CHECKS.get(id(schema))
-    if kept is None or kept[0] is not schema:
-        if len(_MASKED_CHECKS) > 1024:
-            _MASKED_CHECKS.clear()
-        kept = _MASKED_CHECKS[id(schema)] = (schema, _masked_check(schema))
-    return kept[1]
+    return _MASKED_CHECKS.get(schema)
 
 
 def _masked_check(schema: JsonObject) -> MaskedCheck:
@@ -379,19 +373,7 @@ def _masked_check(schema: JsonObject) -> MaskedCheck:
     return check
 
 
-_OUTPUT_CHECKS: dict[int, tuple[JsonObject, OutputCheck]] = {}
-
-
-def output_check(schema: JsonObject, where: str) -> OutputCheck:
-    """A ``jsonschema`` check of ``schema``, made once per schema and kept."""
-    from ._catalog import schema_check
-
-    kept = _OUTPUT_CHECKS.get(id(schema))
-    if kept is None or kept[0] is not schema:
-        if len(_OUTPUT_CHECKS) > 1024:
-            _OUTPUT_CHECKS.clear()
-        kept = _OUTPUT_CHECKS[id(schema)] = (schema, schema_check(schema, where))
-    return kept[1]
+_MASKED_CHECKS: PerSchema[JsonObject, MaskedCheck] = PerSchema(_masked_check)
 
 
 def text_arguments(call: Call) -> dict[str, str]:
