@@ -9,6 +9,7 @@ socket that accepts and never answers.
 
 from __future__ import annotations
 
+import base64
 import http.server
 import json
 import logging
@@ -427,6 +428,74 @@ async def test_an_introspected_date_no_float_can_hold_is_a_401(exp: str) -> None
     finally:
         issuer.shutdown()
         issuer.server_close()
+
+
+# -- what an introspection answer must say --------------------------------------------------
+class _Introspected(_Answers):
+    """An issuer whose introspection endpoint answers what the token spells: the
+    token is an answer in base64url JSON (``ISSUER`` stands for the issuer's URL)."""
+
+    def do_POST(self) -> None:
+        form = self.rfile.read(int(self.headers["content-length"])).decode()
+        token = dict(p.split("=", 1) for p in form.split("&"))["token"]
+        answer = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+        self._send(answer.replace("ISSUER", f"http://{self.headers['host']}").encode())
+
+
+LEEWAY = 30.0
+
+
+@pytest.mark.parametrize(
+    ("changes", "admitted"),
+    [
+        ({}, True),
+        ({"exp": None}, True),  # no exp: the issuer's "active" is the word
+        ({"iss": None}, True),
+        ({"exp": LEEWAY / 2}, True),
+        ({"exp": -LEEWAY / 2}, True),  # expired, within the leeway
+        ({"exp": -2 * LEEWAY}, False),
+        ({"exp": "soon"}, False),
+        ({"active": False}, False),
+        ({"active": "true"}, False),
+        ({"active": None}, False),
+        ({"aud": "https://another.example/mcp"}, False),
+        ({"aud": None}, False),
+        ({"iss": "https://another.example"}, False),
+    ],
+)
+async def test_an_introspection_answer_admits_only_an_active_token_for_us(
+    changes: dict[str, Any], admitted: bool
+) -> None:
+    """``active`` must be ``true``, ``aud`` this resource, ``iss`` (when given) the
+    issuer, and ``exp`` (when given) a date not past, give or take the leeway."""
+    now = time.time()
+    answer: dict[str, Any] = {
+        "active": True, "aud": AUDIENCE, "iss": "ISSUER", "sub": "someone",
+        "scope": "x", "exp": 600,
+    }  # fmt: skip
+    answer.update(changes)
+    answer = {k: v for k, v in answer.items() if v is not None}
+    if isinstance(answer.get("exp"), float | int):
+        answer["exp"] = now + answer["exp"]
+    token = base64.urlsafe_b64encode(json.dumps(answer).encode()).decode().rstrip("=")
+    issuer = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Introspected)
+    thread = threading.Thread(target=issuer.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{issuer.server_address[1]}"
+        auth = BearerAuth(
+            url, AUDIENCE, introspection=Introspection("rs", "secret"), leeway=LEEWAY
+        )
+
+        result = await auth.admit(f"Bearer {token}")
+    finally:
+        issuer.shutdown()
+        issuer.server_close()
+
+    if admitted:
+        assert isinstance(result, Admission)
+    else:
+        assert (401, "invalid_token") == (result.status, result.error)  # type: ignore[union-attr]
 
 
 # -- what the bearer check does not cover (docs/guides/oauth.md) ------------------------------
