@@ -443,6 +443,8 @@ class _Introspected(_Answers):
 
 
 LEEWAY = 30.0
+_NOT_OURS = "the token is not meant for this resource (aud)"
+_OTHER_ISSUER = "the token was issued by another authorization server"
 
 
 @pytest.mark.parametrize(
@@ -453,21 +455,22 @@ LEEWAY = 30.0
         ({"iss": None}, True),
         ({"exp": LEEWAY / 2}, True),
         ({"exp": -LEEWAY / 2}, True),  # expired, within the leeway
-        ({"exp": -2 * LEEWAY}, False),
-        ({"exp": "soon"}, False),
-        ({"active": False}, False),
-        ({"active": "true"}, False),
-        ({"active": None}, False),
-        ({"aud": "https://another.example/mcp"}, False),
-        ({"aud": None}, False),
-        ({"iss": "https://another.example"}, False),
+        ({"exp": -2 * LEEWAY}, "the token has expired"),
+        ({"exp": "soon"}, "the token has expired"),
+        ({"active": False}, "the token is not active"),
+        ({"active": "true"}, "the token is not active"),
+        ({"active": None}, "the token is not active"),
+        ({"aud": "https://another.example/mcp"}, _NOT_OURS),
+        ({"aud": None}, _NOT_OURS),
+        ({"iss": "https://another.example"}, _OTHER_ISSUER),
     ],
 )
 async def test_an_introspection_answer_admits_only_an_active_token_for_us(
-    changes: dict[str, Any], admitted: bool
+    changes: dict[str, Any], admitted: bool | str
 ) -> None:
     """``active`` must be ``true``, ``aud`` this resource, ``iss`` (when given) the
-    issuer, and ``exp`` (when given) a date not past, give or take the leeway."""
+    issuer, and ``exp`` (when given) a date not past, give or take the leeway; a
+    refusal's ``error_description`` says which (``admitted`` is then that text)."""
     now = time.time()
     answer: dict[str, Any] = {
         "active": True, "aud": AUDIENCE, "iss": "ISSUER", "sub": "someone",
@@ -492,10 +495,14 @@ async def test_an_introspection_answer_admits_only_an_active_token_for_us(
         issuer.shutdown()
         issuer.server_close()
 
-    if admitted:
+    if admitted is True:
         assert isinstance(result, Admission)
     else:
-        assert (401, "invalid_token") == (result.status, result.error)  # type: ignore[union-attr]
+        assert (401, "invalid_token", admitted) == (
+            result.status,  # type: ignore[union-attr]
+            result.error,  # type: ignore[union-attr]
+            result.description,  # type: ignore[union-attr]
+        )
 
 
 # -- what the bearer check does not cover (docs/guides/oauth.md) ------------------------------
