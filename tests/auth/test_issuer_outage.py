@@ -24,7 +24,7 @@ import httpx
 import pytest
 import trio
 import trio.testing
-from joserfc import jwt
+from joserfc import jws, jwt
 from joserfc.jwk import RSAKey
 from oauth_provider import AUDIENCE, Provider, new_key
 from support import logged, serving
@@ -459,3 +459,25 @@ async def test_the_real_issuers_port_hanging_stops_no_token_of_a_held_key(
 
     assert [200, 200, 200] == statuses
     assert hang.requests >= 1  # a refresh was tried, and hung
+
+
+async def test_a_header_member_joserfc_does_not_know_is_accepted(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """Issuers add their own header members (``typ``, vendor hints): the token is
+    judged by its signature and claims, not refused for them."""
+    key = new_key("k")
+    async with issuer_running(Issuer()) as issuer:
+        issuer.keys = [key]
+        auth = BearerAuth(issuer.url, AUDIENCE, timeout=TIMEOUT)
+        now = int(time.time())
+        claims = {
+            "iss": issuer.url, "aud": AUDIENCE, "sub": "someone",
+            "iat": now, "exp": now + 600,
+        }  # fmt: skip
+        header = {"alg": "RS256", "kid": key.kid, "typ": "at+jwt", "x-tenant": "7"}
+        lax = jws.JWSRegistry(strict_check_header=False)  # to write it at all
+        signed = jwt.encode(header, claims, key, registry=lax)
+        admitted, _ = await timed_admit(auth, signed)
+
+    assert isinstance(admitted, Admission)
