@@ -3,13 +3,17 @@
 Built once and threaded whole through ``serve_stdio``, ``serve_websocket``,
 ``mount``, ``serve_http``, ``serve_messages`` and ``McpTestClient``; the transports
 read nothing else. The fields set most often can also be given to those methods as
-keywords of their own (``LimitFields``: ``serve_stdio(max_concurrent=4)``), which
-are spellings of the same value (``Limits.of``), not a second way in. Each default
-is documented in docs/limits.md.
+keywords of their own (``LimitFields``: ``serve_websocket(max_concurrent=4)``), which
+are spellings of the same value (``Limits.of``), not a second way in. On the serve
+methods they are deprecated (a ``DeprecationWarning``), except the three that
+``serve_stdio`` names (``max_message_bytes``, ``max_depth``, ``max_concurrent``). Each
+default is documented in docs/limits.md.
 """
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Collection
 from typing import TypedDict
 
 import attrs
@@ -24,7 +28,7 @@ from ._units import (
     seconds,
 )
 
-__all__ = ["LimitFields", "Limits"]
+__all__ = ["LimitFields", "Limits", "StdioFields"]
 
 
 _at_least_one = checks.at_least(1)
@@ -143,9 +147,20 @@ class Limits:
     )
 
     @classmethod
-    def of(cls, limits: Limits | None, fields: LimitFields | None = None) -> Limits:
+    def of(
+        cls,
+        limits: Limits | None,
+        fields: LimitFields | None = None,
+        *,
+        deprecated_in: str | None = None,
+        kept: Collection[str] = (),
+    ) -> Limits:
         """``limits`` (the defaults when None) with the fields given as keywords of
-        their own (``LimitFields``) applied on top."""
+        their own (``LimitFields``) applied on top.
+
+        ``deprecated_in`` names the serve method whose keywords these are: a field
+        given there but not in ``kept`` is a deprecated spelling (a warning).
+        """
         base = limits if limits is not None else cls()
         if not fields:
             return base
@@ -155,10 +170,27 @@ class Limits:
                 f"unexpected limit keyword(s) {', '.join(sorted(unknown))}; give "
                 "every other bound in limits=Limits(...)"
             )
+        deprecated = sorted(set(fields) - set(kept))
+        if deprecated_in is not None and deprecated:
+            spelled = ", ".join(f"{name}=..." for name in deprecated)
+            warnings.warn(
+                f"{deprecated_in}({spelled}) is deprecated: give "
+                f"limits=Limits({spelled})",
+                DeprecationWarning,
+                stacklevel=4,
+            )
         return attrs.evolve(base, **fields)
 
 
-class LimitFields(TypedDict, total=False):
+class StdioFields(TypedDict, total=False):
+    """The ``LimitFields`` that ``serve_stdio`` does not name: deprecated there."""
+
+    max_waiting: int
+    keepalive_interval: Seconds
+    grace_period: Seconds
+
+
+class LimitFields(StdioFields, total=False):
     """The ``Limits`` fields the serve methods, ``mount`` and ``McpTestClient`` also
     take as keywords of their own (``serve_stdio(max_concurrent=4)``): spellings of
     ``limits=Limits(max_concurrent=4)``, applied on top of ``limits=`` when both are
@@ -167,6 +199,3 @@ class LimitFields(TypedDict, total=False):
     max_message_bytes: int
     max_depth: int
     max_concurrent: int
-    max_waiting: int
-    keepalive_interval: Seconds
-    grace_period: Seconds

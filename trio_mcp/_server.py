@@ -14,20 +14,20 @@ from collections.abc import (
     Sequence,
 )
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Unpack, cast
+from typing import TYPE_CHECKING, cast
 
 import trio
 
 from ._authority import ReceiptSink
 from ._changes import Broadcast, Change
 from ._checks import as_tuple, invalid
-from ._declare import Prompt, Resource, Tool, View
+from ._declare import Icon, Prompt, Resource, ServerInfo, Tool, View
 from ._dispatch import Catalog, Dispatcher, Middleware
 from ._errors import InvalidArgument, McpError
 from ._json import JsonValue
 from ._protocol._state import StateSealer
 from ._protocol._wire import SUPPORTED_VERSIONS
-from ._server_options import ServerOptions, settle
+from ._server_options import settle
 from ._serving import Serving
 from ._skills import Skill, SkillSet
 from ._store import Store
@@ -108,11 +108,16 @@ class Server(Serving):
             ones (docs/guides/hosts.md). Off by default: ``initialize`` is then
             answered with the error naming the supported version. Also settable
             as the ``legacy`` attribute before serving.
-        **options: The ``ServerOptions``: ``info=ServerInfo(title=...,
-            website_url=..., icons=...)`` (``title=``, ``website_url=`` and
-            ``icons=`` are spellings of it), ``broadcast=`` (by default the
-            store's) and ``dynamic=True`` (``replace()`` may change the catalog
-            while serving), described once there.
+        info: What ``serverInfo`` says besides the name and version:
+            ``ServerInfo(title=..., website_url=..., icons=...)``.
+        broadcast: Where resource updates and catalog changes are published: by
+            default the store's (``RedisStore(url)`` brings a ``RedisBroadcast``),
+            else a ``Broadcast()`` reaching this process's listen streams.
+        dynamic: Let ``replace()`` change the catalog while serving (then
+            ``listChanged: true`` is advertised for every kind).
+        title: Deprecated spelling of ``info=ServerInfo(title=...)``.
+        website_url: Deprecated spelling of ``info=ServerInfo(website_url=...)``.
+        icons: Deprecated spelling of ``info=ServerInfo(icons=...)``.
 
     Raises:
         McpError.InvalidArgument: if a state key is shorter than 32 bytes, ``name``,
@@ -138,11 +143,23 @@ class Server(Serving):
         skills: Sequence[Skill] = (),
         middleware: Iterable[Middleware] = (),
         legacy: bool = False,
-        **options: Unpack[ServerOptions],
+        info: ServerInfo | None = None,
+        broadcast: Broadcast | None = None,
+        dynamic: bool = False,
+        title: str | None = None,
+        website_url: str | None = None,
+        icons: Iterable[Icon] | None = None,
     ) -> None:
         _check_strings(name, version, instructions)
         steps = _check_middleware(middleware)
-        settled = settle(options, store)
+        spelled = {"title": title, "website_url": website_url, "icons": icons}
+        settled = settle(
+            info=info,
+            spelled={k: v for k, v in spelled.items() if v is not None},
+            broadcast=broadcast,
+            dynamic=dynamic,
+            store=store,
+        )
         self.name = name
         self.dynamic = settled.dynamic
         self.info = settled.info

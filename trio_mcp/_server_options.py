@@ -1,22 +1,24 @@
 """``ServerOptions``: the keywords of ``Server(...)`` beyond its catalog and policies.
 
-``Server.__init__`` names what a server is made of and how it is run (its catalog,
-``instructions``, ``receipts``, ``state_key``, ``store``, ``skills``, ``middleware``,
-``legacy``); the rest arrive here, typed by this ``TypedDict``, as values:
+``Server.__init__`` names every keyword it takes; this module checks the ones that
+group into values and says what each means once:
 
 - ``info``: a ``ServerInfo`` (title, website, icons). ``title=``, ``website_url=``
-  and ``icons=`` are spellings of the same value and keep working;
+  and ``icons=`` are deprecated spellings of the same value (a
+  ``DeprecationWarning``; they keep working);
 - ``broadcast``: where changes are published. It comes with the store by default: a
   ``RedisStore`` brings its ``RedisBroadcast``, anything else a ``Broadcast`` of this
   process;
 - ``dynamic``: whether ``replace()`` may change the catalog while serving.
 
-An unknown keyword is an ``McpError.InvalidArgument`` naming the ones there are.
+``ServerOptions`` types these keywords as a dict, for code that collects them before
+building a server (``Server(name, version, **options)`` type-checks against it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import warnings
+from collections.abc import Iterable
 from typing import TypedDict
 
 import attrs
@@ -31,14 +33,16 @@ __all__ = ["ServerOptions", "Settled", "settle"]
 
 
 class ServerOptions(TypedDict, total=False):
-    """The keyword options of ``Server(...)`` besides those it names.
+    """The keyword options of ``Server(...)`` besides its catalog and policies.
 
     Attributes:
         info: What ``serverInfo`` says besides the name and version
             (``ServerInfo(title=..., website_url=..., icons=...)``).
-        title: Spelling of ``info``'s ``title``: a display name for people.
-        website_url: Spelling of ``info``'s ``website_url``: the server's home page.
-        icons: Spelling of ``info``'s ``icons``: ``Icon`` values a client may show.
+        title: Deprecated spelling of ``info``'s ``title``: a display name for people.
+        website_url: Deprecated spelling of ``info``'s ``website_url``: the
+            server's home page.
+        icons: Deprecated spelling of ``info``'s ``icons``: ``Icon`` values a
+            client may show.
         broadcast: Where resource updates and catalog changes are published: by
             default the store's (``RedisStore(url)`` brings a ``RedisBroadcast`` on
             the same Redis, reaching every worker and replica); otherwise a
@@ -52,13 +56,9 @@ class ServerOptions(TypedDict, total=False):
     info: ServerInfo | None
     title: str | None
     website_url: str | None
-    icons: Iterable[Icon]
+    icons: Iterable[Icon] | None
     broadcast: Broadcast | None
     dynamic: bool
-
-
-#: ``ServerInfo``'s fields, accepted as keywords of ``Server(...)``.
-_INFO_FIELDS = ("title", "website_url", "icons")
 
 
 @attrs.frozen
@@ -70,41 +70,49 @@ class Settled:
     dynamic: bool
 
 
-def settle(options: Mapping[str, object], store: Store | None) -> Settled:
-    """The values ``options`` give (with their defaults).
+def settle(
+    *,
+    info: object,
+    spelled: dict[str, object],
+    broadcast: object,
+    dynamic: object,
+    store: Store | None,
+) -> Settled:
+    """The values the options give (with their defaults); ``spelled`` holds the
+    deprecated ``title=``, ``website_url=`` and ``icons=`` that were given.
 
     Raises:
-        McpError.InvalidArgument: for an unknown keyword, ``info=`` together with
-            one of its spellings, or a value that is not what the keyword takes.
+        McpError.InvalidArgument: for ``info=`` together with one of its
+            spellings, or a value that is not what the keyword takes.
     """
-    unknown = sorted(set(options) - set(ServerOptions.__annotations__))
-    if unknown:
-        known = ", ".join(sorted(ServerOptions.__annotations__))
-        raise InvalidArgument(
-            f"Server(...) got unknown keyword {', '.join(map(repr, unknown))}; "
-            f"besides those it names it takes {known} (see ServerOptions)"
-        )
     return Settled(
-        info=_info(options),
-        broadcast=_broadcast(options.get("broadcast"), store),
-        dynamic=_flag(options.get("dynamic", False)),
+        info=_info(info, spelled),
+        broadcast=_broadcast(broadcast, store),
+        dynamic=_flag(dynamic),
     )
 
 
-def _info(options: Mapping[str, object]) -> ServerInfo:
-    info = options.get("info")
-    spelled = {k: options[k] for k in _INFO_FIELDS if k in options}
-    if info is None:
-        return ServerInfo(**spelled)  # type: ignore[arg-type]
-    if not isinstance(info, ServerInfo):
+def _info(info: object, spelled: dict[str, object]) -> ServerInfo:
+    if info is not None and not isinstance(info, ServerInfo):
         raise invalid("Server(info=...)", "a trio_mcp.ServerInfo or None", info)
-    if spelled:
+    if info is not None and spelled:
         raise InvalidArgument(
             f"Server(...) got info= and {', '.join(f'{k}=' for k in spelled)}: "
             "give the title, website and icons in one place, preferably "
             "info=ServerInfo(...)"
         )
-    return info
+    if info is not None:
+        return info
+    value = ServerInfo(**spelled)  # type: ignore[arg-type]
+    if spelled:  # checked first: a bad value is refused before it is warned of
+        names = ", ".join(f"{k}=" for k in spelled)
+        warnings.warn(
+            f"Server({names}...) is deprecated: give "
+            "info=ServerInfo(title=..., website_url=..., icons=...)",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+    return value
 
 
 def _broadcast(broadcast: object, store: Store | None) -> Broadcast | None:

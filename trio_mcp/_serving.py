@@ -27,7 +27,7 @@ import trio
 from ._authority import Grants
 from ._errors import AlreadyRunning, InvalidArgument
 from ._http._options import HttpOptions
-from ._limits import LimitFields, Limits
+from ._limits import LimitFields, Limits, StdioFields
 from ._transports._blocked import watch_blocking
 from ._transports._entry import (
     AnnouncingStatus,
@@ -142,7 +142,8 @@ class Serving:
             allow: Capabilities granted to the caller, or a function of the principal.
             principal: Who is calling, if the transport knows.
             limits: Every bound at once (``Limits``).
-            **fields: ``LimitFields``: spellings of single ``Limits`` fields.
+            **fields: ``LimitFields``: deprecated spellings of single ``Limits``
+                fields.
         """
 
         async def send_text(data: bytes) -> None:
@@ -153,7 +154,7 @@ class Serving:
             incoming,
             one_by_one(send_text),
             caller=stream_caller(allow, principal),
-            limits=Limits.of(limits, fields),
+            limits=Limits.of(limits, fields, deprecated_in="serve_messages"),
             edge=self._edge(),
         )
 
@@ -161,10 +162,13 @@ class Serving:
     async def serve_stdio(
         self,
         *,
+        max_message_bytes: int | None = None,
+        max_depth: int | None = None,
+        max_concurrent: int | None = None,
         limits: Limits | None = None,
         allow: Grants = (),
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
-        **fields: Unpack[LimitFields],
+        **fields: Unpack[StdioFields],
     ) -> None:
         """Serve the catalog over stdin and stdout until stdin reaches end of file.
 
@@ -177,16 +181,18 @@ class Serving:
         ``TRIO_MCP_STDIO_THREADS=1``) by blocking calls in worker threads.
 
         Args:
-            limits: Every bound at once (``Limits``): ``max_message_bytes`` (a
-                longer line is skipped without being buffered and answered with
-                -32600), ``max_depth`` (deeper is -32700), ``max_concurrent`` (up to
-                ``max_waiting`` more wait, beyond that -32000 at once), ...
+            max_message_bytes: A longer line is skipped without being buffered
+                and answered with -32600 (``Limits.max_message_bytes``, applied on
+                top of ``limits``; likewise the next two).
+            max_depth: Deeper JSON is -32700 (``Limits.max_depth``).
+            max_concurrent: Calls running at once; up to ``max_waiting`` more
+                wait, beyond that -32000 at once (``Limits.max_concurrent``).
+            limits: Every bound at once (``Limits``).
             allow: Capabilities granted to the caller, or a function of the
                 principal (which is None on stdio).
             task_status: For ``nursery.start``: started once fds are diverted.
-            **fields: ``LimitFields`` (``max_message_bytes=``, ``max_depth=``,
-                ``max_concurrent=``, ...): spellings of single ``Limits`` fields,
-                applied on top of ``limits``.
+            **fields: The other ``LimitFields`` (``max_waiting=``, ...):
+                deprecated spellings of single ``Limits`` fields.
 
         Raises:
             McpError.Transport: if stdin or stdout is missing, reading or writing
@@ -195,9 +201,20 @@ class Serving:
         """
         from ._transports._stdio import serve_stdio  # loaded on use
 
+        named = {
+            "max_message_bytes": max_message_bytes,
+            "max_depth": max_depth,
+            "max_concurrent": max_concurrent,
+        }
+        given: dict[str, Any] = {k: v for k, v in named.items() if v is not None}
         await serve_stdio(
             self._dispatcher,
-            limits=Limits.of(limits, fields),
+            limits=Limits.of(
+                limits,
+                cast("LimitFields", {**fields, **given}),
+                deprecated_in="serve_stdio",
+                kept=named,
+            ),
             allow=allow,
             edge=self._edge(),
             task_status=task_status,
@@ -262,7 +279,8 @@ class Serving:
             forwarded_header: ``"x-forwarded-for"`` (the default) or
                 ``"forwarded"``.
             task_status: For ``nursery.start``: started with the bound port.
-            **fields: ``LimitFields``: spellings of single ``Limits`` fields.
+            **fields: ``LimitFields``: deprecated spellings of single ``Limits``
+                fields.
 
         Raises:
             McpError.InsecureBinding: if ``host`` is not loopback and neither
@@ -283,7 +301,7 @@ class Serving:
         endpoint = WebSocketEndpoint(
             self._dispatcher,
             path,
-            Limits.of(limits, fields),
+            Limits.of(limits, fields, deprecated_in="serve_websocket"),
             allow,
             allowed_origins,
             auth=auth,
@@ -481,4 +499,8 @@ def _app_options(path: str, options: HttpOptions, check_host: bool) -> dict[str,
             f"unexpected HTTP option(s): {', '.join(sorted(unknown))}; "
             f"see trio_mcp.HttpOptions for the accepted ones"
         )
+    given = {k: v for k, v in options.items() if k in LimitFields.__annotations__}
+    # Warned once here; the app applies them (``http_limits``).
+    limits = options.get("limits")
+    Limits.of(limits, cast("LimitFields", given), deprecated_in="mount/serve_http")
     return {"path": path, "check_host": check_host, **options}

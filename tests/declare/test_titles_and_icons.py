@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from support import wire
 
-from trio_mcp import Icon, Server, prompt, resource, tool
+from trio_mcp import Icon, Server, ServerInfo, prompt, resource, tool
 from trio_mcp.testing import McpTestClient
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -67,7 +67,10 @@ def desk(**kwargs: object) -> Server:
 
 async def test_server_title_website_and_icons_are_in_server_info() -> None:
     """Revision: serverInfo is an Implementation with title, websiteUrl, icons."""
-    server = desk(title="Support desk", website_url="https://desk.example", icons=[PNG])
+    info = ServerInfo(
+        title="Support desk", website_url="https://desk.example", icons=[PNG]
+    )
+    server = desk(info=info)
     async with McpTestClient(server) as client:
         discovered = await client.discover()
         listed = await client.request("tools/list", {})

@@ -10,7 +10,7 @@ import httpx
 from support import serving
 from support.mcp_http import rpc
 
-from trio_mcp import Field, Icon, Server, prompt, resource, tool
+from trio_mcp import Field, Icon, Server, ServerInfo, prompt, resource, tool
 
 VERSION = "2026-07-28"
 ICON = Icon("https://example.com/i.png", mime_type="image/png", sizes=("32x32",))
@@ -67,9 +67,7 @@ SERVER = Server(
     tools=[rate],
     resources=[files],
     prompts=[explain],
-    title="Beyond",
-    website_url="https://beyond.example",
-    icons=[ICON],
+    info=ServerInfo(title="Beyond", website_url="https://beyond.example", icons=[ICON]),
 )
 
 

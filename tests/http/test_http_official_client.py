@@ -17,7 +17,7 @@ from support.asgi import Recorder
 from support.sdk import check_list_and_call, sdk_streams_left_open
 from support.tools import add, steps
 
-from trio_mcp import Icon, Server, prompt, resource
+from trio_mcp import Icon, Server, ServerInfo, prompt, resource
 
 
 @sdk_streams_left_open
@@ -72,9 +72,11 @@ async def test_official_client_reads_titles_completes_and_reads_reserved_templat
         "1.0",
         resources=[files],
         prompts=[explain],
-        title="Beyond the peers",
-        website_url="https://beyond.example",
-        icons=[Icon("https://beyond.example/i.png", mime_type="image/png")],
+        info=ServerInfo(
+            title="Beyond the peers",
+            website_url="https://beyond.example",
+            icons=[Icon("https://beyond.example/i.png", mime_type="image/png")],
+        ),
     )
     recorder = Recorder(server.mount())
     async with serving_app(recorder) as url:

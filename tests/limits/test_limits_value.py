@@ -107,9 +107,11 @@ def test_fields_given_as_keywords_apply_on_top_of_limits() -> None:
 
 async def test_every_serve_method_takes_the_same_spellings() -> None:
     """api.md "Calls as values": the separate keyword arguments keep working, as
-    spellings of the one ``Limits`` (``LimitFields``)."""
+    spellings of the one ``Limits`` (``LimitFields``); on the serve methods they are
+    deprecated (api.md "The house, round two")."""
     server = Server("spelled", "1.0", tools=[echo])
-    app = server.mount(max_concurrent=3, limits=Limits(max_depth=9))
+    with pytest.warns(DeprecationWarning, match=r"limits=Limits\(max_concurrent="):
+        app = server.mount(max_concurrent=3, limits=Limits(max_depth=9))
     assert (3, 9) == (app.limits.max_concurrent, app.limits.max_depth)
     async with McpTestClient(server, max_concurrent=2) as client:
         assert 2 == client.limits.max_concurrent

@@ -27,6 +27,9 @@ PrincipalResolver = Callable[[MutableMapping[str, Any]], object]
 class HttpOptions(LimitFields, total=False):
     """The keyword options of ``Server.mount`` and ``Server.serve_http``.
 
+    Besides these, the ``LimitFields`` are deprecated spellings of single ``Limits``
+    fields (a ``DeprecationWarning``): give ``limits=Limits(...)``.
+
     Attributes:
         allow: Capabilities granted to callers, or a function of the principal.
         require_auth: Answer 401 to any request without a principal. Without it the
