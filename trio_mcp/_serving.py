@@ -28,6 +28,7 @@ from ._authority import Grants
 from ._errors import AlreadyRunning, InvalidArgument
 from ._http._options import HttpOptions
 from ._limits import LimitFields, Limits, StdioFields
+from ._protocol._wire import SUPPORTED_VERSIONS
 from ._transports._blocked import watch_blocking
 from ._transports._entry import (
     AnnouncingStatus,
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
     from ._protocol._state import KeyConfig
     from ._rate_limit import RateLimit
 
-__all__ = ["Serving"]
+__all__ = ["Serving", "start_line"]
 
 _Serve = TypeVar("_Serve", bound=Callable[..., Coroutine[Any, Any, None]])
 
@@ -217,7 +218,9 @@ class Serving:
             ),
             allow=allow,
             edge=self._edge(),
-            task_status=task_status,
+            task_status=AnnouncingStatus(
+                task_status, lambda _: start_line(self, "stdio", allow)
+            ),
         )
 
     @_runs_tasks
@@ -310,7 +313,14 @@ class Serving:
             rate_limit=rate_limit,
             addresses=ClientAddresses.of(trusted_proxies, forwarded_header, rate_limit),
         )
-        await serve_websocket(endpoint, host=host, port=port, task_status=task_status)
+        where = f"ws://{_bracketed(host)}:{{}}{path}"
+        announcing = AnnouncingStatus(
+            task_status,
+            lambda bound: start_line(
+                self, where.format(bound), allow, handshake_era=False
+            ),
+        )
+        await serve_websocket(endpoint, host=host, port=port, task_status=announcing)
 
     def mount(self, path: str = "/mcp", **options: Unpack[HttpOptions]) -> McpAsgiApp:
         """Return an ASGI 3 app serving the catalog over Streamable HTTP at ``path``.
@@ -425,17 +435,13 @@ class Serving:
         allow: object,
         workers: int = 1,
     ) -> trio.TaskStatus[int]:
-        """``status``, printing the one banner line once the port is bound."""
-        kinds = [
-            type(spec).__name__.removesuffix("Spec").lower() for spec in self.catalog()
-        ]
-        where = f"[{host}]" if ":" in host else host
+        """``status``, printing the start line once the port is bound."""
 
         def line(port: int) -> str:
-            url = f"http://{where}:{port}{path}"
+            url = f"http://{_bracketed(host)}:{port}{path}"
             if workers > 1:
                 url += f" ({workers} workers)"
-            return banner(self.name, self.version, kinds, url, allow)
+            return start_line(self, url, allow)
 
         return cast("trio.TaskStatus[int]", AnnouncingStatus(status, line))
 
@@ -473,6 +479,28 @@ class Serving:
                 f"here; inside async code use `await server.{name}(...)` instead"
             )
         trio.run(functools.partial(serves[transport], **options))
+
+
+def start_line(
+    server: Serving, where: str, allow: object, *, handshake_era: bool = True
+) -> str:
+    """The one line every way of serving prints to stderr when it starts.
+
+    The serve methods (and so ``server.run()``) and every ``trio-mcp`` command
+    that serves print it, so a server that waits for its client never looks
+    hung. ``handshake_era`` is False for a transport that serves 2026-07-28
+    alone whatever ``legacy`` says (WebSocket).
+    """
+    kinds = [
+        type(spec).__name__.removesuffix("Spec").lower() for spec in server.catalog()
+    ]
+    revisions = server._dispatcher.versions if handshake_era else SUPPORTED_VERSIONS
+    return banner(server.name, server.version, kinds, where, allow, revisions)
+
+
+def _bracketed(host: str) -> str:
+    """``host`` as a URL writes it (an IPv6 address in brackets)."""
+    return f"[{host}]" if ":" in host else host
 
 
 def _in_trio() -> bool:

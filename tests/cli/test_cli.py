@@ -210,7 +210,7 @@ def test_run_serves_the_target_over_stdio_until_stdin_closes(tmp_path: Path) -> 
     assert ["echo", "fail"] == [t["name"] for t in by_id[2]["result"]["tools"]]
     assert (
         "trio-mcp: serving echo-server 1.0 over stdio: 2 tools, 0 resources, "
-        "0 prompts; granted: nothing"
+        "0 prompts; granted: nothing; revisions: 2026-07-28"
     ) in done.stderr
 
 

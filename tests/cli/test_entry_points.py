@@ -40,12 +40,12 @@ CASES = {
         "http",
         1,
     ),
-    "server.run()": (["-c", LOAD + "server.run()"], "stdio", 0),
+    "server.run()": (["-c", LOAD + "server.run()"], "stdio", 1),
     "server.run('http')": (["-c", LOAD + "server.run('http', port=0)"], "http", 1),
     "trio.run(server.serve_stdio)": (
         ["-c", LOAD + "import trio\ntrio.run(server.serve_stdio)"],
         "stdio",
-        0,
+        1,
     ),
     "trio.run(server.serve_http)": (["-c", LOAD + SERVE_HTTP], "http", 1),
 }
@@ -128,7 +128,7 @@ async def test_sigint_and_sigterm_stop_the_server_gracefully(
     for status, stderr in results:
         assert 0 == status, stderr
         assert "Traceback" not in stderr
-        # the banner was read already for HTTP; stdio's (CLI only) is still here
+        # the banner was read already for HTTP; stdio's is still here
         expected_lines = banners if transport == "stdio" else 0
         assert expected_lines == len(stderr.splitlines()), stderr
 

@@ -50,7 +50,8 @@ STATE_KEY = "workers-logs-tests-state-key-0123456789"
 STARTUP = 90.0
 START_LINE = re.compile(
     r"^trio-mcp: serving workers-logs 1\.0 over http://127\.0\.0\.1:(\d+)/mcp "
-    r"\(2 workers\): 2 tools, 0 resources, 0 prompts; granted: nothing$",
+    r"\(2 workers\): 2 tools, 0 resources, 0 prompts; granted: nothing; "
+    r"revisions: 2026-07-28$",
     re.M,
 )
 

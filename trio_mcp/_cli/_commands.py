@@ -48,8 +48,7 @@ def _run(args: argparse.Namespace) -> int:
                 server = await stack.enter_async_context(open_server(args.target))
             if args.legacy:
                 server.legacy = True
-            print(summary(server, "stdio", args.allow), file=sys.stderr)
-            try:
+            try:  # serve_stdio prints the start line
                 await server.serve_stdio(allow=tuple(args.allow))
             finally:
                 with stdout_to_stderr(), trio.CancelScope(shield=True):
@@ -333,7 +332,6 @@ def _mcp(args: argparse.Namespace) -> int:
         if args.http:
             await serve_http(server, args)
         else:
-            print(summary(server, "stdio", args.allow), file=sys.stderr)
             await server.serve_stdio(allow=tuple(args.allow))
 
     trio.run(body)

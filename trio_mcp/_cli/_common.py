@@ -12,7 +12,7 @@ from typing import Any
 
 from trio_mcp import Server
 
-from .._transports._entry import banner
+from .._serving import start_line
 
 __all__ = [
     "add_allow",
@@ -55,9 +55,8 @@ def catalog_entries(server: Server) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def summary(server: Server, where: str, allow: Sequence[str]) -> str:
-    """Return the line printed to stderr when a server starts (as ``serve_http``'s)."""
-    kinds = [kind for kind, _, _ in catalog_entries(server)]
-    return banner(server.name, server.version, kinds, where, list(allow))
+    """Return the line printed to stderr when a server starts (the serve methods')."""
+    return start_line(server, where, list(allow))
 
 
 def add_legacy(parser: argparse.ArgumentParser) -> None:

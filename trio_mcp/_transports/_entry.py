@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Generic, TypeVar
 
 import trio
 
@@ -119,9 +120,20 @@ async def _watch(
 
 
 def banner(
-    name: str, version: str, kinds: Iterable[str], where: str, allow: object
+    name: str,
+    version: str,
+    kinds: Iterable[str],
+    where: str,
+    allow: object,
+    revisions: Iterable[str],
 ) -> str:
-    """The one line a server prints to stderr when it starts serving."""
+    """The one line a server prints to stderr when it starts serving.
+
+    It says what a user needs to see that the server is up and what it serves
+    (a stdio server waiting for its client otherwise looks hung): the server and
+    its version, the transport, the catalog, the grant and the protocol
+    revisions (a handshake-era client gets nothing from a modern-only server).
+    """
     kinds = list(kinds)
     counts = ", ".join(
         f"{kinds.count(kind)} {kind}{'' if kinds.count(kind) == 1 else 's'}"
@@ -135,20 +147,27 @@ def banner(
     else:  # a one-shot iterable: not consumed for a banner
         granted = "as given"
     return (
-        f"trio-mcp: serving {name} {version} over {where}: {counts}; granted: {granted}"
+        f"trio-mcp: serving {name} {version} over {where}: {counts}; "
+        f"granted: {granted}; revisions: {', '.join(revisions)}"
     )
 
 
-class AnnouncingStatus:
-    """A ``task_status`` that prints the banner for the bound port, then reports it."""
+_Started = TypeVar("_Started")
 
-    def __init__(self, outer: trio.TaskStatus[int], line: Callable[[int], str]) -> None:
+
+class AnnouncingStatus(Generic[_Started]):
+    """A ``task_status`` that prints the banner once serving has started (for a
+    bound port, naming it), then reports the start."""
+
+    def __init__(
+        self, outer: trio.TaskStatus[_Started], line: Callable[[_Started], str]
+    ) -> None:
         self.outer = outer
         self.line = line
 
-    def started(self, port: int) -> None:
-        announce(self.line(port))
-        self.outer.started(port)
+    def started(self, value: _Started = None) -> None:  # type: ignore[assignment]
+        announce(self.line(value))
+        self.outer.started(value)
 
 
 def announce(line: str) -> None:
