@@ -245,6 +245,15 @@ def test_no_public_signature_says_any(module: types.ModuleType) -> None:
 OPTIONAL = {
     "auth": ["BearerAuth", "Introspection", "TokenPrincipal"],
     "asyncio": ["AsyncioApp", "mount"],
+    "client": [
+        "Client",
+        "Completion",
+        "InputRequest",
+        "PromptResult",
+        "ReadResult",
+        "ServerInfo",
+        "ToolResult",
+    ],
 }
 
 

@@ -51,6 +51,7 @@ LAYERS = {
     "_cli": 9,
     "auth": 9,  # the OAuth resource server (extra auth): never imported by trio_mcp
     "asyncio": 9,  # asyncio hosts (Trio as their guest): never imported by trio_mcp
+    "client": 9,  # an MCP client (extra client): never imported by trio_mcp
     "__main__": 9,
 }
 #: The public facade re-exports layers 0-8; as an import target it is the public API.
@@ -73,6 +74,8 @@ EAGER_BY_SUBPACKAGE = {
     "auth": EAGER_BY_LAYER[4] | {"httpx", "joserfc"},
     # The guest run's done callback gets an outcome.Outcome (Trio's own dependency).
     "asyncio": EAGER_BY_LAYER[4] | {"outcome"},
+    # The HTTP link speaks HTTP/1.1 through h11 (its module is loaded for URLs only).
+    "client": EAGER_BY_LAYER[4] | {"h11"},
 }
 #: Extras and test-only packages: imported inside functions (or for type checking).
 OPTIONAL = {

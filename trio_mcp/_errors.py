@@ -10,6 +10,8 @@ failed, such as ``_dispatch``'s ``Failure``) are private and not part of it.
         InvalidDeclaration       a declaration cannot become a protocol entry (at Server(...))
         DuplicateName            two declarations share a wire name (at Server(...))
         Transport                the medium failed (stdout closed, bind refused); cause in __cause__
+          Timeout (TimeoutError) trio_mcp.client: a call's deadline passed (the call was cancelled)
+        Remote                   trio_mcp.client: the server answered with a JSON-RPC error
         InsecureBinding          HTTP beyond loopback without require_auth=True
         InvalidReply             a reply does not fit its declaration (the request: -32603)
         DecodeError (ValueError) a JSON value does not fit a type; ``.problems`` lists every one
@@ -49,9 +51,11 @@ __all__ = [
     "InvalidReply",
     "McpError",
     "MissingClientCapability",
+    "Remote",
     "Problem",
     "Refusal",
     "ResourceNotFound",
+    "Timeout",
     "ToolError",
     "Transport",
 ]
@@ -67,6 +71,8 @@ class McpError(Exception):
     InvalidDeclaration: type[InvalidDeclaration]
     DuplicateName: type[DuplicateName]
     Transport: type[Transport]
+    Timeout: type[Timeout]
+    Remote: type[Remote]
     InsecureBinding: type[InsecureBinding]
     InvalidReply: type[InvalidReply]
     InvalidArgument: type[InvalidArgument]
@@ -106,6 +112,30 @@ class Transport(McpError):
     """
 
 
+class Timeout(Transport, TimeoutError):
+    """A client call got no reply within its deadline (``timeout=``, per call or the
+    client's); the call was cancelled at the server. Also a ``TimeoutError``."""
+
+
+class Remote(McpError):
+    """The server answered a client's request with a JSON-RPC error.
+
+    ``code``, ``message`` and ``data`` are the error object's members, as received
+    (``-32602`` for an unknown tool, ``-32601`` for a method the server lacks, ...).
+    A tool's own failure is not one: it is a result with ``is_error`` set.
+    """
+
+    def __init__(
+        self, code: int, message: str, data: JsonValue = None, *, method: str = ""
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.data = data
+        self.method = method
+        where = f"{method}: " if method else ""
+        super().__init__(f"{where}the server answered {code}: {message}")
+
+
 class InsecureBinding(McpError):
     """HTTP was asked to listen beyond loopback without ``require_auth=True``."""
 
@@ -132,6 +162,8 @@ class InvalidReply(McpError):
 McpError.InvalidDeclaration = InvalidDeclaration
 McpError.DuplicateName = DuplicateName
 McpError.Transport = Transport
+McpError.Timeout = Timeout
+McpError.Remote = Remote
 McpError.InsecureBinding = InsecureBinding
 McpError.InvalidReply = InvalidReply
 

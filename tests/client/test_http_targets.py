@@ -1,0 +1,137 @@
+"""The client against real Hypercorn on 127.0.0.1: both eras, cancellation by closing
+the stream, credentials that go to the target alone, and redirects never followed."""
+
+from __future__ import annotations
+
+import itertools
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from support import serving, serving_app
+from support.upstream import cancelled_across, make_server, tour
+
+from trio_mcp import McpError
+from trio_mcp.client import Client
+
+
+@pytest.mark.parametrize(
+    ("legacy", "era", "revision"),
+    [
+        (False, "auto", "2026-07-28"),
+        (True, "auto", "2026-07-28"),
+        (True, "legacy", "2025-11-25"),
+    ],
+)
+async def test_an_http_server_answers_every_kind_of_request(
+    legacy: bool, era: str, revision: str
+) -> None:
+    async with (
+        serving(make_server(legacy=legacy)) as url,
+        Client(url + "/mcp", era=era) as client,  # type: ignore[arg-type]
+    ):
+        assert revision == client.server.revision
+        await tour(client)
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_a_cancel_reaches_the_handler_over_http(tmp_path: Path, era: str) -> None:
+    async with (
+        serving(make_server(legacy=True)) as url,
+        Client(url + "/mcp", era=era) as client,  # type: ignore[arg-type]
+    ):
+        await cancelled_across(client, tmp_path / "mark")
+        assert "x" == (await client.call_tool("echo", {"text": "x"})).text
+
+
+class Seen:
+    """An ASGI pass-through that keeps each request's method and headers."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.requests: list[tuple[str, dict[str, str]]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+            self.requests.append((scope["method"], headers))
+        await self.app(scope, receive, send)
+
+
+async def test_headers_and_a_fresh_token_go_with_every_request() -> None:
+    tokens = itertools.count(1)
+
+    async def auth() -> str:
+        return f"token-{next(tokens)}"
+
+    seen = Seen(make_server().mount())
+    async with (
+        serving_app(seen) as url,
+        Client(url + "/mcp", headers={"x-team": "blue"}, auth=auth) as client,
+    ):
+        await client.call_tool("echo", {"text": "hi"})
+        await client.list_tools()
+
+    assert [f"Bearer token-{n}" for n in (1, 2, 3)] == [
+        h["authorization"] for _, h in seen.requests
+    ]
+    assert {"blue"} == {h["x-team"] for _, h in seen.requests}
+    call = seen.requests[1][1]
+    assert ("tools/call", "echo", "2026-07-28") == (
+        call["mcp-method"],
+        call["mcp-name"],
+        call["mcp-protocol-version"],
+    )
+
+
+async def test_a_legacy_session_is_kept_and_deleted_on_exit() -> None:
+    seen = Seen(make_server(legacy=True).mount())
+    async with (
+        serving_app(seen) as url,
+        Client(url + "/mcp", era="legacy", auth="secret") as client,
+    ):
+        await client.call_tool("echo", {"text": "hi"})
+
+    methods = [m for m, _ in seen.requests]
+    assert ["POST", "POST", "POST", "DELETE"] == methods
+    sessions = [h.get("mcp-session-id") for _, h in seen.requests]
+    assert sessions[0] is None
+    assert sessions[1] is not None
+    assert {sessions[1]} == set(sessions[1:])
+    assert {"Bearer secret"} == {h["authorization"] for _, h in seen.requests}
+
+
+async def _redirecting(stream: trio.SocketStream) -> None:
+    async with stream:
+        await stream.receive_some(65536)
+        await stream.send_all(
+            b"HTTP/1.1 307 Temporary Redirect\r\n"
+            b"Location: http://127.0.0.1:9/elsewhere\r\n"
+            b"Content-Length: 0\r\n\r\n"
+        )
+
+
+async def test_a_redirect_is_never_followed() -> None:
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(
+            partial(trio.serve_tcp, _redirecting, 0, host="127.0.0.1")
+        )
+        port = listeners[0].socket.getsockname()[1]
+        with pytest.raises(McpError.Transport, match=r"307.*127\.0\.0\.1:9/elsewhere"):
+            async with Client(f"http://127.0.0.1:{port}/mcp", auth="secret"):
+                pass
+        nursery.cancel_scope.cancel()
+
+
+async def test_nothing_listening_is_a_transport_error_naming_no_secret() -> None:
+    with trio.socket.socket() as sock:
+        await sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(McpError.Transport) as raised:
+        async with Client(f"http://user:pw@127.0.0.1:{port}/mcp?token=abc"):
+            pass
+    assert f"http://127.0.0.1:{port}/mcp" in str(raised.value)
+    assert "pw" not in str(raised.value)
+    assert "abc" not in str(raised.value)

@@ -1,0 +1,293 @@
+"""The message streams under ``StreamLink``: a subprocess's stdio, a WebSocket, and a
+``Server`` in this process.
+
+Each opener is an async context manager that yields a working ``StreamLink`` and, on
+exit, stops what it started within a bounded time, whatever cancelled the block:
+
+* stdio (revision 2026-07-28, "stdio"): one message per line both ways. On exit the
+  child's stdin is closed, it gets ``STDIO_GRACE`` seconds to exit, then SIGTERM,
+  then after as long again SIGKILL. Its stderr is the client's own (servers log
+  there). A line past ``MAX_MESSAGE_BYTES`` breaks the link without being buffered
+  whole.
+* WebSocket: one message per text frame, subprotocol ``mcp``; ``headers=`` and the
+  bearer token go in the handshake. A handshake answered with a redirect or refused
+  raises ``McpError.Transport`` naming the status (and the location).
+* in process: ``Server.serve_messages`` over memory channels, every message encoded
+  to JSON text and decoded again, so the client sees exactly what it would on a wire.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ssl
+import subprocess
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+import trio
+
+from .._errors import Transport
+from ._jsonrpc import MAX_MESSAGE_BYTES
+from ._link import StreamLink, leaves
+
+if TYPE_CHECKING:
+    from .._server import Server
+
+__all__ = ["STDIO_GRACE", "open_in_process", "open_stdio", "open_websocket"]
+
+#: Seconds a stdio server gets to exit after its stdin closes (then SIGTERM, then as
+#: long again before SIGKILL).
+STDIO_GRACE = 2.0
+
+
+class _Lines:
+    """Newline-delimited messages from a byte stream, each at most ``limit`` bytes."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream, source: str, limit: int) -> None:
+        self._stream = stream
+        self._source = source
+        self._limit = limit
+        self._buffer = bytearray()
+        self._searched = 0
+
+    async def next(self) -> bytes | None:
+        """The next non-empty line (without its end), or None at end of stream."""
+        while True:
+            end = self._buffer.find(b"\n", self._searched)
+            if end >= 0:
+                line = bytes(self._buffer[:end]).rstrip(b"\r")
+                del self._buffer[: end + 1]
+                self._searched = 0
+                if line.strip():
+                    return line
+                continue
+            self._searched = len(self._buffer)
+            if len(self._buffer) > self._limit + 1:
+                raise Transport(
+                    f"{self._source} sent a line past the client's limit of "
+                    f"{self._limit} bytes"
+                )
+            try:
+                chunk = await self._stream.receive_some(65536)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                chunk = b""
+            if not chunk:
+                return None
+            self._buffer += chunk
+
+
+def _describe(command: Sequence[str]) -> str:
+    """The command as named in errors: its program only (arguments may hold secrets)."""
+    return f"the stdio server {command[0]!r}" if command else "the stdio server"
+
+
+@contextlib.asynccontextmanager
+async def open_stdio(command: Sequence[str]) -> AsyncIterator[StreamLink]:
+    """Start ``command`` and yield a link over its stdin and stdout."""
+    source = _describe(command)
+    try:
+        process = await trio.lowlevel.open_process(
+            list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+    except OSError as exc:
+        raise Transport(f"could not start {source}: {exc.strerror or exc}") from exc
+    assert process.stdin is not None
+    assert process.stdout is not None
+    stdin, stdout = process.stdin, process.stdout
+
+    async def send_text(text: str) -> None:
+        await stdin.send_all(text.encode("utf-8", "surrogatepass") + b"\n")
+
+    try:
+        async with trio.open_nursery() as nursery:
+            link = StreamLink(send_text, nursery, source=source)
+            lines = _Lines(stdout, source, MAX_MESSAGE_BYTES)
+            nursery.start_soon(link.read, lines.next)
+            try:
+                yield link
+            finally:
+                nursery.cancel_scope.cancel()
+    finally:
+        with trio.CancelScope(shield=True):
+            await _stop(process, stdin)
+
+
+async def _stop(process: trio.Process, stdin: trio.abc.SendStream) -> None:
+    """Close stdin, wait ``STDIO_GRACE``, terminate, wait as long again, kill."""
+    with contextlib.suppress(
+        trio.BrokenResourceError, trio.ClosedResourceError, OSError
+    ):
+        await stdin.aclose()
+    for stop in (None, process.terminate, process.kill):
+        if stop is not None:
+            with contextlib.suppress(ProcessLookupError):
+                stop()
+        with trio.move_on_after(STDIO_GRACE):
+            await process.wait()
+            break
+    if process.stdout is not None:
+        await process.stdout.aclose()
+
+
+@contextlib.asynccontextmanager
+async def open_websocket(
+    url: str, source: str, headers: list[tuple[str, str]], connect_within: float
+) -> AsyncIterator[StreamLink]:
+    """Connect to a WebSocket server and yield a link over its text frames.
+
+    The TCP (and TLS) stream is opened here and handed to trio-websocket, so it is
+    closed here whatever the handshake's fate (trio-websocket's own opener leaves a
+    refused handshake's socket to the garbage collector).
+    """
+    try:
+        import trio_websocket
+    except ImportError as exc:  # pragma: no cover - the client extra is installed
+        raise Transport(
+            'WebSocket targets need trio-websocket: pip install "trio-mcp[client]"'
+        ) from exc
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    secure = parts.scheme.lower() == "wss"
+    port = parts.port or (443 if secure else 80)
+    resource = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    named = f"[{host}]" if ":" in host else host
+    try:
+        async with trio.open_nursery() as nursery:
+            stream: trio.SocketStream | trio.SSLStream[trio.SocketStream] | None = None
+            try:
+                with trio.fail_after(connect_within):
+                    stream = await _connect(host, port, secure)
+                    ws = await trio_websocket.wrap_client_stream(
+                        nursery,
+                        stream,
+                        f"{named}:{port}",
+                        resource,
+                        subprotocols=["mcp"],
+                        extra_headers=[(k.encode(), v.encode()) for k, v in headers],
+                        max_message_size=MAX_MESSAGE_BYTES,
+                    )
+            except BaseException as exc:
+                if stream is not None:
+                    await trio.aclose_forcefully(stream)
+                error = _connect_error(source, exc, trio_websocket)
+                if error is exc:
+                    raise
+                raise error from exc
+            link = StreamLink(ws.send_message, nursery, source=source)
+
+            async def texts() -> str | bytes | None:
+                try:
+                    message: str | bytes = await ws.get_message()
+                except trio_websocket.ConnectionClosed as exc:
+                    reason = exc.reason
+                    if reason is not None and reason.code == 1009:
+                        raise Transport(
+                            f"{source} sent a message past the client's limit of "
+                            f"{MAX_MESSAGE_BYTES} bytes"
+                        ) from exc
+                    return None
+                return message
+
+            nursery.start_soon(link.read, texts)
+            try:
+                yield link
+            finally:
+                with trio.move_on_after(STDIO_GRACE) as scope:
+                    scope.shield = True
+                    await ws.aclose()
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # trio-websocket raises a refused handshake in its reader task.
+        rejected = [
+            leaf
+            for leaf in leaves(group)
+            if isinstance(leaf, trio_websocket.ConnectionRejected)
+        ]
+        if rejected:
+            raise Transport(_rejected(source, rejected[0])) from None
+        raise
+
+
+async def _connect(
+    host: str, port: int, secure: bool
+) -> trio.SocketStream | trio.SSLStream[trio.SocketStream]:
+    stream = await trio.open_tcp_stream(host, port)
+    if not secure:
+        return stream
+    tls = trio.SSLStream(
+        stream,
+        ssl.create_default_context(),
+        server_hostname=host,
+        https_compatible=True,
+    )
+    try:
+        await tls.do_handshake()
+    except BaseException:
+        await trio.aclose_forcefully(stream)
+        raise
+    return tls
+
+
+def _connect_error(source: str, exc: BaseException, module: Any) -> BaseException:
+    """What a failed WebSocket connection raises (Trio's own exceptions pass)."""
+    if isinstance(exc, module.ConnectionRejected):
+        return Transport(_rejected(source, exc))
+    if isinstance(exc, trio.TooSlowError):
+        return Transport(f"could not connect to {source} within the timeout")
+    if isinstance(exc, module.HandshakeError | OSError | trio.BrokenResourceError):
+        return Transport(f"could not connect to {source}: {exc}")
+    return exc
+
+
+def _rejected(source: str, exc: BaseException) -> str:
+    status = getattr(exc, "status_code", None)
+    found = {
+        k.decode("latin-1").lower(): v.decode("latin-1")
+        for k, v in (getattr(exc, "headers", None) or [])
+    }
+    if status is not None and 300 <= status < 400:
+        where = found.get("location", "nowhere")
+        return (
+            f"{source} answered the WebSocket handshake with a redirect ({status}) to "
+            f"{where}; the client never follows redirects: use that URL as the target"
+        )
+    return f"{source} refused the WebSocket handshake with HTTP {status}"
+
+
+@contextlib.asynccontextmanager
+async def open_in_process(server: Server) -> AsyncIterator[StreamLink]:
+    """Serve ``server`` in this process and yield a link to it.
+
+    On exit the server's input is closed, as a stdio client closing stdin does, and
+    it gets ``STDIO_GRACE`` seconds to finish what is running before it is cancelled.
+    """
+    source = f"the in-process server {server.name!r}"
+    to_server, from_client = trio.open_memory_channel[str | bytes](64)
+    to_client, from_server = trio.open_memory_channel[str](64)
+    served = trio.Event()
+
+    async def texts() -> str | None:
+        try:
+            return await from_server.receive()
+        except trio.EndOfChannel:
+            return None
+
+    async def serve() -> None:
+        try:
+            async with to_client:
+                await server.serve_messages(from_client, to_client.send)
+        finally:
+            served.set()
+
+    async with trio.open_nursery() as nursery:
+        link = StreamLink(to_server.send, nursery, source=source)
+        nursery.start_soon(serve)
+        nursery.start_soon(link.read, texts)
+        try:
+            yield link
+        finally:
+            to_server.close()
+            with trio.move_on_after(STDIO_GRACE):
+                await served.wait()
+            nursery.cancel_scope.cancel()
