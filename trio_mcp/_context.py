@@ -35,14 +35,20 @@ __all__ = [
     "CancelToken",
     "ClientNeed",
     "Emit",
-    "Exchange",
     "MissingClientCapability",
     "Refusal",
+    "TaskControl",
     "ToolContext",
     "client_supports",
+    "no_emit",
 ]
 
 Emit = Callable[[JsonObject], Awaitable[None]]
+"""Sends a notification tied to one request (progress, a log message)."""
+
+
+async def no_emit(message: JsonObject) -> None:
+    """Emit nothing: outside a call, and for a request whose notifications drop."""
 
 
 #: What ``supports`` accepts: a ClientCapabilities mapping, or an input request (class
@@ -86,79 +92,23 @@ def client_supports(
     return True
 
 
-async def _no_emit(message: JsonObject) -> None:
-    """Emit nothing: outside a call, and for a call detached from its request."""
+class TaskControl(Protocol):
+    """The tasks extension's hold on a call that may become a task, given to the
+    call's context when it is built for it (``_tasks``): ``start`` makes the call a
+    task (its ``CreateTaskResult`` answers the request, the call goes on) and returns
+    its id; once ``started``, cancellation follows the task's ``scope`` instead of
+    the request's, and ``ask`` answers the handler's questions (the task waits for
+    ``tasks/update``)."""
 
+    @property
+    def started(self) -> bool: ...
 
-class TaskStart(Protocol):
-    """Makes the running call a task (the tasks extension): its ``CreateTaskResult``
-    answers the request, and the call goes on; returns the task's id."""
+    @property
+    def scope(self) -> trio.CancelScope: ...
 
-    async def __call__(self) -> str: ...
+    async def start(self) -> str: ...
 
-
-class Ask(Protocol):
-    """Answers a handler's ``NeedsInput`` without ending the call (a task's rounds):
-    the responses to run the handler again with."""
-
-    async def __call__(self, call: Any, needs: Any, /) -> Mapping[str, object]: ...
-
-
-class Exchange:
-    """One request's way back to its client, and what the request holds.
-
-    The transport makes one per request: ``emit`` sends a notification tied to the
-    request (progress, a log message), ``scope`` is the request's cancel scope (a
-    closed HTTP stream, ``notifications/cancelled``). The call that serves the
-    request reads both through its ``ToolContext``.
-
-    A call that becomes a task (the tasks extension) is *detached* from its request:
-    from then on its notifications go nowhere, its cancellation follows the task's
-    scope, and what the transport held for the request until it was answered (an
-    HTTP call slot, ``hold``) is given back at once. ``start_task`` is set by the
-    tasks extension for a call that may become a task; ``ToolContext.task_started``
-    calls it. Once detached, ``ask`` answers the handler's questions (the task
-    waits for ``tasks/update``); while the request is attached it is None, and the
-    request itself asks (an ``input_required`` result).
-    """
-
-    __slots__ = ("_emit", "_held", "ask", "scope", "start_task")
-
-    def __init__(
-        self, emit: Emit = _no_emit, scope: trio.CancelScope | None = None
-    ) -> None:
-        self._emit = emit
-        self.scope = scope
-        self._held: list[Callable[[], object]] | None = None
-        self.start_task: TaskStart | None = None
-        self.ask: Ask | None = None
-
-    async def emit(self, message: JsonObject) -> None:
-        """Send a notification tied to the request (nothing once detached)."""
-        await self._emit(message)
-
-    def hold(self, release: Callable[[], object]) -> None:
-        """Call ``release`` when the request is answered: at ``detach``, or at
-        ``release()``, whichever comes first (once)."""
-        if self._held is None:
-            self._held = [release]
-        else:
-            self._held.append(release)
-
-    def release(self) -> None:
-        """Give back what ``hold`` kept for the request (idempotent)."""
-        held, self._held = self._held, None
-        for release in held or ():
-            release()
-
-    def detach(self, scope: trio.CancelScope, ask: Ask) -> None:
-        """The call goes on without its request, under ``scope`` (a task's); ``ask``
-        answers its handler's questions from now on."""
-        self._emit = _no_emit
-        self.scope = scope
-        self.start_task = None
-        self.ask = ask
-        self.release()
+    async def ask(self, call: Any, needs: Any, /) -> Mapping[str, object]: ...
 
 
 class CancelToken:
@@ -167,31 +117,31 @@ class CancelToken:
     It fires on ``notifications/cancelled``, a closed HTTP stream (the transport's
     scope for the request), the call's deadline (its own scope), or the close of the
     stdio or WebSocket stream the call came on (``closed``, set at the close: the
-    handler may still answer within the grace period, but it is told to stop).
+    handler may still answer within the grace period, but it is told to stop). A
+    call that became a task (``task``) follows the task's scope instead of the
+    request's: the request was answered.
     """
 
-    __slots__ = ("_closed", "_exchange", "_scopes")
+    __slots__ = ("_closed", "_request", "_scopes", "_task")
 
     def __init__(
-        self, *scopes: trio.CancelScope | None, closed: trio.Event | None = None
+        self,
+        *scopes: trio.CancelScope | None,
+        closed: trio.Event | None = None,
+        request: trio.CancelScope | None = None,
+        task: TaskControl | None = None,
     ) -> None:
         # filter(None, ...) drops the Nones (a CancelScope is always true) in C.
         self._scopes: tuple[trio.CancelScope, ...] = tuple(filter(None, scopes))
         self._closed = closed
-        self._exchange: Exchange | None = None
+        self._request = request
+        self._task = task
 
-    @classmethod
-    def of(
-        cls,
-        exchange: Exchange,
-        deadline: trio.CancelScope | None,
-        closed: trio.Event | None,
-    ) -> CancelToken:
-        """The token of a call serving ``exchange``: it follows the exchange's scope
-        (a task's once the call is detached) and the call's ``deadline``."""
-        token = cls(deadline, closed=closed)
-        token._exchange = exchange
-        return token
+    def for_task(self, task: TaskControl) -> CancelToken:
+        """This token for the call once it may become the task ``task``."""
+        return CancelToken(
+            *self._scopes, closed=self._closed, request=self._request, task=task
+        )
 
     @property
     def cancelled(self) -> bool:
@@ -211,23 +161,28 @@ class CancelToken:
                 return False
         return self._check()
 
+    def _follows(self) -> trio.CancelScope | None:
+        """The scope the call's request or task lives in now."""
+        task = self._task
+        if task is not None and task.started:
+            return task.scope
+        return self._request
+
     def _check(self) -> bool:
         # cancel_called also turns true once a scope's deadline has passed.
         closed = self._closed
         if closed is not None and closed.is_set():
             return True
-        exchange = self._exchange
-        if exchange is not None:
-            scope = exchange.scope
-            if scope is not None and scope.cancel_called:
-                return True
+        follows = self._follows()
+        if follows is not None and follows.cancel_called:
+            return True
         return any(s.cancel_called for s in self._scopes)
 
     def cancel(self) -> None:
         """Cancel the call: every pending await inside it is dropped."""
-        exchange = self._exchange
-        if exchange is not None and exchange.scope is not None:
-            exchange.scope.cancel()
+        follows = self._follows()
+        if follows is not None:
+            follows.cancel()
         for scope in self._scopes:
             scope.cancel()
 
@@ -266,8 +221,10 @@ class ToolContext:
     log_level: str | None = None
     task_id: str | None = None
     """The task this call runs as (tasks extension), once it is one; else None."""
-    _exchange: Exchange = attrs.field(factory=Exchange)
-    """The request this call serves: where its notifications go."""
+    _emit: Emit = attrs.field(default=no_emit, alias="emit")
+    """Where the request's notifications go (the transport's, for this request)."""
+    _task: TaskControl | None = attrs.field(default=None, alias="task")
+    """The tasks extension's hold on a call that may become a task, else None."""
     name: str | None = None
     """The tool's or prompt's wire name, or the resource's URI (for the log)."""
     _last_progress: float | None = None
@@ -315,9 +272,7 @@ class ToolContext:
             params["total"] = total
         if message is not None:
             params["message"] = mask_text(message, call_values())
-        await self._exchange.emit(
-            wire.notification_message("notifications/progress", params)
-        )
+        await self._emit(wire.notification_message("notifications/progress", params))
 
     async def log(
         self, level: str, data: JsonValue, *, logger: str | None = None
@@ -343,9 +298,7 @@ class ToolContext:
         params: JsonObject = {"level": level, "data": mask_json_values(data, values)}
         if logger is not None:
             params["logger"] = mask_text(logger, values)
-        await self._exchange.emit(
-            wire.notification_message("notifications/message", params)
-        )
+        await self._emit(wire.notification_message("notifications/message", params))
 
     def require(self, capability: Capability | str) -> None:
         """Check that this call may use ``capability``.
@@ -412,11 +365,11 @@ class ToolContext:
         or ask for input by multi round-trip. Elsewhere (a plain call, a client
         without the extension, a task already started) it only checkpoints.
         """
-        start = self._exchange.start_task
-        if start is None:
+        task = self._task
+        if task is None or task.started:
             await trio.lowlevel.checkpoint()
             return
-        self.task_id = await start()
+        self.task_id = await task.start()
         self._in_flight = False
 
     def finish(self) -> None:

@@ -23,7 +23,7 @@ from typing import Protocol
 import attrs
 import trio
 
-from .._context import Exchange
+from .._context import Emit
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
 from ._broadcast import Broadcast, Change, ListKind, Subscription
@@ -66,6 +66,10 @@ class Listener(Protocol):
 
     @property
     def caller(self) -> Closing: ...
+
+    @property
+    def emit(self) -> Emit:
+        """Sends a notification on the listen's stream."""
 
 
 @attrs.define(eq=False)
@@ -137,7 +141,6 @@ def _advertised(capabilities: JsonObject, kind: str, flag: str) -> bool:
 
 async def stream(
     request: Listener,
-    exchange: Exchange,
     wanted: Wanted,
     broadcast: Broadcast,
     task_view: Callable[[str], JsonObject | None] | None = None,
@@ -153,16 +156,14 @@ async def stream(
     closing = request.caller.closing
     with broadcast.subscribe(wanted.changes) as subscription:
         acknowledged: JsonObject = {"_meta": tag, "notifications": wanted.honoured}
-        await exchange.emit(wire.notification_message(ACKNOWLEDGED, acknowledged))
+        await request.emit(wire.notification_message(ACKNOWLEDGED, acknowledged))
         async with trio.open_nursery() as nursery:
             if closing is not None:
                 nursery.start_soon(_end_when, closing, subscription)
             async for change in subscription:
                 params = _change_params(change, tag, task_view)
                 if params is not None:
-                    await exchange.emit(
-                        wire.notification_message(change.method, params)
-                    )
+                    await request.emit(wire.notification_message(change.method, params))
             nursery.cancel_scope.cancel()
     return {"_meta": tag}
 

@@ -23,7 +23,7 @@ import trio
 
 from .. import _checks as checks
 from .._authority import Outcome
-from .._context import Exchange, ToolContext
+from .._context import TaskControl, ToolContext
 from .._declare import (
     PromptReply,
     PromptSpec,
@@ -106,6 +106,11 @@ class Call:
     a step sees secrets only as ``Secret``. For ``resources/read`` they are the URI
     template's variables; for ``completion/complete`` the argument being completed
     and the other arguments already filled in (all strings).
+
+    ``target``, ``request`` and ``deadline`` are what the runner's own steps read
+    (the handler's wrapper, the checked request with its ``_meta``, the call's
+    deadline scope); a step of a server's ``middleware=`` rarely needs them.
+    ``trio_mcp.testing.call_for(...)`` builds one for a step's unit test.
     """
 
     method: CallMethod
@@ -121,15 +126,19 @@ class Call:
     """The call's ``ToolContext`` (also ``ToolContext.current()`` inside the chain)."""
     spec: ToolSpec | PromptSpec | ResourceSpec
     """The spec of the declaration called."""
-    _target: Target = attrs.field(alias="target", repr=False)
-    _request: Checked = attrs.field(alias="request", repr=False)
-    _exchange: Exchange = attrs.field(alias="exchange", repr=False)
-    _deadline: trio.CancelScope | None = attrs.field(alias="deadline", repr=False)
+    target: Target = attrs.field(repr=False)
+    """What the call runs: the declaration's handler, its checks and its reply."""
+    request: Checked = attrs.field(repr=False)
+    """The request the call answers, as the protocol checks passed it."""
+    deadline: trio.CancelScope | None = attrs.field(repr=False)
+    """The scope of the spec's ``timeout``, or None."""
+    task: TaskControl | None = attrs.field(default=None, repr=False)
+    """The tasks extension's hold on a call that may become a task, else None."""
 
     @property
     def required(self) -> frozenset[str]:
         """Every capability the call needs: the spec's ``caps`` and what they require."""
-        return self._target.required
+        return self.target.required
 
     @property
     def granted(self) -> frozenset[str]:
@@ -139,7 +148,7 @@ class Call:
     @property
     def caller(self) -> Caller:
         """Who is calling, and how (the transport's view)."""
-        return self._request.caller
+        return self.request.caller
 
 
 def _headers(value: object) -> tuple[tuple[str, str], ...]:
@@ -182,7 +191,7 @@ class Ending:
     """The qualified class of the exception that ended the call, if any."""
     error_ref: str | None = None
     """The log reference shown for an internal error."""
-    _body: bytes | None = attrs.field(default=None, alias="body", repr=False)
+    body: bytes | None = attrs.field(default=None, repr=False)
     """``result`` as the client receives it, set by the runner's ``encode`` step
     from what the chain returned (masked); None until then."""
 
@@ -228,8 +237,8 @@ class Ending:
         Raises:
             ValueError: for NaN or infinity; TypeError for a value that is not JSON.
         """
-        if self._body is not None:
-            return self._body
+        if self.body is not None:
+            return self.body
         assert self.result is not None
         return encode_message(self.result)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import trio
 
 from .._authority import resolve_grants, wrap_write_only
-from .._context import CancelToken, Exchange, ToolContext
+from .._context import CancelToken, ToolContext
 from .._declare import ToolSpec
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
@@ -33,7 +33,7 @@ __all__ = ["Calls", "Method", "TaskHost", "new_call", "required_str"]
 E = TypeVar("E")
 
 #: A method: a result to finish and encode, or an ending of a call.
-Method = Callable[[Checked, Exchange], Awaitable["JsonObject | Ending"]]
+Method = Callable[[Checked], Awaitable["JsonObject | Ending"]]
 
 
 class TaskHost(Protocol):
@@ -68,7 +68,7 @@ class Calls:
 
     catalog: Catalog
 
-    async def _tools_call(self, request: Checked, exchange: Exchange) -> Ending:
+    async def _tools_call(self, request: Checked) -> Ending:
         name, entry = _named(request, self.catalog.tools, "tool")
         arguments = request.params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
@@ -80,28 +80,28 @@ class Calls:
             )
             if fault is not None:
                 raise Failure.of(fault)
-        call = new_call(request, exchange, entry, name, arguments or {})
+        call = new_call(request, entry, name, arguments or {})
         edge = request.edge
         if entry.spec.task is not None:
             return await edge.task_chain(call)
         return await edge.chain(call)
 
-    async def _prompts_get(self, request: Checked, exchange: Exchange) -> Ending:
+    async def _prompts_get(self, request: Checked) -> Ending:
         name, entry = _named(request, self.catalog.prompts, "prompt")
         raw = request.params.get("arguments")
         # Checked by the prompt's target, after the grants: a refused caller
         # learns nothing about the arguments, and a bad call leaves a receipt.
         arguments = raw if isinstance(raw, dict) else _Unchecked(raw)
-        call = new_call(request, exchange, entry, name, arguments)
+        call = new_call(request, entry, name, arguments)
         return await request.edge.chain(call)
 
-    async def _resources_read(self, request: Checked, exchange: Exchange) -> Ending:
+    async def _resources_read(self, request: Checked) -> Ending:
         uri = required_str(request, "uri")
         found = self.catalog.find_resource(uri)
         if found is None:
             raise Failure.invalid(f"resource not found: {uri}", {"uri": uri})
         entry, variables = found
-        call = new_call(request, exchange, entry, uri, variables)
+        call = new_call(request, entry, uri, variables)
         return await request.edge.chain(call)
 
 
@@ -138,7 +138,6 @@ def required_str(request: Checked, key: str) -> str:
 
 def new_call(
     request: Checked,
-    exchange: Exchange,
     target: Target,
     name: str,
     arguments: Mapping[str, Any],
@@ -163,12 +162,12 @@ def new_call(
         client=client_info if isinstance(client_info, dict) else None,
         client_capabilities=meta[wire.META_CLIENT_CAPABILITIES],  # type: ignore[arg-type]
         deadline=deadline,
-        cancel=CancelToken.of(exchange, scope, closed),
+        cancel=CancelToken(scope, closed=closed, request=request.scope),
         declared=target.required,
         granted=resolve_grants(caller.allow, caller.principal),
         progress_token=_progress_token(meta),
         log_level=meta.get(wire.META_LOG_LEVEL),  # type: ignore[arg-type]
-        exchange=exchange,
+        emit=request.emit,
         name=name,
     )
     spec = target.spec
@@ -184,7 +183,6 @@ def new_call(
         spec=spec,
         target=target,
         request=request,
-        exchange=exchange,
         deadline=scope,
     )
 

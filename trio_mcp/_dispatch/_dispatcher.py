@@ -22,20 +22,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
+
+import trio
 
 from .. import _metrics, _otel
 from .._authority import Receipt, ReceiptSink
 from .._changes import Broadcast, Change, ListKind
 from .._changes._listen import LISTEN_METHOD, BadFilter, honour, stream
-from .._context import Exchange
+from .._context import Emit, no_emit
 from .._json import JsonObject, encode_message
 from .._protocol import _wire as wire
 from .._protocol._headers import check_routing_headers, check_version_header
 from .._protocol._jsonrpc import Fault, Request
 from .._protocol._state import StateSealer
 from .._store import MemoryStore, Store
-from ._call import Ending, Middleware, Next
+from ._call import Call, Ending, Middleware, Next
 from ._calls import Calls, TaskHost, new_call
 from ._catalog import Catalog
 from ._complete import completable, completion_call
@@ -56,9 +58,7 @@ LIST_TTL_MS = 3_600_000
 
 
 #: A method: a result to finish and encode, a call's ending, or an encoded reply.
-Handler = Callable[[Checked, Exchange], Awaitable["JsonObject | Ending | Reply"]]
-#: A method that needs only the request (the tasks and skills extensions').
-Plain = Callable[[Checked], Awaitable["JsonObject | Reply"]]
+Handler = Callable[[Checked], Awaitable["JsonObject | Ending | Reply"]]
 #: Makes the task host, given how it announces a task's change and the store.
 TaskHostFactory = Callable[[Callable[[Change], object], Store], TaskHost]
 
@@ -132,10 +132,9 @@ class Dispatcher(Calls):
         if "completions" in self.capabilities:
             methods["completion/complete"] = self._complete
         if self.catalog.has_task_tools:
-            methods.update(_plain(self.tasks.methods()))
+            methods.update(self.tasks.methods())
         if self.skills:
-            skills = self.skills.methods(self._cache_scope, self.encode_result)
-            methods.update(_plain(skills))
+            methods.update(self.skills.methods(self._cache_scope, self.encode_result))
         return methods
 
     def _capabilities(self) -> JsonObject:
@@ -213,16 +212,22 @@ class Dispatcher(Calls):
         self.broadcast.publish(change)
 
     # -- the entry point ------------------------------------------------------------
-    def edge(self, steps: Sequence[Middleware] = ()) -> Edge:
+    def edge(
+        self, steps: Sequence[Middleware] = (), admission: Admission | None = None
+    ) -> Edge:
         """The way in of a transport that adds ``steps`` to every call, after
-        ``account`` and before ``grant`` (``_runner``)."""
-        return Edge(self, steps) if steps else self.plain
+        ``account`` and before ``grant`` (``_runner``), the ``admission`` step
+        first."""
+        if not steps and admission is None:
+            return self.plain
+        return Edge(self, steps, admission)
 
     async def handle(
         self,
         request: Request,
         caller: Caller,
-        exchange: Exchange | None = None,
+        emit: Emit = no_emit,
+        scope: trio.CancelScope | None = None,
         *,
         edge: Edge | None = None,
     ) -> Reply:
@@ -231,8 +236,8 @@ class Dispatcher(Calls):
         Args:
             request: The parsed request.
             caller: The principal, grants and (HTTP) headers.
-            exchange: Where the request's notifications go and what cancels it;
-                None for a request whose notifications are dropped.
+            emit: Sends a notification tied to the request; by default they drop.
+            scope: The cancel scope the transport runs the request in, if any.
             edge: The edge it came through (``edge()``); the plain one by default.
         """
         raw_meta = (
@@ -246,7 +251,7 @@ class Dispatcher(Calls):
         ):
             try:
                 reply, error_code = await self._answer(
-                    request, caller, exchange or Exchange(), edge or self.plain
+                    request, caller, emit, scope, edge or self.plain
                 )
                 return reply
             finally:
@@ -254,12 +259,17 @@ class Dispatcher(Calls):
                     _metrics.finish(measure, self._metric_name(request), error_code)
 
     async def _answer(
-        self, request: Request, caller: Caller, exchange: Exchange, edge: Edge
+        self,
+        request: Request,
+        caller: Caller,
+        emit: Emit,
+        scope: trio.CancelScope | None,
+        edge: Edge,
     ) -> tuple[Reply, int | None]:
         """The checks, then the method: the reply, and its JSON-RPC error code."""
         try:
-            checked = self.check(request, caller, edge)
-            result = await self.methods[checked.method](checked, exchange)
+            checked = self.check(request, caller, edge, emit, scope)
+            result = await self.methods[checked.method](checked)
             if isinstance(result, Ending):
                 return self._reply(checked.id, result), _code(result)
             if isinstance(result, Reply):
@@ -308,7 +318,7 @@ class Dispatcher(Calls):
                 encode_message(ending.error),
             )
         else:
-            if ending._body is None and ending.result is not None:
+            if ending.body is None and ending.result is not None:
                 finish_result(ending.result, self.server_info)
             body = b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (
                 encoded_id,
@@ -338,7 +348,14 @@ class Dispatcher(Calls):
         finish_result(result, self.server_info)
         return encode_message(wire.result_message(request_id, result))
 
-    def check(self, request: Request, caller: Caller, edge: Edge) -> Checked:
+    def check(
+        self,
+        request: Request,
+        caller: Caller,
+        edge: Edge,
+        emit: Emit = no_emit,
+        scope: trio.CancelScope | None = None,
+    ) -> Checked:
         """Run the ordered checks of the revision ("Request checks").
 
         Raises:
@@ -374,10 +391,10 @@ class Dispatcher(Calls):
             raise Failure.invalid(
                 f"'{wire.META_LOG_LEVEL}' must be one of {', '.join(wire.LOG_LEVELS)}"
             )
-        return Checked(request, params, meta, caller, edge)
+        return Checked(request, params, meta, caller, edge, emit, scope)
 
     # -- discovery and lists --------------------------------------------------------------
-    async def _discover(self, request: Checked, exchange: Exchange) -> JsonObject:
+    async def _discover(self, request: Checked) -> JsonObject:
         result: JsonObject = {
             "supportedVersions": list(self.versions),
             "capabilities": self.capabilities,
@@ -405,7 +422,7 @@ class Dispatcher(Calls):
         (id, cursor, cache scope, server info) and splices them in.
         """
 
-        async def handler(request: Checked, exchange: Exchange) -> Reply:
+        async def handler(request: Checked) -> Reply:
             pages = self.catalog.pages_for(method, request.caller.visible)
             try:
                 result, offset = pages.result(request.params)
@@ -417,12 +434,12 @@ class Dispatcher(Calls):
 
         return handler
 
-    async def _complete(self, request: Checked, exchange: Exchange) -> Ending:
+    async def _complete(self, request: Checked) -> Ending:
         target, name, arguments = completion_call(self.catalog, request)
-        call = new_call(request, exchange, target, name, arguments)
+        call = new_call(request, target, name, arguments)
         return await request.edge.chain(call)
 
-    async def _listen(self, request: Checked, exchange: Exchange) -> JsonObject:
+    async def _listen(self, request: Checked) -> JsonObject:
         requested = request.params.get("notifications")
         try:
             wanted = honour(requested, self.capabilities, self.catalog.is_updatable)
@@ -432,7 +449,7 @@ class Dispatcher(Calls):
             task_ids = await self.tasks.listen_filter(requested, request)
             if task_ids:
                 wanted.add("taskIds", list(task_ids), map(Change.task, task_ids))
-        return await stream(request, exchange, wanted, self.broadcast, self.tasks.view)
+        return await stream(request, wanted, self.broadcast, self.tasks.view)
 
 
 def _removed(method: str) -> Failure:
@@ -514,10 +531,18 @@ class Edge:
     """
 
     def __init__(
-        self, dispatcher: Dispatcher, steps: Sequence[Middleware] = ()
+        self,
+        dispatcher: Dispatcher,
+        steps: Sequence[Middleware] = (),
+        admission: Admission | None = None,
     ) -> None:
         self.dispatcher = dispatcher
-        self.steps = tuple(steps)
+        self.admission = admission
+        """The step that holds a call slot while its request is unanswered, if
+        any: given back here once the request is answered (a call that became a
+        task goes on without it)."""
+        steps = tuple(steps) if admission is None else (admission.admit, *steps)
+        self.steps = steps
         runner, tasks = dispatcher.runner, dispatcher.tasks
         self.chain: Next = runner.chain(self.steps)
         self.task_chain: Next = runner.chain(
@@ -525,19 +550,30 @@ class Edge:
         )
 
     async def handle(
-        self, request: Request, caller: Caller, exchange: Exchange | None = None
+        self,
+        request: Request,
+        caller: Caller,
+        emit: Emit = no_emit,
+        scope: trio.CancelScope | None = None,
     ) -> Reply:
         """``Dispatcher.handle`` through this edge."""
-        return await self.dispatcher.handle(request, caller, exchange, edge=self)
+        admission = self.admission
+        if admission is None:
+            return await self.dispatcher.handle(request, caller, emit, scope, edge=self)
+        if scope is None:
+            scope = trio.CancelScope()  # what the admission holds its slot for
+        try:
+            return await self.dispatcher.handle(request, caller, emit, scope, edge=self)
+        finally:
+            admission.answered(scope)
 
 
-def _plain(methods: Mapping[str, Plain]) -> dict[str, Handler]:
-    """Methods that need only the request, in the dispatcher's table."""
+class Admission(Protocol):
+    """A transport's admission of calls (``_http._gate.Gate``): its ``admit`` step
+    holds a call slot on behalf of the request (its scope), which ``answered``
+    gives back (idempotent: the step gives it back itself when the call ends
+    first; a call that became a task goes on without it)."""
 
-    def taking_exchange(method: Plain) -> Handler:
-        async def handler(request: Checked, exchange: Exchange) -> JsonObject | Reply:
-            return await method(request)
+    async def admit(self, call: Call, next: Next, /) -> Ending: ...
 
-        return handler
-
-    return {name: taking_exchange(method) for name, method in methods.items()}
+    def answered(self, request: trio.CancelScope | None, /) -> None: ...

@@ -1,9 +1,9 @@
 """One request as the dispatcher's steps see it, and how a step fails.
 
 A transport hands the dispatcher a parsed ``Request``, the ``Caller`` (who is
-calling, and how) and an ``Exchange`` (where the request's notifications go, what
-cancels it). ``check`` runs the revision's ordered checks and returns a
-``Checked`` request, a frozen value every method reads. A step of the checks or of
+calling, and how), where the request's notifications go (``emit``) and the cancel
+scope it runs in. ``check`` runs the revision's ordered checks and returns a
+``Checked`` request, a frozen value holding all of these, which every method reads. A step of the checks or of
 a method that cannot go on raises ``Failure``; the dispatcher catches it once and
 answers with its JSON-RPC error. Inside a call the runner catches it into an
 ``Ending`` instead (``_runner``), so middleware and receipts see how the call ended
@@ -25,7 +25,7 @@ import attrs
 import trio
 
 from .._authority import Grants, Outcome
-from .._context import MissingClientCapability
+from .._context import Emit, MissingClientCapability
 from .._declare import qualified
 from .._json import JsonObject, JsonValue, loads
 from .._protocol import _wire as wire
@@ -102,8 +102,9 @@ class Checked:
     """A request that passed the revision's checks (``Dispatcher.check``).
 
     Its ``params`` and their ``_meta`` (which carries the protocol version, the
-    client's capabilities and ``clientInfo``), who sent it, and the edge it came
-    through (whose chain its calls run).
+    client's capabilities and ``clientInfo``), who sent it, the edge it came
+    through (whose chain its calls run), where its notifications go and the cancel
+    scope the transport runs it in (a closed HTTP stream, ``notifications/cancelled``).
     """
 
     request: Request
@@ -111,6 +112,8 @@ class Checked:
     meta: JsonObject
     caller: Caller
     edge: Edge
+    emit: Emit
+    scope: trio.CancelScope | None
 
     @property
     def id(self) -> str | int:

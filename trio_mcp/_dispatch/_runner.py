@@ -213,7 +213,7 @@ class Runner:
                 try:
                     ending = await next(call)
                 except Failure as failure:  # a step's way to end the call
-                    ending = call._target.failed(failure)
+                    ending = call.target.failed(failure)
                 except BaseException as exc:
                     if is_cancellation(exc):
                         raise
@@ -264,7 +264,7 @@ class Runner:
         """Refuse a caller the host did not grant every capability the call needs."""
         missing = call.required - call.context.granted
         if missing:
-            return call._target.failed(Failure.refused(min(missing)))
+            return call.target.failed(Failure.refused(min(missing)))
         return await next(call)
 
     # -- 5. masking what goes out, and encoding it --------------------------------------
@@ -282,7 +282,7 @@ class Runner:
                 result = _masked(call, result, text_mask(values))
                 body = encode_message(finish_result(result, self.server_info))
         except MaskingFailed as exc:
-            return call._target.failed(Failure.withheld(str(exc)))
+            return call.target.failed(Failure.withheld(str(exc)))
         except Exception as exc:
             return crash(call, exc)
         return Ending(
@@ -312,7 +312,7 @@ class Runner:
                 return ending
             masked = _masked(call, result, text_mask(values))
         except MaskingFailed as exc:
-            return call._target.failed(Failure.withheld(str(exc)))
+            return call.target.failed(Failure.withheld(str(exc)))
         except Exception as exc:
             return crash(call, exc)
         return attrs.evolve(ending, result=masked)
@@ -320,7 +320,7 @@ class Runner:
     # -- 9. the handler ------------------------------------------------------------------
     async def answer(self, call: Call) -> Ending:
         """Run the handler and shape its reply; every way it ends, as an ending."""
-        target = call._target
+        target = call.target
         try:
             await self._open_round(call)
             reply = await _under_deadline(call)
@@ -342,7 +342,7 @@ class Runner:
         are ignored, so the handler runs once and asks (MCP revision 2026-07-28,
         multi round-trip server rules: re-request rather than fail).
         """
-        params = call._request.params
+        params = call.request.params
         if "requestState" not in params and "inputResponses" not in params:
             return
         try:
@@ -374,15 +374,15 @@ class Runner:
 
 async def _under_deadline(call: Call) -> AnyReply:
     """The handler's reply, under the call's deadline; what it raises, as failures."""
-    deadline = call._deadline
+    deadline = call.deadline
     try:
         if deadline is None:
-            reply = await call._target.answer(call)
+            reply = await call.target.answer(call)
             if reply.needs is not None:
                 reply = await _rounds(call, reply)
         else:
             with deadline:
-                reply = await call._target.answer(call)
+                reply = await call.target.answer(call)
                 if reply.needs is not None:
                     reply = await _rounds(call, reply)
     except DecodeError as exc:
@@ -403,20 +403,19 @@ async def _under_deadline(call: Call) -> AnyReply:
     except ThreadsExhausted as exc:
         raise Failure.busy(str(exc), qualified(type(exc))) from None
     if deadline is not None and deadline.cancelled_caught:
-        raise Failure.timed_out(call._target.timeout or 0.0)
+        raise Failure.timed_out(call.target.timeout or 0.0)
     return reply
 
 
 async def _rounds(call: Call, reply: AnyReply) -> AnyReply:
-    """While the exchange answers what the handler needs (a task's rounds), run
+    """While the call's task answers what the handler needs (a task's rounds), run
     it again with the answers. Awaited only for a reply that needs input: a call
     that needs none costs no frame here."""
-    target, ctx = call._target, call.context
+    target, ctx, task = call.target, call.context, call.task
     while reply.needs is not None:
-        answers = call._exchange.ask
-        if answers is None:
-            break
-        ctx.input_responses = await answers(call, reply.needs)
+        if task is None or not task.started:
+            break  # the request asks: an input_required result
+        ctx.input_responses = await task.ask(call, reply.needs)
         ctx.state = reply.needs.state
         reply = await target.answer(call)
     return reply
@@ -428,7 +427,7 @@ _CEILING_LOGGED: set[tuple[str, str]] = set()
 def _beyond_ceiling(call: Call, capability: str) -> None:
     """Log, once per declaration and capability, that a handler required a
     capability its declaration does not declare (a bug no grant fixes)."""
-    declaration = call._target.declaration
+    declaration = call.target.declaration
     if (declaration, capability) in _CEILING_LOGGED or len(_CEILING_LOGGED) > 1024:
         return
     _CEILING_LOGGED.add((declaration, capability))
@@ -453,7 +452,7 @@ def _is_busy(ending: Ending) -> bool:
 
 def crash(call: Call, exc: BaseException) -> Ending:
     """-32603 for what nobody planned for (a panic too), logged under a reference."""
-    target = call._target
+    target = call.target
     failure = Failure.unexpected(
         exc, "%s %r (%s)", target.kind, call.name, target.declaration
     )
@@ -464,7 +463,7 @@ def _masked(call: Call, result: JsonObject, mask: Mask) -> JsonObject:
     """``result`` with the call's secrets masked where its handler wrote text."""
     if result.get("resultType") == "input_required":
         return mask_input_required(result, mask)
-    return call._target.masked(result, mask)
+    return call.target.masked(result, mask)
 
 
 def _masked_error(ending: Ending, values: tuple[str, ...]) -> Ending:
@@ -477,7 +476,7 @@ def _masked_error(ending: Ending, values: tuple[str, ...]) -> Ending:
 
 def _binding(call: Call) -> Binding:
     """What this call's round state is bound to (secret arguments masked)."""
-    params = call._request.params
+    params = call.request.params
     spec = call.spec
     if isinstance(spec, ToolSpec) and isinstance(params.get("arguments"), dict):
         params = {
@@ -501,7 +500,7 @@ _UNNAMED: dict[str, str] = {
 
 def _receipt(call: Call, ending: Ending, started: float, duration: float) -> Receipt:
     """The receipt of a call that ended with ``ending``."""
-    target, ctx = call._target, call.context
+    target, ctx = call.target, call.context
     return Receipt(
         kind=target.kind,
         declaration=target.declaration,
@@ -515,7 +514,7 @@ def _receipt(call: Call, ending: Ending, started: float, duration: float) -> Rec
         request_id=call.request_id,
         started=started,
         duration=duration,
-        trace_id=_otel.parse_traceparent(call._request.meta),
+        trace_id=_otel.parse_traceparent(call.request.meta),
         error_ref=ending.error_ref,
     )
 
@@ -524,7 +523,7 @@ def _annotate_span(call: Call, ending: Ending) -> None:
     """Put the call's name and outcome on the request's span, if it has one."""
     if not _otel.spanning():
         return
-    kind = call._target.kind
+    kind = call.target.kind
     uri = kind == "resource"
     _otel.annotate(
         {

@@ -50,7 +50,6 @@ import trio
 from .. import _metrics
 from .._authority import Grants
 from .._changes import LISTEN_METHOD
-from .._context import Exchange
 from .._dispatch import Caller, Dispatcher, Reply
 from .._dispatch._call import BUSY_RETRY_AFTER
 from .._json import encode_message
@@ -137,7 +136,7 @@ class McpAsgiApp:
         """The call slots and waiting places (``max_concurrent``, ``max_waiting``)."""
         self.listens = ListenBounds(self.limits, descriptor_budget())
         """The open listen streams, per caller and in all."""
-        self.edge = dispatcher.edge([self.gate.admit, *self.protection.steps])
+        self.edge = dispatcher.edge(self.protection.steps, admission=self.gate)
         """How calls come in: the gate's step, and the token's step-up with ``auth``."""
         metrics_path = options.get("metrics_path")
         self.metrics_path = (
@@ -395,10 +394,6 @@ class McpAsgiApp:
     async def _handle(
         self, request: Request, caller: Caller, response: Response
     ) -> Reply:
-        """Run the request through the app's edge; then give back what it held (a
-        call's slot)."""
-        exchange = Exchange(response.emit, response.scope)
-        try:
-            return await self.edge.handle(request, caller, exchange)
-        finally:
-            exchange.release()
+        """Run the request through the app's edge (which gives back a call's slot
+        once the request is answered)."""
+        return await self.edge.handle(request, caller, response.emit, response.scope)

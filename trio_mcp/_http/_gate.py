@@ -15,8 +15,9 @@ Invariants:
   ``completion/complete``) pass the gate; discovery, lists, the tasks methods and
   listen streams never wait and are never refused here.
 - A call takes its place before anything else, and keeps its place and its slot
-  until its request is answered (``Exchange.hold``): when the call ends, or when it
-  becomes a task (which runs on without a slot). A client that disconnects while
+  until its request is answered: when the call ends (the step gives them back), or
+  when it becomes a task, which runs on without a slot (the edge gives them back
+  once the request is answered: ``Gate.answered``, idempotent). A client that disconnects while
   waiting cancels its wait and so gives its place up at once.
 - A call with no place is answered 503 with ``Retry-After`` (``refused``,
   ``trio_mcp.Busy``) and takes no rate-limit token.
@@ -30,14 +31,12 @@ from __future__ import annotations
 
 import logging
 import math
-from functools import partial
 from typing import TYPE_CHECKING
 
 import attrs
 import trio
 
 from .. import _metrics
-from .._context import Exchange
 from .._dispatch import Call, Ending, Next
 from .._dispatch._call import busy
 from .._limits import Limits
@@ -97,6 +96,8 @@ class Gate:
         # Made on first use: a CapacityLimiter needs a running Trio loop, and the
         # app may be built before one exists.
         self._limiter: trio.CapacityLimiter | None = None
+        self._holding: set[trio.CancelScope] = set()
+        """The requests whose calls hold a slot and a place now."""
 
     @property
     def limiter(self) -> trio.CapacityLimiter:
@@ -121,37 +122,43 @@ class Gate:
             wait = None if limiter is None else await limiter.over_limit(call)
             if wait is not None:
                 return rate_limited(wait)
-            exchange = call._exchange
-            await self._take_slot(exchange)
-            exchange.hold(partial(self._leave, exchange))
+            request = call.request.scope
+            assert request is not None  # the edge gives every request one
+            await self._take_slot(request)
             held = True
             return await next(call)
         finally:
-            if not held:
+            if held:
+                self.answered(call.request.scope)
+            else:
                 self.admitted -= 1
 
-    async def _take_slot(self, exchange: Exchange) -> None:
-        """A call slot for the request ``exchange``: at once when one is free, else
-        waiting for one (cancellable, FIFO).
+    async def _take_slot(self, request: trio.CancelScope) -> None:
+        """A call slot for the request whose scope is ``request``: at once when one is free, else waiting for
+        one (cancellable, FIFO).
 
         On behalf of the request, not of this task: a call that becomes a task goes
-        on in another, and the slot is given back at detach. A free slot is taken
-        without a scheduler pass (``acquire_nowait`` refuses while others wait, so
-        the order holds; a cancelled call raises at the checkpoint either way): the
-        pass ``acquire_on_behalf_of`` makes costs 4.7 % of an HTTP call's
-        instructions (docs/design.md, "Devices that stay").
+        on in another, and the slot is given back once the request is answered. A
+        free slot is taken without a scheduler pass (``acquire_nowait`` refuses
+        while others wait, so the order holds; a cancelled call raises at the
+        checkpoint either way): the pass ``acquire_on_behalf_of`` makes costs
+        4.7 % of an HTTP call's instructions (docs/design.md, "Devices that stay").
         """
         await trio.lowlevel.checkpoint_if_cancelled()
         try:
-            self.limiter.acquire_on_behalf_of_nowait(exchange)
+            self.limiter.acquire_on_behalf_of_nowait(request)
         except trio.WouldBlock:
-            await self.limiter.acquire_on_behalf_of(exchange)
+            await self.limiter.acquire_on_behalf_of(request)
+        self._holding.add(request)
 
-    def _leave(self, exchange: Exchange) -> None:
-        """The request ``exchange`` of a call this gate placed is answered: its
-        slot and its place are free."""
-        self.limiter.release_on_behalf_of(exchange)
-        self.admitted -= 1
+    def answered(self, request: trio.CancelScope | None) -> None:
+        """The request whose scope is ``request`` is answered, or its call ended:
+        if this gate still holds a slot and a place for it, they are free (once;
+        later calls do nothing)."""
+        if request in self._holding:
+            self._holding.discard(request)
+            self.limiter.release_on_behalf_of(request)
+            self.admitted -= 1
 
 
 class RateLimiter:

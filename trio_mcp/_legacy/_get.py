@@ -28,7 +28,6 @@ import attrs
 import trio
 
 from .._changes import LISTEN_METHOD
-from .._context import Exchange
 from .._dispatch import Caller
 from .._dispatch._call import BUSY_RETRY_AFTER
 from .._http._forwarded import caller_key
@@ -272,9 +271,11 @@ class _Stream:
         self, listen_id: str, listen: _Listen, params: JsonObject
     ) -> None:
         with listen.scope:
-            exchange = Exchange(partial(self._note, listen_id), listen.scope)
             await self.http.edge.handle(
-                Request(listen_id, LISTEN_METHOD, params), self.caller, exchange
+                Request(listen_id, LISTEN_METHOD, params),
+                self.caller,
+                partial(self._note, listen_id),
+                listen.scope,
             )
         listen.acked.set()
         ended_by_itself = not listen.scope.cancelled_caught

@@ -38,7 +38,6 @@ from typing import Final
 import attrs
 import trio
 
-from .._context import Exchange
 from .._dispatch import Caller, Reply
 from .._dispatch._dispatcher import Edge
 from .._http._body import read_json
@@ -409,13 +408,12 @@ class LegacyHttp:
         """Serve the request, asking the client for what each round needs."""
         legacy, method, rounds = _legacy_caller(caller), request.method, 0
         while True:
-            exchange = Exchange(response.emit, response.scope)
-            try:
-                reply = await self.edge.handle(
-                    Request(request.id, method, params), legacy, exchange
-                )
-            finally:
-                exchange.release()
+            reply = await self.edge.handle(
+                Request(request.id, method, params),
+                legacy,
+                response.emit,
+                response.scope,
+            )
             message = reply.message
             result = round_of(method, message)
             if result is None:

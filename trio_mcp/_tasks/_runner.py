@@ -14,7 +14,7 @@ The extension is two steps of the call chain (``_dispatch/_runner``):
 nursery, so the call (grants, middleware, deadline, reply guard, masking, one
 receipt) is the same as any call's; ``begin``, just before the handler, starts
 the task of a ``task_start="call"`` tool once the grants let the call through.
-Starting the task detaches the call from its request (``Exchange.detach``): its
+Starting the task detaches the call from its request (``_steps``): its
 notifications stop, its cancellation follows the task's scope, and its questions
 are answered through the task: a ``NeedsInput`` puts the task in
 ``input_required``, ``tasks/update`` delivers the answers, and the handler runs
@@ -192,7 +192,7 @@ class TaskRunner:
         """
         if not needs.requests:
             raise InvalidReply(
-                call._target.declaration,
+                call.target.declaration,
                 "NeedsInput inside a task must ask for something",
             )
         capabilities = call.context.client_capabilities

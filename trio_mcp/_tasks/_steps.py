@@ -5,11 +5,13 @@ extension and a task nursery is open, the rest of the chain runs in that nursery
 so the call (grants, middleware, deadline, reply guard, masking, one receipt) is
 the same as any call's and may outlive its request. ``begin`` runs just before the
 handler and starts the task of a ``task_start="call"`` tool, once the grants let
-the call through. Starting the task (``_TaskCall.start``, also reached through
-``ToolContext.task_started``) detaches the call from its request
-(``Exchange.detach``): the request is answered with the ``CreateTaskResult``, the
-call's notifications stop, its cancellation follows the task's scope, and its
-questions are answered through ``tasks/update``.
+the call through. ``run_as_task`` hands the rest of the chain the call with its
+``_TaskCall`` (``Call.task``, and the context's, whose ``task_started`` starts it).
+Starting the task (``_TaskCall.start``) detaches the call from its request: the
+request is answered with the ``CreateTaskResult`` (the edge then gives back what
+the request held, a call slot), the call's notifications stop, its cancellation
+follows the task's scope, and its questions are answered through
+``tasks/update``.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ class TaskSteps:
         spec = call.spec
         assert isinstance(spec, ToolSpec)
         host = self.host
-        declared = declares_tasks(call._request.meta)
+        declared = declares_tasks(call.request.meta)
         if not declared and spec.task == "required":
             return error_ending(
                 missing_extension(f"tool '{spec.name}' runs only as a task; it")
@@ -140,13 +142,16 @@ class _TaskCall:
     async def execute(self, next: Next) -> None:
         """Run the rest of the chain; settle the task, or hand the request its
         ending."""
-        record, exchange = self.record, self.call._exchange
-        exchange.start_task = self.start
+        record, call = self.record, self.call
+        context = attrs.evolve(
+            call.context, task=self, cancel=call.context.cancel.for_task(self)
+        )
+        call = attrs.evolve(call, context=context, task=self)
         ending: Ending | None = None
         try:
             # The scope absorbs a cancellation (tasks/cancel, the deadline).
             with record.scope:
-                ending = await next(self.call)
+                ending = await next(call)
             if not self.started:
                 assert ending is not None
                 self.task_status.started(ending)
@@ -168,10 +173,14 @@ class _TaskCall:
         self.started = True
         record.scope.deadline = trio.current_time() + runner.ttl_ms / 1000
         runner.keep(record)
-        self.call._exchange.detach(record.scope, self.ask)
         created: JsonObject = {"resultType": "task", **record.base()}
         self.task_status.started(Ending(outcome="ok", result=created))
         return record.task_id
+
+    @property
+    def scope(self) -> trio.CancelScope:
+        """The task's scope: the call's cancellation follows it once started."""
+        return self.record.scope
 
     async def ask(self, call: Call, needs: NeedsInput) -> Mapping[str, object]:
         """The task's questions, answered through ``tasks/update``."""

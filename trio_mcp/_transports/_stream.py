@@ -41,7 +41,7 @@ import trio
 from .. import _metrics
 from .._authority import Grants
 from .._changes import LISTEN_METHOD
-from .._context import Exchange
+from .._context import Emit
 from .._dispatch import Call, Caller, Dispatcher, Ending, Next, Reply
 from .._dispatch._call import busy
 from .._dispatch._dispatcher import Edge as DispatchEdge
@@ -355,15 +355,14 @@ class _Loop:
             if not scope.cancel_called:
                 await self.hand_over(encode_message(note))
 
-        exchange = Exchange(emit, scope)
         self.running[scope] = request
         try:
             with scope:
                 if held or request.method not in CALL_METHODS:
                     # Started with start_soon: no task_status to report to.
-                    reply = await self.through.handle(request, self.caller, exchange)
+                    reply = await self.through.handle(request, self.caller, emit, scope)
                 else:
-                    reply = await self._queued(request, exchange, task_status)
+                    reply = await self._queued(request, emit, scope, task_status)
                 if not scope.cancel_called:
                     await self.hand_over(reply.body)
         except BaseException:
@@ -384,7 +383,8 @@ class _Loop:
     async def _queued(
         self,
         request: Request,
-        exchange: Exchange,
+        emit: Emit,
+        scope: trio.CancelScope,
         task_status: trio.TaskStatus[None],
     ) -> Reply:
         """A call that found no free slot: wait for one in the limiter's queue."""
@@ -392,7 +392,7 @@ class _Loop:
         # parks in the limiter's FIFO before the loop takes the next message.
         task_status.started()
         async with self.slots:
-            return await self.through.handle(request, self.caller, exchange)
+            return await self.through.handle(request, self.caller, emit, scope)
 
     def input_ended(self) -> float:
         """Start the graceful end; return the deadline of what still runs.
