@@ -10,11 +10,13 @@ server message is validated against the negotiated revision's schema.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import httpx
 import pytest
+import trio
 from legacy_server import make_server
 from support import META, serving
 from support.legacy import LegacyError, initialize_request
@@ -247,3 +249,24 @@ async def test_without_legacy_nothing_changes() -> None:
     assert 400 == with_session.status_code  # no _meta: the modern answer
     assert 405 == get.status_code
     assert ["2026-07-28"] == discovered["result"]["supportedVersions"]
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+async def test_a_get_or_delete_at_a_revision_the_session_cannot_speak_is_400(
+    method: str,
+) -> None:
+    """``MCP-Protocol-Version`` is checked on every request of a session, not only
+    on POST: the stream is not opened, the session not ended."""
+    async with serving(make_server()) as base, httpx.AsyncClient() as client:
+        url = base + "/mcp"
+        peer = LegacyHttpPeer(client, url)
+        await peer.initialize()
+        headers = {**peer.headers(), "mcp-protocol-version": "1999-01-01"}
+        with trio.fail_after(10):
+            async with client.stream(method, url, headers=headers) as refused:
+                assert 400 == refused.status_code  # before a stream's endless body
+                body = json.loads(await refused.aread())
+        still = await peer.request("ping")
+
+    assert "1999-01-01" in body["error"]["message"]
+    assert {} == still
