@@ -17,8 +17,10 @@ import pytest
 import trio
 from legacy_server import ALL_CAPS, make_server
 from support import serving
+from support.host_auth import user_from_header
 from support.legacy import LegacyError
 from support.legacy_http import LegacyHttpPeer, session_stream
+from support.mcp_http import headers_for, post
 
 from trio_mcp import Limits
 
@@ -284,3 +286,55 @@ async def test_a_get_stream_needs_a_session_and_an_event_stream_accept() -> None
     assert 404 == missing[0]
     assert "error" in missing[1]
     assert 406 == not_acceptable
+
+
+async def test_get_streams_count_against_the_listen_bounds() -> None:
+    """A session's ``GET`` stream is a listen stream: at most ``max_listens`` per
+    caller and ``max_listens_total`` per app (503, ``Retry-After``), counted with the
+    caller's modern listens, and its slot is free again once it ends."""
+    limits = Limits(max_listens=1, max_listens_total=2)
+    async with (
+        serving(make_server(), limits=limits, principal=user_from_header) as base,
+        httpx.AsyncClient() as client,
+    ):
+        url = base + "/mcp"
+        peers: dict[str, str] = {}
+        for name in ("alice", "alice-again", "bob", "carol"):
+            peer = LegacyHttpPeer(client, url, headers={"x-user": name[:5]})
+            await peer.initialize()
+            assert peer.sid is not None
+            peers[name] = peer.sid
+        statuses: dict[str, int] = {}
+        alice = {"x-user": "alice"}
+        async with session_stream(url, peers["alice"], extra=alice) as first:
+            statuses["alice"] = first.status
+            async with session_stream(url, peers["alice-again"], extra=alice) as two:
+                statuses["alice, a second stream"] = two.status
+                retry_after = two.headers.get("retry-after")
+            listen = "subscriptions/listen"
+            modern = await post(
+                client,
+                base,
+                listen,
+                {"notifications": {}},
+                headers=headers_for(listen, **alice),
+            )
+            statuses["alice, a modern listen"] = modern.status_code
+            bob = {"x-user": "bob"}
+            async with session_stream(url, peers["bob"], extra=bob) as other:
+                statuses["bob"] = other.status
+                carol = {"x-user": "carol"}
+                async with session_stream(url, peers["carol"], extra=carol) as third:
+                    statuses["carol, past the app's bound"] = third.status
+        async with session_stream(url, peers["alice-again"], extra=alice) as freed:
+            statuses["alice, once her stream ended"] = freed.status
+
+    assert {
+        "alice": 200,
+        "alice, a second stream": 503,
+        "alice, a modern listen": 503,
+        "bob": 200,
+        "carol, past the app's bound": 503,
+        "alice, once her stream ended": 200,
+    } == statuses
+    assert "1" == retry_after
