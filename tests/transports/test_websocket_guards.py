@@ -14,7 +14,15 @@ from support.host_auth import user_from_header
 from support.tools import echo
 from support.ws_peer import connected, handshake_answer
 
-from trio_mcp import InsecureBinding, RateLimit, Receipt, Server, ToolContext, tool
+from trio_mcp import (
+    InsecureBinding,
+    Limits,
+    RateLimit,
+    Receipt,
+    Server,
+    ToolContext,
+    tool,
+)
 
 
 @tool
@@ -36,6 +44,32 @@ async def test_a_bind_beyond_loopback_without_auth_is_refused_before_binding(
     server = Server("ws", "1", tools=[echo])
     with pytest.raises(InsecureBinding, match="refusing to serve WebSocket on"):
         await server.serve_websocket(host, 0)
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"principal": ws_user},
+        {"rate_limit": RateLimit(10, 1)},
+        {"trusted_proxies": ["127.0.0.1"]},
+        {"trusted_proxies": ["127.0.0.1"], "forwarded_header": "forwarded"},
+        {"allowed_origins": ["https://app.example"]},
+        {"allow": ["admin"]},
+        {"limits": Limits(max_concurrent=4)},
+        {"path": "/ws"},
+    ],
+    ids=lambda option: "+".join(option),
+)
+async def test_no_other_option_stands_in_for_authentication(
+    option: dict[str, Any],
+) -> None:
+    """Only ``require_auth`` or ``auth`` opens a bind beyond loopback: a principal
+    function alone still admits anonymous handshakes, and no other option checks
+    anyone. (A documentation address, which no interface here holds: code that
+    let it through fails to bind at once instead of serving beyond loopback.)"""
+    server = Server("ws", "1", tools=[echo])
+    with pytest.raises(InsecureBinding, match="refusing to serve WebSocket on"):
+        await server.serve_websocket("192.0.2.1", 0, **option)
 
 
 async def test_require_auth_refuses_a_handshake_without_a_principal() -> None:
