@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from support import wire
 
 from trio_mcp import FunctionResource, Receipt, Server, resource
-from trio_mcp._declare import UriTemplate
+from trio_mcp._declare import UriTemplate, escaping_variable
 from trio_mcp.testing import McpTestClient, ProtocolError
 
 received: list[tuple[str, str]] = []
@@ -98,6 +98,14 @@ async def read(uri: str, receipts: list[Receipt] | None = None) -> object:
         ("one://a\uff0f\uff0e\uff0e", "'..'"),
         ("pair://\uff0e\uff0e", "'.'"),
         ("one://\uff0fetc", "leading"),
+        # Cross-value look-alikes: neither value alone, only the join decoded once
+        # more and in NFKC, is '..' (U+FF0E, U+2024, and U+2025 split across values).
+        ("pair://\uff0e%252e", "once joined"),  # a = "\uff0e%2", b = "e"
+        ("pair://\u2024%252e", "once joined"),
+        ("pair://%25E2%2580%25A5", "once joined"),  # a = "%E2%80%A", b = "5"
+        ("both://x/\uff0e%252e", "once joined"),
+        ("both://x/\u2024%252e", "once joined"),
+        ("both://x/%25E2%2580%25A5", "once joined"),
         # Absolute, a backslash, a NUL.
         ("one:///etc", "leading"),
         ("one://C:x", "drive"),
@@ -140,6 +148,30 @@ def test_two_halves_that_are_dots_do_not_make_a_parent_segment() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("template", "a", "b"),
+    [
+        ("both://{+a}{+b}", "x/\uff0e", "\uff0e/y"),  # the audit's x/\uff0e\uff0e/y
+        ("both://{+a}{+b}", "x/\u2024", "\u2024/y"),
+        ("both://{+a}{+b}", "x/%E2%80", "%A5/y"),  # U+2025 split in its UTF-8
+        ("pair://{a}{b}", "\uff0e%2", "e"),
+        ("pair://{a}{b}", "\u2024%2", "e"),
+        ("pair://{a}{b}", "%E2%80", "%A5"),
+    ],
+)
+def test_look_alike_halves_that_join_into_a_parent_segment_are_refused(
+    template: str, a: str, b: str
+) -> None:
+    """Each value alone is no escape; only the NFKC form of the joined path is."""
+    parsed = UriTemplate.parse(template, where="test")
+
+    assert escaping_variable({"a": a}, parsed.segments) is None
+    assert escaping_variable({"b": b}, parsed.segments) is None
+    assert ("a, b", "a '..' path segment once joined") == parsed.escape(
+        {"a": a, "b": b}
+    )
+
+
 def test_a_template_whose_own_text_climbs_is_the_authors_choice() -> None:
     template = UriTemplate.parse("up://../{a}", where="test")
 
@@ -170,6 +202,10 @@ def climbs(path: str) -> bool:
 
 
 @settings(max_examples=80, deadline=None)
+@example(a="x/\uff0e%25", b="2e")
+@example(a="x/\u2024%25", b="2e")
+@example(a="x/%25E2%2580", b="%25A5")
+@example(a="\uff0e%25", b="2e")
 @given(
     a=st.lists(PIECE, min_size=1, max_size=4).map("".join),
     b=st.lists(PIECE, min_size=1, max_size=4).map("".join),
