@@ -23,6 +23,7 @@ from support.apps import (
     check_resource,
     check_view_read,
 )
+from support.legacy import LegacyPeer
 
 from trio_mcp import (
     DuplicateName,
@@ -234,6 +235,52 @@ async def test_a_server_without_a_view_does_not_advertise_it() -> None:
         discovered = wire(await client.discover())
 
     assert "extensions" not in discovered["capabilities"]
+
+
+@resource(uri="desk://readme")
+def readme() -> str:
+    """How the desk works."""
+    return "read me"
+
+
+@resource(uri="desk://tickets/{ticket}")
+def ticket_page(ticket: str) -> str:
+    """One ticket.
+
+    Args:
+        ticket: The ticket's id.
+    """
+    return ticket
+
+
+def resources_without_views(legacy: bool = False) -> Server:
+    """Resources of both kinds (a plain one, a template) and no view."""
+    return Server(
+        "desk",
+        "1.0",
+        tools=[count_tickets],
+        resources=[readme, ticket_page],
+        legacy=legacy,
+    )
+
+
+async def test_resources_without_a_view_do_not_advertise_it() -> None:
+    """Resources alone, plain or templated, are no view: no extension."""
+    async with McpTestClient(resources_without_views()) as client:
+        discovered = wire(await client.discover())
+        templates = wire(await client.list_resource_templates())
+
+    assert ["desk://tickets/{ticket}"] == [t["uriTemplate"] for t in templates]
+    assert "resources" in discovered["capabilities"]
+    assert "extensions" not in discovered["capabilities"]
+
+
+async def test_resources_without_a_view_do_not_advertise_it_to_an_old_host() -> None:
+    async with LegacyPeer(resources_without_views(legacy=True)) as peer:
+        initialized = await peer.initialize()
+
+    assert "resources" in initialized["capabilities"]
+    assert "extensions" not in initialized["capabilities"]
 
 
 async def test_it_is_advertised_beside_the_other_extensions() -> None:
