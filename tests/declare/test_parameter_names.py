@@ -62,17 +62,17 @@ async def test_names_attrs_would_strip_are_served_under_their_own_names(
     [
         (
             "self",
-            "names:f: parameter 'self' is not the first parameter; 'self' names "
+            "tool 'f' (names:f): parameter 'self' is not the first parameter; 'self' names "
             "a method's instance, so rename this input",
         ),
         (
             "__dict__",
-            "names:f: parameter '__dict__' has a name Python reserves (leading "
+            "tool 'f' (names:f): parameter '__dict__' has a name Python reserves (leading "
             "and trailing '__'); rename it",
         ),
         (
             "__class__",
-            "names:f: parameter '__class__' has a name Python reserves (leading "
+            "tool 'f' (names:f): parameter '__class__' has a name Python reserves (leading "
             "and trailing '__'); rename it",
         ),
     ],

@@ -6,7 +6,9 @@ opens what the server needs (a database pool) before the first request and close
 it after the last. ``open_server`` handles all of them the same way.
 
 Nothing here prints: failures are ``LoadError`` values whose message says what to
-fix; the command line decides whether to show the traceback (``--debug``).
+fix; the command line decides whether to show the traceback (``--debug``). The
+target loads with its declaration problems collected (``collecting_problems``), so
+a module with several bad declarations is reported whole, in one run.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ import importlib.util
 import inspect
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from trio_mcp import McpError, Server
+from trio_mcp import InvalidDeclaration, McpError, Server
+
+from .._declare._collect import collecting_problems
 
 __all__ = ["CliError", "LoadError", "absolute_target", "load_server", "open_server"]
 
@@ -160,26 +164,62 @@ async def open_server(target: str) -> AsyncIterator[Server]:
         LoadError: if the target cannot be imported, is not one of the accepted
             kinds, or its factory or lifespan fails before yielding a Server.
     """
-    obj = resolve(target)
-    attr = split_target(target)[1]
-    if isinstance(obj, Server):
-        yield obj
+    with _collected(target):
+        obj = resolve(target)
+        attr = split_target(target)[1]
+        made: Any = obj
+        if not isinstance(obj, Server):
+            if not callable(obj):
+                _check(target, obj, repr(attr))
+            made = await _made(target, attr, obj)
+    if isinstance(made, Server):
+        yield made
         return
-    if not callable(obj):
-        _check(target, obj, repr(attr))
+    if not hasattr(made, "__aenter__"):
+        yield _check(target, made, f"what {attr!r} returned")
+        return
+    async with _entered(target, attr, made) as server:
+        yield server
+
+
+async def _made(target: str, attr: str, factory: Any) -> Any:
+    """What a factory returns (awaited) or a lifespan function gives."""
     try:
-        made = obj()
+        made = factory()
         if inspect.isawaitable(made):
             made = await made
     except (LoadError, McpError) as exc:
         raise LoadError(f"{target!r}: {exc}") from exc
     except Exception as exc:
         raise _failed(target, f"calling {attr!r}", exc) from exc
-    if not hasattr(made, "__aenter__"):
-        yield _check(target, made, f"what {attr!r} returned")
-        return
-    async with _entered(target, attr, made) as server:
-        yield server
+    return made
+
+
+@contextlib.contextmanager
+def _collected(target: str) -> Iterator[None]:
+    """Load inside ``collecting_problems()``; fail with every problem found.
+
+    The Server's own report comes first (in catalog order), then the declarations
+    refused while loading that it was not given: what ``python file.py`` would
+    have raised at the first of them.
+
+    Raises:
+        LoadError: caused by one ``InvalidDeclaration`` listing them all.
+    """
+    with collecting_problems() as refused:
+        try:
+            yield
+        except LoadError as exc:
+            reported = exc.__cause__
+            if not (refused and isinstance(reported, InvalidDeclaration)):
+                raise
+            problems = [*reported.problems]
+            problems += [p for p in refused if p not in reported.problems]
+            cause = InvalidDeclaration(problems)
+            raise LoadError(f"{target!r}: {cause}") from cause
+    if refused:
+        cause = InvalidDeclaration(refused)
+        raise LoadError(f"{target!r}: {cause}") from cause
 
 
 @contextlib.asynccontextmanager
@@ -206,15 +246,20 @@ def load_server(target: str) -> Server:
         LoadError: if the target is an async factory or a lifespan (use
             ``open_server`` under Trio), or cannot be loaded.
     """
-    obj = resolve(target)
-    if isinstance(obj, Server) or not callable(obj):
-        return _check(target, obj, repr(split_target(target)[1]))
-    if inspect.iscoroutinefunction(obj) or inspect.isasyncgenfunction(obj):
-        raise LoadError(f"{target!r}: is async; open it with open_server under Trio")
-    try:
-        made = obj()
-    except (McpError, LoadError) as exc:
-        raise LoadError(f"{target!r}: {exc}") from exc
-    except Exception as exc:
-        raise _failed(target, "calling it", exc) from exc
-    return _check(target, made, "what it returned")
+    what = "what it returned"
+    with _collected(target):
+        obj = resolve(target)
+        if isinstance(obj, Server) or not callable(obj):
+            made, what = obj, repr(split_target(target)[1])
+        elif inspect.iscoroutinefunction(obj) or inspect.isasyncgenfunction(obj):
+            raise LoadError(
+                f"{target!r}: is async; open it with open_server under Trio"
+            )
+        else:
+            try:
+                made = obj()
+            except (McpError, LoadError) as exc:
+                raise LoadError(f"{target!r}: {exc}") from exc
+            except Exception as exc:
+                raise _failed(target, "calling it", exc) from exc
+    return _check(target, made, what)

@@ -25,7 +25,25 @@ from ._signature import (
 )
 from ._threads import thread_budget, worker_threads
 
-__all__ = ["Declaration", "declared_seconds", "worker_threads"]
+__all__ = ["Declaration", "declared_seconds", "where_of", "worker_threads"]
+
+
+def where_of(kind: str, fn: object, shown: str | None) -> str:
+    """How every declaration problem begins: ``tool 'name' (module:qualname)``.
+
+    ``shown`` is the wire name (a resource's URI); None means the function's name.
+
+    Raises:
+        InvalidDeclaration: if ``fn`` is not a function (there is nothing to name).
+    """
+    if isinstance(fn, staticmethod | classmethod):
+        raise InvalidDeclaration(
+            f"@{kind} goes above @staticmethod/@classmethod, or on a plain function"
+        )
+    if not callable(fn):
+        raise InvalidDeclaration(f"@{kind} needs a function, got {fn!r}")
+    name = shown if shown is not None else getattr(fn, "__name__", repr(fn))
+    return f"{kind} '{name}' ({declaration_id(fn)})"
 
 
 def declared_seconds(value: Seconds | None, *, what: str) -> float | None:
@@ -64,12 +82,8 @@ class Declaration(Generic[P, R]):
         caps: Sequence[Capability],
         timeout: Seconds | None,
     ) -> None:
-        if not callable(fn):
-            raise InvalidDeclaration(f"@{self.kind} needs a function, got {fn!r}")
-        if isinstance(fn, staticmethod | classmethod):
-            raise InvalidDeclaration(
-                f"@{self.kind} goes above @staticmethod/@classmethod, or on a plain function"
-            )
+        #: How this declaration's problems begin (``where_of``).
+        self.where = where_of(self.kind, fn, self._shown(name, fn))
         self.fn = fn
         self.declaration = declaration_id(fn)
         self.name = name if name is not None else fn.__name__
@@ -78,17 +92,17 @@ class Declaration(Generic[P, R]):
         for cap in caps:
             if not isinstance(cap, Capability):
                 raise InvalidDeclaration(
-                    f"{self.declaration}: caps= takes Capability values, got {cap!r}"
+                    f"{self.where}: caps= takes Capability values, got {cap!r}"
                 )
         self.caps: tuple[Capability, ...] = caps
         #: Every capability a call needs: ``caps`` and what they require, transitively.
         self.required: frozenset[str] = closure(caps)
         #: Whether decoded arguments may hold a ``Secret`` (then they are registered).
         self.holds_secrets = False
-        self.timeout = declared_seconds(timeout, what=f"{self.declaration}: timeout")
+        self.timeout = declared_seconds(timeout, what=f"{self.where}: timeout")
         if self.timeout == 0:
             raise InvalidDeclaration(
-                f"{self.declaration}: timeout must be more than 0 seconds, or None "
+                f"{self.where}: timeout must be more than 0 seconds, or None "
                 "for no limit (a zero deadline would end every call at once)"
             )
         self.is_async = inspect.iscoroutinefunction(fn)
@@ -127,8 +141,7 @@ class Declaration(Generic[P, R]):
                     f"; if it is a call context: it is not an argument{CONTEXT_HINT}"
                 )
             raise InvalidDeclaration(
-                f"{self.declaration}: annotation names something undefined ({exc}); "
-                f"{hint}"
+                f"{self.where}: annotation names something undefined ({exc}); {hint}"
             ) from None
         self._prepare(hints)
         self._after_prepare()
@@ -142,12 +155,16 @@ class Declaration(Generic[P, R]):
     def _prepare(self, hints: dict[str, object]) -> None:
         raise NotImplementedError
 
+    def _shown(self, name: str | None, fn: object) -> str | None:
+        """The name problems show (a resource shows its URI); None: ``fn``'s."""
+        return name
+
     def problems(self) -> list[str]:
         """Return what must be fixed before a Server may serve this declaration."""
         found: list[str] = []
         if self.is_method and self._instance is _UNBOUND:
             found.append(
-                f"{self.declaration}: is a method; list the bound method "
+                f"{self.where}: is a method; list the bound method "
                 f"(for example 'obj.{self.fn.__name__}'), not the function"
             )
         return found

@@ -5,6 +5,7 @@ Prompt arguments travel as strings, so every parameter is ``str`` or ``str | Non
 
 from __future__ import annotations
 
+import inspect
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar, overload
@@ -15,6 +16,7 @@ from .._authority import Capability
 from .._errors import InvalidDeclaration, InvalidReply
 from .._units import Seconds
 from ._base import Declaration
+from ._collect import check_options, declared
 from ._content import PromptMessage, TextContent
 from ._docstring import describe
 from ._needs_input import NeedsInput
@@ -53,7 +55,7 @@ class FunctionPrompt(Declaration[P, R]):
         super().__init__(fn, name=name, title=title, caps=caps, timeout=timeout)
 
     def _prepare(self, hints: dict[str, object]) -> None:
-        where = self.declaration
+        where = self.where
         inputs, self.bad_params = input_parameters(
             self.fn,
             where=where,
@@ -87,17 +89,13 @@ class FunctionPrompt(Declaration[P, R]):
     def problems(self) -> list[str]:
         """Return what must be fixed before a Server may serve this prompt."""
         found = super().problems()
-        where = f"prompt '{self.name}' ({self.declaration})"
+        where = self.where
         if not self.described.summary:
             found.append(
                 f"{where}: has no description; write a docstring whose first "
                 "paragraph says what the prompt is for"
             )
-        found.extend(
-            stale_args(
-                self.described.params, [a.name for a in self.arguments], where=where
-            )
-        )
+        found.extend(stale_args(self.described.params, self._written(), where=where))
         found.extend(self.bad_params)
         for arg in self.arguments:
             if arg.description is None:
@@ -106,6 +104,12 @@ class FunctionPrompt(Declaration[P, R]):
                     "document it under 'Args:' in the docstring"
                 )
         return found
+
+    def _written(self) -> list[str]:
+        """Every parameter the function has, refused ones too (their ``Args:``
+        entries are not stale)."""
+        params = list(self.signature.parameters)
+        return params[1:] if self.is_method else params
 
     def spec(self) -> PromptSpec:
         """Return this prompt's catalog entry."""
@@ -195,10 +199,16 @@ def prompt(fn: Any = None, /, **options: Any) -> Any:
             ``completion/complete`` (sync or async; ``context`` holds the other
             arguments already filled in). A key must name a parameter.
     """
-    if fn is not None:
-        return FunctionPrompt(fn, **options)
 
     def decorate(f: Callable[P, R]) -> FunctionPrompt[P, R]:
-        return FunctionPrompt(f, **options)
+        def make() -> FunctionPrompt[P, R]:
+            check_options("prompt", f, options, _PROMPT_OPTIONS)
+            return FunctionPrompt(f, **options)
 
-    return decorate
+        return declared("prompt", f, make)
+
+    return decorate if fn is None else decorate(fn)
+
+
+#: The keywords ``@prompt(...)`` takes.
+_PROMPT_OPTIONS = frozenset(inspect.signature(FunctionPrompt).parameters) - {"fn"}

@@ -7,6 +7,7 @@ each variable bound to the parameter of the same name.
 
 from __future__ import annotations
 
+import inspect
 import re
 import typing
 import unicodedata
@@ -22,7 +23,8 @@ from .._errors import InvalidDeclaration, InvalidReply
 from .._json import dumps
 from .._schema import UnsupportedType, json_schema
 from .._units import Seconds
-from ._base import Declaration, declared_seconds
+from ._base import Declaration, declared_seconds, where_of
+from ._collect import check_options, declared
 from ._content import BlobResourceContents, TextResourceContents
 from ._docstring import describe
 from ._needs_input import NeedsInput
@@ -269,7 +271,7 @@ class FunctionResource(Declaration[P, R]):
     ) -> None:
         self.icons = tuple(icons)
         self.complete = dict(complete or {})
-        where = f"{fn.__module__}:{fn.__qualname__}"
+        where = where_of("resource", fn, uri if isinstance(uri, str) else None)
         if not isinstance(uri, str) or not uri:
             raise InvalidDeclaration(f"{where}: @resource needs uri='scheme://...'")
         self.uri = uri
@@ -285,8 +287,11 @@ class FunctionResource(Declaration[P, R]):
         """Whether the URI has variables."""
         return bool(self.template.variables)
 
+    def _shown(self, name: str | None, fn: object) -> str | None:
+        return self.uri
+
     def _prepare(self, hints: dict[str, object]) -> None:
-        where = self.declaration
+        where = self.where
         self.plan = plan_arguments(
             self.fn,
             where=where,
@@ -324,7 +329,7 @@ class FunctionResource(Declaration[P, R]):
     def problems(self) -> list[str]:
         """Return what must be fixed before a Server may serve this resource."""
         found = super().problems()
-        where = f"resource '{self.uri}' ({self.declaration})"
+        where = self.where
         if not self.described.summary:
             found.append(
                 f"{where}: has no description; write a docstring whose first "
@@ -472,6 +477,14 @@ def resource(uri: str | None = None, /, **options: Any) -> Any:
         options["uri"] = uri
 
     def decorate(fn: Callable[P, R]) -> FunctionResource[P, R]:
-        return FunctionResource(fn, **options)
+        def make() -> FunctionResource[P, R]:
+            check_options("resource", fn, options, _RESOURCE_OPTIONS)
+            return FunctionResource(fn, **options)
+
+        return declared("resource", fn, make)
 
     return decorate
+
+
+#: The keywords ``@resource(...)`` takes.
+_RESOURCE_OPTIONS = frozenset(inspect.signature(FunctionResource).parameters) - {"fn"}

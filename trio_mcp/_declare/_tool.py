@@ -7,6 +7,7 @@ parameter, and never at call time.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Sequence
 from typing import Any, ParamSpec, TypeVar, overload
@@ -18,7 +19,8 @@ from .._json import JsonObject, JsonValue
 from .._protocol._headers import param_headers
 from .._schema import declared_description
 from .._units import Seconds
-from ._base import Declaration
+from ._base import Declaration, where_of
+from ._collect import check_options, declared
 from ._docstring import describe
 from ._needs_input import NeedsInput
 from ._replies import MISSING, ReplyShape, tool_reply_shape
@@ -65,7 +67,7 @@ class FunctionTool(Declaration[P, R]):
         view: View | None = None,
         visibility: Sequence[Visibility] | None = None,
     ) -> None:
-        where = f"{fn.__module__}:{fn.__qualname__}"
+        where = where_of("tool", fn, name)
         if view is not None and not isinstance(view, View):
             raise InvalidDeclaration(
                 f"{where}: view= takes a View('ui://...', html), got {view!r}"
@@ -74,13 +76,11 @@ class FunctionTool(Declaration[P, R]):
         self.visibility = check_visibility(visibility, where=where)
         if task not in (None, "optional", "required"):
             raise InvalidDeclaration(
-                f"{fn.__module__}:{fn.__qualname__}: task= takes 'optional' or "
-                f"'required', got {task!r}"
+                f"{where}: task= takes 'optional' or 'required', got {task!r}"
             )
         if task_start not in ("call", "handler"):
             raise InvalidDeclaration(
-                f"{fn.__module__}:{fn.__qualname__}: task_start= takes 'call' or "
-                f"'handler', got {task_start!r}"
+                f"{where}: task_start= takes 'call' or 'handler', got {task_start!r}"
             )
         self.task: TaskSupport | None = task
         self.task_start: TaskStart = task_start
@@ -88,8 +88,7 @@ class FunctionTool(Declaration[P, R]):
         for err in errors:
             if not (isinstance(err, type) and issubclass(err, Exception)):
                 raise InvalidDeclaration(
-                    f"{fn.__module__}:{fn.__qualname__}: errors= takes exception "
-                    f"classes, got {err!r}"
+                    f"{where}: errors= takes exception classes, got {err!r}"
                 )
         self.errors: tuple[type[BaseException], ...] = errors
         self.hints = hints
@@ -100,7 +99,7 @@ class FunctionTool(Declaration[P, R]):
     def _prepare(self, hints: dict[str, object]) -> None:
         self.plan = plan_arguments(
             self.fn,
-            where=self.declaration,
+            where=self.where,
             descriptions=self.described.params,
             skip_self=self.is_method,
             hints=hints,
@@ -109,14 +108,12 @@ class FunctionTool(Declaration[P, R]):
         self.param_headers, self._header_problems = param_headers(
             self.plan.input_schema
         )
-        self.reply = tool_reply_shape(
-            hints.get("return", MISSING), where=self.declaration
-        )
+        self.reply = tool_reply_shape(hints.get("return", MISSING), where=self.where)
 
     def problems(self) -> list[str]:
         """Return what must be fixed before a Server may serve this tool."""
         found = super().problems()
-        where = f"tool '{self.name}' ({self.declaration})"
+        where = self.where
         if not _NAME.match(self.name):
             found.append(
                 f"{where}: the name must be 1-128 letters, digits, '_', '.' or '-'"
@@ -268,10 +265,16 @@ def tool(fn: Any = None, /, **options: Any) -> Any:
         InvalidDeclaration: at once, for an unannotated or unsupported parameter or
             return type, naming the declaration and the parameter.
     """
-    if fn is not None:
-        return FunctionTool(fn, **options)
 
     def decorate(f: Callable[P, R]) -> FunctionTool[P, R]:
-        return FunctionTool(f, **options)
+        def make() -> FunctionTool[P, R]:
+            check_options("tool", f, options, _TOOL_OPTIONS)
+            return FunctionTool(f, **options)
 
-    return decorate
+        return declared("tool", f, make)
+
+    return decorate if fn is None else decorate(fn)
+
+
+#: The keywords ``@tool(...)`` takes.
+_TOOL_OPTIONS = frozenset(inspect.signature(FunctionTool).parameters) - {"fn"}
