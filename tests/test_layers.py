@@ -47,6 +47,7 @@ LAYERS = {
     "_server": 8,
     "_server_options": 8,  # Server(...)'s keywords beyond those it names
     "_serving": 8,  # the ways to serve a Server (a base of Server)
+    "_upstream": 8,  # other servers served beside a Server's own (upstreams=)
     "testing": 9,
     "_cli": 9,
     "auth": 9,  # the OAuth resource server (extra auth): never imported by trio_mcp

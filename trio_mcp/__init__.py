@@ -88,6 +88,7 @@ from ._server_options import ServerOptions as ServerOptions
 from ._skills import Skill as Skill
 from ._store import MemoryStore as MemoryStore
 from ._store import RedisStore as RedisStore
+from ._upstream import Upstream as Upstream
 from ._version import __version__ as __version__
 
 if _TYPE_CHECKING:
@@ -187,6 +188,7 @@ __all__ = [
     "ToolSpec",
     "Transport",
     "UnsupportedType",
+    "Upstream",
     "View",
     "__version__",
     "decode",

@@ -35,6 +35,7 @@ from ._tasks import task_runner
 from ._transports._stream import (
     Edge,
 )
+from ._upstream import Gateway, Upstream, checked_upstreams
 
 if TYPE_CHECKING:
     from ._declare import PromptSpec, ResourceSpec, ToolSpec
@@ -118,6 +119,11 @@ class Server(Serving):
         title: Deprecated spelling of ``info=ServerInfo(title=...)``.
         website_url: Deprecated spelling of ``info=ServerInfo(website_url=...)``.
         icons: Deprecated spelling of ``info=ServerInfo(icons=...)``.
+        upstreams: Other servers whose tools, resources, templates and prompts
+            are served beside this one's (``Upstream(target, prefix=...)``), each
+            call through this server's whole chain (docs/guides/composing.md).
+            Earlier sources keep a name that collides; a ``Server`` target is
+            composed here, and its collisions raise ``McpError.DuplicateName``.
 
     Raises:
         McpError.InvalidArgument: if a state key is shorter than 32 bytes, ``name``,
@@ -149,6 +155,7 @@ class Server(Serving):
         title: str | None = None,
         website_url: str | None = None,
         icons: Iterable[Icon] | None = None,
+        upstreams: Iterable[Upstream] = (),
     ) -> None:
         _check_strings(name, version, instructions)
         steps = _check_middleware(middleware)
@@ -160,6 +167,7 @@ class Server(Serving):
             dynamic=dynamic,
             store=store,
         )
+        gateway = checked_upstreams(upstreams)
         self.name = name
         self.dynamic = settled.dynamic
         self.info = settled.info
@@ -167,6 +175,10 @@ class Server(Serving):
         self.version = version
         self._skills = SkillSet(skills)
         self._catalog = Catalog(tools, [*resources, *self._skills.resources], prompts)
+        self._gateway: Gateway | None = None
+        if gateway:
+            self._gateway = Gateway(gateway, self._catalog.names())
+            self._catalog = self._relaying(self._catalog)
         self.state_key = state_key
         self._dispatcher = Dispatcher(
             self._catalog,
@@ -175,7 +187,8 @@ class Server(Serving):
             instructions=instructions,
             receipts=receipts,
             sealer=StateSealer.from_config(state_key),
-            dynamic=settled.dynamic,
+            # A remote upstream's catalog follows the upstream's: listChanged.
+            dynamic=settled.dynamic or any(u.remote for u in gateway),
             broadcast=settled.broadcast,
             store=store,
             skills=self._skills or None,
@@ -183,6 +196,9 @@ class Server(Serving):
             middleware=steps,
         )
         self._dispatcher.server_info.update(settled.info.to_wire())
+        if self._gateway is not None:
+            self._gateway.on_change = self._upstream_changed
+            self._dispatcher.services = self._gateway.running
         self._apps: weakref.WeakSet[McpAsgiApp] = weakref.WeakSet()
         self._legacy = False
         self._hub: Hub | None = None
@@ -225,6 +241,22 @@ class Server(Serving):
         from ._legacy import legacy_edge
 
         return cast("Edge", legacy_edge(self._output_schema))
+
+    def _relaying(self, catalog: Catalog) -> Catalog:
+        """``catalog`` with what the upstreams serve now (``upstreams=``)."""
+        if self._gateway is None:
+            return catalog
+        return Catalog(
+            catalog.tool_list,
+            catalog.resource_list,
+            catalog.prompt_list,
+            self._gateway.relayed(),
+        )
+
+    def _upstream_changed(self) -> None:
+        """An upstream's catalog changed: serve ours again, and tell our clients."""
+        self._catalog = self._relaying(self._catalog)
+        self._dispatcher.replace(self._catalog)
 
     def _output_schema(self, name: str) -> JsonValue:
         """The output schema tool ``name`` is served with now (None: none)."""
@@ -287,6 +319,7 @@ class Server(Serving):
             if resources is None
             else [*resources, *self._skills.resources],
             old.prompt_list if prompts is None else prompts,
+            self._gateway.relayed() if self._gateway is not None else (),
         )
         self._catalog = catalog
         self._dispatcher.replace(catalog)
@@ -324,7 +357,7 @@ class Server(Serving):
 
         .. versionadded:: 0.2
         """
-        async with self._dispatcher.tasks.open():
+        async with self._dispatcher.open():
             yield
 
     def shutdown(self) -> None:

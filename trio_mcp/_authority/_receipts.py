@@ -56,6 +56,9 @@ class Receipt:
     trace_id: str | None = None
     error_ref: str | None = None
     """The reference shown to the client for an internal error."""
+    upstream: str | None = None
+    """The upstream server that answered the call, named without credentials
+    (``Upstream.label``), when this server relayed it; None for its own."""
     instance: str = attrs.field(factory=instance_id)
     """The process that served the call: ``"<replica>:<pid>"`` (see ``TRIO_MCP_INSTANCE``)."""
 

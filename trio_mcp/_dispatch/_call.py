@@ -82,6 +82,10 @@ class Target(Protocol):
     def timeout(self) -> float | None: ...
 
     @property
+    def upstream(self) -> str | None:
+        """The upstream that answers the call (a gateway's), else None."""
+
+    @property
     def spec(self) -> ToolSpec | PromptSpec | ResourceSpec: ...
 
     async def answer(self, call: Call) -> AnyReply:

@@ -8,9 +8,10 @@ problem at once, so an author fixes them in one pass.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 
@@ -32,6 +33,7 @@ from .._declare._signature import holds_write_only
 from .._errors import DuplicateName, InvalidDeclaration, InvalidReply
 from .._json import JsonObject, JsonValue
 from .._protocol._headers import ParamHeader, param_headers
+from ._call import ReceiptKind
 from ._complete import completion_problems
 from ._pages import Pages
 from ._targets import PromptTarget, ResourceTarget, ToolTarget
@@ -46,6 +48,8 @@ __all__ = [
     "ToolEntry",
 ]
 
+log = logging.getLogger("trio_mcp")
+
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 #: Checks a tool's structured content against its output schema; raises InvalidReply.
@@ -56,6 +60,7 @@ OutputCheck = Callable[[JsonValue], None]
 class Entry:
     """One served object and its spec (asked once): what the server calls it by."""
 
+    kind: ClassVar[ReceiptKind]
     declaration: str
     """``module:qualname`` of the function, or of the adopter's class."""
     spec: ToolSpec | ResourceSpec | PromptSpec
@@ -70,6 +75,15 @@ class Entry:
         """The wire name (a resource's URI or URI template)."""
         spec = self.spec
         return spec.uri if isinstance(spec, ResourceSpec) else spec.name
+
+    @property
+    def upstream(self) -> str | None:
+        """The upstream that answers it (a gateway's relayed entries), else None."""
+        return None
+
+    def to_wire(self) -> JsonObject:
+        """How ``tools/list`` (``prompts/list``, ...) shows it."""
+        return self.spec.to_wire()
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -304,6 +318,7 @@ class Catalog:
         tools: Sequence[object],
         resources: Sequence[object],
         prompts: Sequence[object],
+        relayed: Sequence[Entry] = (),
     ) -> None:
         problems: list[str] = []
         tool_entries = _entries(tools, Tool, ToolSpec, _tool_entry, problems)
@@ -322,24 +337,27 @@ class Catalog:
         # As given: the views of tools are found again from the tools of a new catalog.
         self.resource_list = list(resources)
         self.prompt_list = [e.adopter for e in prompt_entries]
+        self.relayed = tuple(relayed)
+        """The entries other servers answer (``Server(upstreams=...)``), as given."""
+        tool_entries, prompt_entries, resource_entries = _served(
+            tool_entries, prompt_entries, resource_entries, self.relayed
+        )
         self.tools = {e.spec.name: e for e in tool_entries}
         self.prompts = {e.spec.name: e for e in prompt_entries}
         self.resources = resource_entries
         self.static_resources = [e for e in resource_entries if not e.spec.is_template]
         self._static_by_uri = {e.spec.uri: e for e in self.static_resources}
         self.templates = [e for e in resource_entries if e.spec.is_template]
-        self.wire_tools: list[JsonObject] = [e.spec.to_wire() for e in tool_entries]
+        self.wire_tools: list[JsonObject] = [e.to_wire() for e in tool_entries]
         self.has_task_tools = any(e.spec.task is not None for e in tool_entries)
         """Whether a tool may run as a task (the tasks extension is served)."""
         self.has_views = views.any
         """Whether a view is served (the MCP Apps extension is advertised)."""
-        self.wire_prompts: list[JsonObject] = [e.spec.to_wire() for e in prompt_entries]
+        self.wire_prompts: list[JsonObject] = [e.to_wire() for e in prompt_entries]
         self.wire_resources: list[JsonObject] = [
-            e.spec.to_wire() for e in self.static_resources
+            e.to_wire() for e in self.static_resources
         ]
-        self.wire_templates: list[JsonObject] = [
-            e.spec.to_wire() for e in self.templates
-        ]
+        self.wire_templates: list[JsonObject] = [e.to_wire() for e in self.templates]
         self.pages = {
             "tools/list": Pages("tools", "tools", self.wire_tools),
             "prompts/list": Pages("prompts", "prompts", self.wire_prompts),
@@ -380,6 +398,15 @@ class Catalog:
                 self._visible_pages.clear()
             found = self._visible_pages[key] = Pages(full.kind, full.key, items)
         return found
+
+    def names(self) -> dict[str, set[str]]:
+        """The wire names served, per receipt kind (``tool``, ``prompt``,
+        ``resource``)."""
+        return {
+            "tool": set(self.tools),
+            "prompt": set(self.prompts),
+            "resource": {e.name for e in self.resources},
+        }
 
     def specs(self) -> list[ToolSpec | ResourceSpec | PromptSpec]:
         """Return every entry's spec: tools, then resources, then prompts, in list order."""
@@ -427,3 +454,41 @@ def _no_duplicates(what: str, entries: Sequence[Entry]) -> None:
                 f"give one of them {fix}"
             )
         seen[key] = entry.declaration
+
+
+def _served(
+    tools: list[ToolEntry],
+    prompts: list[PromptEntry],
+    resources: list[ResourceEntry],
+    relayed: Sequence[Entry],
+) -> tuple[list[ToolEntry], list[PromptEntry], list[ResourceEntry]]:
+    """The server's own entries, then the relayed ones whose name or URI no
+    earlier source serves: a collision keeps the earlier one and is logged."""
+    tools, prompts, resources = list(tools), list(prompts), list(resources)
+    groups: list[tuple[type, list[Any]]] = [
+        (ToolEntry, tools),
+        (PromptEntry, prompts),
+        (ResourceEntry, resources),
+    ]
+    taken = {id(group): {e.name: e for e in group} for _, group in groups}
+    for entry in relayed:
+        for kind, group in groups:
+            if isinstance(entry, kind):
+                held = taken[id(group)].setdefault(entry.name, entry)
+                if held is entry:
+                    group.append(entry)
+                else:
+                    log.warning(
+                        "'%s' of upstream %s is not served: %s serves that name",
+                        entry.name,
+                        entry.upstream,
+                        _source(held),
+                    )
+                break
+    return tools, prompts, resources
+
+
+def _source(entry: Entry) -> str:
+    """Who serves ``entry``, for a log line."""
+    upstream = entry.upstream
+    return entry.declaration if upstream is None else f"upstream {upstream}"

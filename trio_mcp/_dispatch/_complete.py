@@ -122,6 +122,11 @@ class Completion:
         return self.entry.spec.timeout
 
     @property
+    def upstream(self) -> str | None:
+        """The upstream that answers the declaration, if another server does."""
+        return self.entry.upstream
+
+    @property
     def spec(self) -> PromptSpec | ResourceSpec:
         """The spec of the declaration whose argument is completed."""
         spec = self.entry.spec

@@ -21,7 +21,8 @@ are built then, so a call assembles nothing.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Protocol
 
 import trio
@@ -93,6 +94,9 @@ class Dispatcher(Calls):
         """Changes for listen streams: list changes and resource updates."""
         self.tasks = tasks(self._publish_local, self.store)
         """Tool calls running as tasks (the tasks extension), and their nursery."""
+        self.services: Callable[[], AbstractAsyncContextManager[None]] | None = None
+        """What runs beside the serving for as long as it lasts (a gateway's
+        upstreams, followed), entered by ``open``."""
         self.server_info: JsonObject = {"name": name, "version": version}
         sealer = sealer if sealer is not None else StateSealer.from_config()
         self.runner = Runner(
@@ -169,6 +173,17 @@ class Dispatcher(Calls):
             assert isinstance(extensions, dict)
             extensions[wire.UI_EXTENSION] = {}
         return caps
+
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[None]:
+        """Run what serving needs beside the requests for the block: the task
+        nursery (the tasks extension) and the ``services``. Re-entrant, as both are."""
+        async with self.tasks.open():
+            if self.services is None:
+                yield
+            else:
+                async with self.services():
+                    yield
 
     # -- changes: a new catalog, updated resources --------------------------------
     def replace(self, catalog: Catalog) -> list[ListKind]:

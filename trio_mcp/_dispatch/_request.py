@@ -41,6 +41,7 @@ __all__ = [
     "REFUSED_TYPE",
     "SECRET_WITHHELD_TYPE",
     "TIMEOUT_TYPE",
+    "UPSTREAM_TYPE",
     "Caller",
     "Checked",
     "Failure",
@@ -138,6 +139,8 @@ ESCAPING_TYPE = "trio_mcp.EscapingVariable"
 BAD_STATE_TYPE = "trio_mcp.InvalidRequestState"
 #: ... of a call cancelled before it answered (no reply is sent).
 CANCELLED_TYPE = "trio.Cancelled"
+#: ... of a relayed call its upstream did not answer (unreachable, an error, garbage).
+UPSTREAM_TYPE = "trio_mcp.Upstream"
 
 
 class Failure(Exception):
@@ -303,6 +306,23 @@ class Failure(Exception):
             http_status=400,
             outcome="refused",
             error_type=error_type,
+        )
+
+    @classmethod
+    def upstream(cls, upstream: str, reason: str, code: int | None = None) -> Failure:
+        """A relayed call its upstream did not answer with a result (an isError
+        result for tools; otherwise the upstream's -32602, else -32603).
+
+        ``reason`` says why, never with a credential (the upstream layer's words).
+        """
+        code = code if code == wire.INVALID_PARAMS else wire.INTERNAL_ERROR
+        return _ToolFailure(
+            code,
+            f"upstream {upstream}: {reason}",
+            {"kind": "upstream", "upstream": upstream},
+            http_status=502 if code == wire.INTERNAL_ERROR else 200,
+            outcome="error",
+            error_type=UPSTREAM_TYPE,
         )
 
     @classmethod

@@ -516,6 +516,7 @@ def _receipt(call: Call, ending: Ending, started: float, duration: float) -> Rec
         duration=duration,
         trace_id=_otel.parse_traceparent(call.request.meta),
         error_ref=ending.error_ref,
+        upstream=target.upstream,
     )
 
 

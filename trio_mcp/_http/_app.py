@@ -228,10 +228,11 @@ class McpAsgiApp:
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         # The lifespan runs for the app's life: the broadcast (a RedisBroadcast holds
         # its connection) and the nursery tasks live in (tasks extension; cancelled
-        # at shutdown). Hosts that skip lifespan enter ``broadcast.running()`` and
+        # at shutdown; a gateway's upstreams, followed). Hosts that skip lifespan
+        # enter ``broadcast.running()`` and
         # ``server.task_nursery()`` instead. The blocked-loop watch
         # (Limits.blocked_warning) lives as long.
-        async with self.dispatcher.broadcast.running(), self.dispatcher.tasks.open():
+        async with self.dispatcher.broadcast.running(), self.dispatcher.open():
             with watch_blocking(self.limits.blocked_warning):
                 while True:
                     message = await receive()
