@@ -17,7 +17,6 @@ import itertools
 from typing import TYPE_CHECKING
 
 from .._authority import Capability
-from .._context import Exchange
 from .._dispatch import Caller
 from .._dispatch._call import Call
 from .._dispatch._catalog import Entry
@@ -88,7 +87,5 @@ class InProcess:
         async def emit(message: JsonObject) -> None:
             await relay_notice(ctx, message)
 
-        reply = await self._dispatcher.handle(
-            request, Caller(allow=ctx.granted), Exchange(emit)
-        )
+        reply = await self._dispatcher.handle(request, Caller(allow=ctx.granted), emit)
         return result_of(loads(reply.body))
