@@ -71,7 +71,14 @@ def parser() -> _Parser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # `trio-mcp call TOOL ... -- COMMAND ...`: the command after '--' is the target.
+    stdio_command = None
+    if argv[:1] == ["call"] and "--" in argv:
+        at = argv.index("--")
+        argv, stdio_command = argv[:at], argv[at + 1 :]
     args = parser().parse_args(argv)
+    args.stdio_command = stdio_command
     run: Callable[[argparse.Namespace], int] = COMMANDS[args.command][2]
     try:
         configure_logging(level_from(args.log_level))

@@ -128,7 +128,12 @@ def _check(args: argparse.Namespace) -> int:
 
 # -- call ----------------------------------------------------------------------------
 def _call_arguments(parser: argparse.ArgumentParser) -> None:
-    add_target(parser)
+    parser.add_argument(
+        "target",
+        nargs="?",
+        help="module:attr or path/file.py:attr (in process), an http(s):// or ws(s):// "
+        "URL; or, with a command after '--', the TOOL",
+    )
     parser.add_argument(
         "tool", nargs="?", help="the tool's wire name (or --resource / --prompt)"
     )
@@ -148,6 +153,17 @@ def _call_arguments(parser: argparse.ArgumentParser) -> None:
     add_allow(parser)
     parser.add_argument(
         "--timeout", type=float, default=300.0, help="seconds to wait for the reply"
+    )
+    parser.add_argument(
+        "--header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help="send this header to a URL target (repeatable)",
+    )
+    parser.add_argument(
+        "--auth-env",
+        metavar="VAR",
+        help="send the bearer token held by this environment variable to a URL target",
     )
 
 
@@ -197,6 +213,23 @@ async def _read_or_get(
 
 
 def _call(args: argparse.Namespace) -> int:
+    from ._remote import is_remote, remote_call
+
+    command: list[str] | None = getattr(args, "stdio_command", None)
+    if command is not None:
+        if not command:
+            raise CliError("after '--' give the command that starts the server")
+        if args.tool is not None:
+            raise CliError(
+                "with a command after '--', name the TOOL before it: "
+                "'trio-mcp call TOOL --args JSON -- python server.py'"
+            )
+        args.tool, args.target = args.target, command
+    elif args.target is None:
+        raise CliError(
+            "name the server: module:attr, path/file.py:attr, a URL, or a command "
+            "after '--'"
+        )
     named = [args.tool is not None, args.resource is not None, args.prompt is not None]
     if sum(named) != 1:
         raise CliError(
@@ -204,6 +237,8 @@ def _call(args: argparse.Namespace) -> int:
             "(e.g. 'trio-mcp call server.py forecast --args JSON')"
         )
     arguments = _call_arguments_value(args.args)
+    if is_remote(args.target):
+        return trio.run(remote_call, args, args.target, arguments)
     return trio.run(_call_tool, args, arguments)
 
 
@@ -343,7 +378,8 @@ COMMANDS: dict[str, Command] = {
     "serve": ("serve a server over Streamable HTTP", serve_arguments, serve),
     "check": ("validate declarations and print the catalog", _check_arguments, _check),
     "call": (
-        "call a tool, read a resource or get a prompt in-process; print the result",
+        "call a tool, read a resource or get a prompt (in process, at a URL, or of "
+        "a command after '--'); print the result",
         _call_arguments,
         _call,
     ),
