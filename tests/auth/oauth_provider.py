@@ -10,8 +10,11 @@ so they can also mint the tokens an honest server never issues.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
+import secrets
 import selectors
 import signal
 import subprocess
@@ -23,7 +26,7 @@ from typing import Any
 import httpx
 import pytest
 from joserfc import jwt
-from joserfc.jwk import RSAKey
+from joserfc.jwk import ECKey, RSAKey
 
 from trio_mcp import Capability
 
@@ -80,6 +83,45 @@ def valid_claims(issuer: str) -> dict[str, Any]:
 def signed(key: RSAKey, claims: dict[str, Any]) -> str:
     """``claims`` as a compact JWT that ``key`` signs (RS256, under its kid)."""
     return jwt.encode({"alg": "RS256", "kid": key.kid}, claims, key)
+
+
+def token_hash(token: str) -> str:
+    """RFC 9449 §4.2's ``ath``, written out here as a client would."""
+    digest = hashlib.sha256(token.encode("ascii")).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+class DPoPKey:
+    """A client's DPoP key (ES256, P-256) and the proofs it signs (RFC 9449 §4.2)."""
+
+    def __init__(self) -> None:
+        self.key = ECKey.generate_key("P-256")
+        self.public = self.key.as_dict(private=False)
+        self.thumbprint = self.key.thumbprint()
+
+    def proof(
+        self,
+        method: str,
+        url: str,
+        token: str | None = None,
+        *,
+        header: dict[str, Any] | None = None,
+        **claims: Any,
+    ) -> str:
+        """A fresh proof of ``method url`` (with ``ath`` for ``token``); ``claims``
+        replace the payload's (None removes one), ``header`` adds to the header."""
+        payload: dict[str, Any] = {
+            "jti": secrets.token_urlsafe(16),
+            "htm": method,
+            "htu": url,
+            "iat": int(time.time()),
+        }
+        if token is not None:
+            payload["ath"] = token_hash(token)
+        payload.update(claims)
+        head = {"typ": "dpop+jwt", "alg": "ES256", "jwk": self.public, **(header or {})}
+        body = {k: v for k, v in payload.items() if v is not None}
+        return jwt.encode(head, body, self.key)
 
 
 class Provider:
@@ -140,22 +182,33 @@ class Provider:
         self.start(keys)
 
     def token(
-        self, scope: str = "notes:read", resource: str = AUDIENCE, **extra: str
+        self,
+        scope: str = "notes:read",
+        resource: str = AUDIENCE,
+        *,
+        dpop: DPoPKey | None = None,
+        **extra: str,
     ) -> str:
-        """A real access token (client credentials grant, RFC 8707 resource)."""
+        """A real access token (client credentials grant, RFC 8707 resource); with
+        ``dpop``, one bound to that key (RFC 9449 §5: the request holds a proof)."""
+        url = f"{self.issuer}/token"
+        headers = {} if dpop is None else {"dpop": dpop.proof("POST", url)}
         response = httpx.post(
-            f"{self.issuer}/token",
+            url,
             data={
                 "grant_type": "client_credentials",
                 "scope": scope,
                 "resource": resource,
                 **extra,
             },
+            headers=headers,
             auth=AGENT,
             timeout=10,
         )
         assert 200 == response.status_code, response.text
-        token: str = response.json()["access_token"]
+        answer = response.json()
+        assert ("Bearer" if dpop is None else "DPoP") == answer["token_type"]
+        token: str = answer["access_token"]
         return token
 
     def revoke(self, token: str) -> None:

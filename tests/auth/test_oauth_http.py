@@ -40,6 +40,7 @@ from support.spans import span_exporter
 
 from trio_mcp import Capability, Receipt, Server, ToolContext, tool
 from trio_mcp.auth import BearerAuth, Introspection, TokenPrincipal
+from trio_mcp.auth._settings import DEFAULT_ALGORITHMS
 from trio_mcp.testing import check_message
 
 ROOT = Capability("root", description="Granted by no scope, only by allow=.")
@@ -198,6 +199,7 @@ async def test_the_metadata_names_the_audience_the_issuer_and_the_scopes(
         "authorization_servers": [provider.issuer],
         "bearer_methods_supported": ["header"],
         "scopes_supported": ["notes:read", "notes:write", "mcp"],
+        "dpop_signing_alg_values_supported": list(DEFAULT_ALGORITHMS),
     } == response.json()
 
 

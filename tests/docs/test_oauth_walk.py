@@ -26,16 +26,22 @@ from trio_mcp.testing import check_message
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guides" / "oauth.md"
 SECTION = "## Trying it with a real authorization server"
+DPOP_SECTION = "### Trying DPoP"
 PORTS_LINE = "ISSUER_PORT=9400 MCP_PORT=8000"
 LINKED = (".venv", "tests", "examples")
 
 
+def bash_blocks(heading: str) -> list[str]:
+    """The ``bash`` blocks of the guide's section under ``heading``."""
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text[text.index(heading) :]
+    section = section[: section.index("\n## ", len(heading))]
+    return re.findall(r"^```bash\n(.*?)^```", section, re.M | re.S)
+
+
 def hands_on() -> tuple[str, str]:
     """The section's set-up block and the script of its other blocks."""
-    text = GUIDE.read_text(encoding="utf-8")
-    section = text[text.index(SECTION) :]
-    section = section[: section.index("\n## ", len(SECTION))]
-    blocks = re.findall(r"^```bash\n(.*?)^```", section, re.M | re.S)
+    blocks = bash_blocks(SECTION)
     return blocks[0], "\n".join(blocks[1:])
 
 
@@ -89,23 +95,30 @@ def answers(output: str) -> list[tuple[int, str | None, dict[str, object]]]:
     return found
 
 
-def test_the_oauth_guides_hands_on_runs_as_written_from_a_clone(
-    tmp_path: Path,
-) -> None:
-    setup, script = hands_on()
-    assert "bash scripts/bootstrap" in setup
+def walk(
+    tmp_path: Path, script: str, mcp_port: int
+) -> subprocess.CompletedProcess[str]:
+    """Run a hands-on ``script`` from a clone-like ``tmp_path`` on free ports."""
     assert (ROOT / "tests/auth/provider/node_modules/oidc-provider").is_dir(), (
         "oidc-provider is not installed: run bash scripts/bootstrap"
     )
     for name in LINKED:
         (tmp_path / name).symlink_to(ROOT / name)
     assert 1 == script.count(PORTS_LINE)
-    mcp_port = free_port()
     script = script.replace(
         PORTS_LINE, f"ISSUER_PORT={free_port()} MCP_PORT={mcp_port}"
     )
+    return run_walk(tmp_path, script)
 
-    done = run_walk(tmp_path, script)
+
+def test_the_oauth_guides_hands_on_runs_as_written_from_a_clone(
+    tmp_path: Path,
+) -> None:
+    setup, script = hands_on()
+    assert "bash scripts/bootstrap" in setup
+    mcp_port = free_port()
+
+    done = walk(tmp_path, script, mcp_port)
 
     assert 0 == done.returncode, done.stdout + done.stderr
     assert (tmp_path / "config.json").is_file()
@@ -121,3 +134,19 @@ def test_the_oauth_guides_hands_on_runs_as_written_from_a_clone(
         check_message(body, "tools/call")
     assert "the note groceries" == got[1][2]["result"]["structuredContent"]  # type: ignore[index]
     assert "written" == got[3][2]["result"]["structuredContent"]  # type: ignore[index]
+
+
+def test_the_dpop_walk_runs_as_written(tmp_path: Path) -> None:
+    """ "Trying DPoP": a bound token admitted once per proof, refused as a bearer."""
+    done = walk(tmp_path, "\n".join(bash_blocks(DPOP_SECTION)), free_port())
+
+    assert 0 == done.returncode, done.stdout + done.stderr
+    provider = ("ready http://127.0.0.1:", "oidc-provider NOTICE: ")
+    lines = [ln for ln in done.stdout.splitlines() if not ln.startswith(provider)]
+    assert "token_type: DPoP" == lines[0], done.stdout
+    assert "200 " == lines[1]
+    assert lines[2].startswith('401 DPoP error="invalid_dpop_proof"')
+    assert "the DPoP proof was used before (jti)" in lines[2]
+    assert lines[3].startswith('401 DPoP error="invalid_token"')
+    assert "the token is DPoP-bound" in lines[3]
+    assert 4 == len(lines)

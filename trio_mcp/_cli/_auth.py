@@ -50,6 +50,11 @@ def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="a scope every request needs (repeatable)",
     )
+    group.add_argument(
+        "--auth-dpop-required",
+        action="store_true",
+        help="refuse tokens not bound to the client's key (DPoP, RFC 9449)",
+    )
 
 
 def _declared_caps(server: Server) -> dict[str, Capability]:
@@ -87,7 +92,8 @@ def bearer_auth(server: Server, args: argparse.Namespace) -> BearerAuth | None:
         CliError: if the flags are incomplete or wrong, or the extra is missing.
     """
     given = args.auth_issuer, args.auth_audience
-    if given == (None, None) and not args.auth_scope and not args.auth_required_scope:
+    flags = args.auth_scope or args.auth_required_scope or args.auth_dpop_required
+    if given == (None, None) and not flags:
         return None
     if None in given:
         raise CliError("--auth-issuer and --auth-audience go together; give both")
@@ -103,6 +109,7 @@ def bearer_auth(server: Server, args: argparse.Namespace) -> BearerAuth | None:
             args.auth_audience,
             scopes=_scopes(server, args.auth_scope),
             required_scopes=args.auth_required_scope,
+            dpop="required" if args.auth_dpop_required else "allowed",
         )
     except (ValueError, TypeError) as exc:
         raise CliError(f"--auth-*: {exc}") from None

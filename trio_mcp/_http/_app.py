@@ -119,7 +119,9 @@ class McpAsgiApp:
         )
         """The ``Host`` and ``Origin`` rules, and CORS."""
         auth = options.get("auth")
-        self.protection = Protection(auth, options.get("resource_metadata"), self.path)
+        self.protection = Protection(
+            auth, options.get("resource_metadata"), self.path, dispatcher.store
+        )
         """Bearer tokens (``auth=``, which implies ``require_auth``) and RFC 9728."""
         self.require_auth = options.get("require_auth", False) or auth is not None
         self._refusal_logged = False

@@ -40,7 +40,8 @@ from .._protocol import _wire as wire
 from ._response import Answer, Scope, Send, send_fault, send_json
 
 if TYPE_CHECKING:
-    from .._json import JsonObject
+    from .._json import JsonObject, JsonValue
+    from .._store import Store
 
 __all__ = [
     "INSUFFICIENT_SCOPE_TYPE",
@@ -49,6 +50,7 @@ __all__ = [
     "Admission",
     "BearerGate",
     "Challenge",
+    "Presentation",
     "Presented",
     "ProtectedResource",
     "Protection",
@@ -79,27 +81,50 @@ class Admission:
 
 @attrs.frozen
 class Challenge:
-    """An RFC 6750 refusal: 401 without a (good) token, 403 for too few scopes.
+    """An RFC 6750 refusal: 401 without a (good) token, 403 for too few scopes;
+    with ``scheme="DPoP"``, RFC 9449's (§7.1: a bad proof, or a token that must be
+    DPoP-bound).
 
     ``description`` is safe to show: it never holds the token or a claim value.
     """
 
     status: Literal[401, 403]
-    error: Literal["invalid_token", "insufficient_scope"] | None
+    error: Literal["invalid_token", "insufficient_scope", "invalid_dpop_proof"] | None
     description: str
     scope: tuple[str, ...] = ()
     """For 403: the scopes the call needs (the token's and the missing ones)."""
+    scheme: Literal["Bearer", "DPoP"] = "Bearer"
+    algs: tuple[str, ...] = ()
+    """For ``DPoP``: the proof algorithms accepted (RFC 9449 §7.1 ``algs``)."""
 
     def header(self, metadata_url: str) -> bytes:
-        """The ``WWW-Authenticate`` value (RFC 6750 §3, RFC 9728 §5.1)."""
+        """The ``WWW-Authenticate`` value (RFC 6750 §3, RFC 9449 §7.1, RFC 9728
+        §5.1)."""
         parts = []
         if self.error is not None:
             parts.append(f'error="{self.error}"')
             parts.append(f'error_description="{_quoted(self.description)}"')
         if self.scope:
             parts.append(f'scope="{_quoted(" ".join(self.scope))}"')
+        if self.algs:
+            parts.append(f'algs="{" ".join(self.algs)}"')
         parts.append(f'resource_metadata="{_quoted(metadata_url)}"')
-        return ("Bearer " + ", ".join(parts)).encode("latin-1", "replace")
+        value = f"{self.scheme} " + ", ".join(parts)
+        return value.encode("latin-1", "replace")
+
+
+@attrs.frozen(eq=False)
+class Presentation:
+    """What a request shows beside its token, for proof of possession (DPoP, RFC
+    9449): its method, its URL (without query), its ``DPoP`` header, and the store
+    where the proofs already seen are claimed (shared by every replica with
+    ``RedisStore``). A gate asked without one cannot check a proof, so it refuses
+    every token bound to a key."""
+
+    method: str
+    url: str
+    proof: str | None = attrs.field(repr=False)
+    store: Store
 
 
 class BearerGate(Protocol):
@@ -113,8 +138,11 @@ class BearerGate(Protocol):
     def hide_ungranted(self) -> bool:
         """Whether lists show a caller only what their token can use."""
 
-    async def admit(self, authorization: str | None) -> Admission | Challenge:
-        """Check the ``Authorization`` header's value (None when absent).
+    async def admit(
+        self, authorization: str | None, request: Presentation | None = None
+    ) -> Admission | Challenge:
+        """Check the ``Authorization`` header's value (None when absent); for a
+        token bound to a key, the ``request``'s proof too.
 
         Never raises for anything a client sent; never waits longer than its
         timeouts.
@@ -200,6 +228,9 @@ class ProtectedResource:
             mount point and path); set it behind a proxy that changes any of them.
         resource_name: A human-readable name for the resource.
         resource_documentation: A URL of documentation for developers.
+        dpop_signing_alg_values_supported: The DPoP proof algorithms accepted (RFC
+            9449); empty leaves it out.
+        dpop_bound_access_tokens_required: Whether every token must be DPoP-bound.
 
     Raises:
         McpError.InvalidArgument: if there is no authorization server, a URL is not
@@ -220,6 +251,12 @@ class ProtectedResource:
     resource_documentation: str | None = attrs.field(
         default=None, validator=checks.optional(checks.text)
     )
+    dpop_signing_alg_values_supported: tuple[str, ...] = attrs.field(
+        default=(), converter=_strings, validator=checks.each(checks.text, "a str")
+    )
+    dpop_bound_access_tokens_required: bool = attrs.field(
+        default=False, validator=checks.flag
+    )
 
     def document(self, resource: str) -> JsonObject:
         """The metadata document (RFC 9728 §2) for the resource identifier given."""
@@ -234,6 +271,11 @@ class ProtectedResource:
             doc["resource_name"] = self.resource_name
         if self.resource_documentation is not None:
             doc["resource_documentation"] = self.resource_documentation
+        if self.dpop_signing_alg_values_supported:
+            algs: list[JsonValue] = list(self.dpop_signing_alg_values_supported)
+            doc["dpop_signing_alg_values_supported"] = algs
+        if self.dpop_bound_access_tokens_required:
+            doc["dpop_bound_access_tokens_required"] = True
         return doc
 
     def challenge(self, metadata_url: str) -> bytes:
@@ -324,12 +366,19 @@ class Protection:
         metadata: The ``resource_metadata=`` document; with ``auth`` and none given,
             the checker's own.
         path: The app's MCP endpoint, whose metadata this is.
+        store: Where seen DPoP proofs are claimed (the server's store); without
+            one, a token bound to a key is refused.
     """
 
     def __init__(
-        self, auth: BearerGate | None, metadata: ProtectedResource | None, path: str
+        self,
+        auth: BearerGate | None,
+        metadata: ProtectedResource | None,
+        path: str,
+        store: Store | None = None,
     ) -> None:
         self.auth = auth
+        self.store = store
         self.metadata = metadata
         if auth is not None and metadata is None:
             self.metadata = auth.resource_metadata
@@ -350,7 +399,13 @@ class Protection:
         """The bearer token's admission, or the 401/403 refusing it (with ``auth``)."""
         if self.auth is None:
             return None, None
-        admission = await self.auth.admit(headers.get("authorization"))
+        request = None
+        if self.store is not None:
+            url = f"{request_base(scope, headers)}{self.path}"
+            request = Presentation(
+                str(scope.get("method", "")), url, headers.get("dpop"), self.store
+            )
+        admission = await self.auth.admit(headers.get("authorization"), request)
         if isinstance(admission, Challenge):
             return None, self._refusal(admission, scope, headers)
         return admission, None

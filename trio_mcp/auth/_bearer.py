@@ -1,11 +1,14 @@
 """``BearerAuth``: the resource server a mounted app consults on every request.
 
-One request: the ``Authorization`` header is parsed (``Bearer <token>``); a token
-seen before and still valid is answered from a cache keyed by its SHA-256 digest
-(the token itself is never stored, logged or shown); otherwise a JWT is verified
-against the issuer's keys and anything else is introspected. The verified claims
-become a ``TokenPrincipal`` and the token's scopes the capabilities it is granted.
-Every refusal is a ``Challenge`` value the transport sends as a 401 or 403.
+One request: the ``Authorization`` header is parsed (``Bearer <token>`` or ``DPoP
+<token>``); a token seen before and still valid is answered from a cache keyed by
+its SHA-256 digest (the token is never logged or shown; the admission holds it for
+token exchange); otherwise a JWT is verified against the issuer's keys and anything
+else is introspected. The verified claims become a ``TokenPrincipal`` and the
+token's scopes the capabilities it is granted. A token bound to a key (``cnf.jkt``)
+then needs the ``DPoP`` scheme and a proof of this request (``_dpop``), checked on
+every request, cached or not. Every refusal is a ``Challenge`` value the transport
+sends as a 401 or 403.
 """
 
 from __future__ import annotations
@@ -14,14 +17,15 @@ import hashlib
 import itertools
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from trio_mcp import Capability, ProtectedResource
-from trio_mcp._http._oauth import Admission, Challenge
+from trio_mcp._http._oauth import Admission, Challenge, Presentation
 
+from ._dpop import DPOP_ALGORITHMS, InvalidProof, binding_of, check_proof
 from ._introspect import introspect
 from ._jwt import InvalidToken, looks_like_jwt, numeric_date, verify_jwt
-from ._keys import KeyCache
+from ._keys import KeyCache, log
 from ._principal import principal_of
 from ._settings import Introspection, Settings, algorithms_of, scope_map, scope_names
 
@@ -35,7 +39,9 @@ MAX_CACHED = 10_000
 KEPT_WHEN_FULL = MAX_CACHED - MAX_CACHED // 8
 _MISSING = Challenge(401, None, "authentication required: send a bearer token")
 _MALFORMED = Challenge(
-    401, "invalid_token", "the Authorization header must be 'Bearer <token>'"
+    401,
+    "invalid_token",
+    "the Authorization header must be 'Bearer <token>' or 'DPoP <token>'",
 )
 
 
@@ -61,6 +67,11 @@ class BearerAuth:
             reason (a token with an unknown ``kid`` asks again only after it, and an
             issuer that is down is not asked on every request).
         timeout: Most seconds one request to the issuer may take.
+        dpop: ``"allowed"`` admits bearer tokens and DPoP-bound ones (RFC 9449,
+            each with a proof); ``"required"`` refuses tokens not bound to a key.
+        dpop_leeway: Seconds a DPoP proof's ``iat`` may be from now, either way;
+            its ``jti`` is remembered as long (in the server's store), so a
+            proof is used once.
 
     Raises:
         McpError.InvalidArgument: for a URL that is not absolute http(s), a
@@ -84,6 +95,8 @@ class BearerAuth:
         jwks_ttl: float = 600.0,
         jwks_min_interval: float = 10.0,
         timeout: float = 5.0,
+        dpop: Literal["allowed", "required"] = "allowed",
+        dpop_leeway: float = 300.0,
     ) -> None:
         self.settings = Settings(
             issuer=issuer,
@@ -98,14 +111,19 @@ class BearerAuth:
             jwks_ttl=jwks_ttl,
             jwks_min_interval=jwks_min_interval,
             timeout=timeout,
+            dpop=dpop,
+            dpop_leeway=dpop_leeway,
         )
         self.keys = KeyCache(self.settings)
-        self._verified: dict[bytes, tuple[Admission, float]] = {}
+        self._verified: dict[bytes, tuple[Admission, float, str | None]] = {}
+        """Verified tokens by digest: the admission, until when, the key bound to."""
         supported = [*self.settings.scopes, *self.settings.required_scopes]
         self._metadata = ProtectedResource(
             authorization_servers=[issuer],
             scopes_supported=list(dict.fromkeys(supported)),
             resource=audience,
+            dpop_signing_alg_values_supported=DPOP_ALGORITHMS,
+            dpop_bound_access_tokens_required=dpop == "required",
         )
 
     def __repr__(self) -> str:
@@ -123,27 +141,107 @@ class BearerAuth:
         return self.settings.hide_ungranted
 
     # -- admission --------------------------------------------------------------------
-    async def admit(self, authorization: str | None) -> Admission | Challenge:
-        """Check one request's ``Authorization`` value; a refusal as a value."""
+    async def admit(
+        self, authorization: str | None, request: Presentation | None = None
+    ) -> Admission | Challenge:
+        """Check one request's ``Authorization`` value and, for a token bound to a
+        key, the ``request``'s DPoP proof (without ``request``, such a token is
+        refused); a refusal as a value."""
         if authorization is None:
-            return _MISSING
-        token = _bearer_token(authorization)
-        if token is None:
+            return self._dpop_challenge(None, _MISSING.description)
+        presented = _presented_token(authorization)
+        if presented is None:
             return _MALFORMED
+        scheme, token = presented
         digest = hashlib.sha256(token.encode()).digest()
         cached = self._verified.get(digest)
         if cached is not None and time.time() < cached[1]:
-            admission = cached[0]
+            admission, _, jkt = cached
         else:
             try:
-                admission, until = await self._verify(token)
+                admission, until, jkt = await self._verify(token)
             except InvalidToken as exc:
                 return Challenge(401, "invalid_token", str(exc))
-            self._remember(digest, admission, until)
-        return self._required(admission)
+            self._remember(digest, (admission, until, jkt))
+        refusal = await self._possession(scheme, token, jkt, request)
+        return refusal or self._required(admission)
 
-    async def _verify(self, token: str) -> tuple[Admission, float]:
-        """The admission of a token not seen before, and until when it holds.
+    async def _possession(
+        self, scheme: str, token: str, jkt: str | None, request: Presentation | None
+    ) -> Challenge | None:
+        """The refusal of a token used without the proof its binding asks for (RFC
+        9449 §7), or of an unbound one under ``dpop="required"``; None to go on."""
+        if jkt is None:
+            if scheme == "dpop":
+                return self._dpop_challenge(
+                    "invalid_token",
+                    "the token is not DPoP-bound: send it with the Bearer scheme",
+                )
+            if self.settings.dpop == "required":
+                return self._dpop_challenge(
+                    "invalid_token",
+                    "this server accepts only DPoP-bound tokens: request the token "
+                    "with a DPoP proof and send it with the DPoP scheme",
+                )
+            return None
+        if scheme != "dpop":
+            return self._dpop_challenge(
+                "invalid_token",
+                "the token is DPoP-bound: send it with the DPoP scheme and a proof",
+            )
+        if request is None:
+            return self._dpop_challenge(
+                "invalid_dpop_proof", "a DPoP proof cannot be checked on this transport"
+            )
+        try:
+            proof = check_proof(
+                request.proof,
+                token=token,
+                jkt=jkt,
+                method=request.method,
+                urls=(request.url, self.settings.audience),
+                leeway=self.settings.dpop_leeway,
+            )
+        except InvalidProof as exc:
+            return self._dpop_challenge("invalid_dpop_proof", str(exc))
+        return await self._first_use(proof.replay_key(), proof.iat, request)
+
+    async def _first_use(
+        self, key: str, iat: float, request: Presentation
+    ) -> Challenge | None:
+        """Claim a proof's ``jti`` in the store for as long as its ``iat`` is
+        accepted; the refusal of a replay, or of a proof the store cannot record
+        (fail closed: a replay could not be told apart)."""
+        seconds = max(1.0, iat + self.settings.dpop_leeway - time.time() + 1.0)
+        try:
+            fresh = await request.store.claim(key, seconds)
+        except Exception as exc:  # the store is down or full: refuse, never admit
+            log.warning("DPoP: cannot record a proof (%s)", type(exc).__name__)
+            return self._dpop_challenge(
+                "invalid_dpop_proof",
+                "the DPoP proof could not be checked for replay; retry with a new one",
+            )
+        if fresh:
+            return None
+        return self._dpop_challenge(
+            "invalid_dpop_proof",
+            "the DPoP proof was used before (jti): make a new proof for each request",
+        )
+
+    def _dpop_challenge(
+        self,
+        error: Literal["invalid_token", "invalid_dpop_proof"] | None,
+        description: str,
+    ) -> Challenge:
+        """A 401 in RFC 9449 §7.1's ``DPoP`` scheme, naming the proof algorithms;
+        under ``dpop="allowed"`` a request without a token gets the Bearer one."""
+        if error is None and self.settings.dpop != "required":
+            return _MISSING
+        return Challenge(401, error, description, scheme="DPoP", algs=DPOP_ALGORITHMS)
+
+    async def _verify(self, token: str) -> tuple[Admission, float, str | None]:
+        """The admission of a token not seen before, until when it holds, and the
+        key it is bound to (``cnf.jkt``; None when unbound).
 
         Raises:
             InvalidToken: if any check fails.
@@ -163,21 +261,24 @@ class BearerAuth:
         else:
             raise InvalidToken("the token is not a JWT")
         try:
-            principal = principal_of(claims, settings.issuer)
-        except ValueError as exc:
+            principal = principal_of(claims, settings.issuer, token)
+            jkt = binding_of(claims)
+        except (ValueError, InvalidProof) as exc:
             raise InvalidToken(str(exc)) from None
         granted = frozenset().union(
             *(settings.scopes.get(s, ()) for s in principal.scopes)
         )
-        return Admission(principal, granted, principal.scopes), until
+        return Admission(principal, granted, principal.scopes), until, jkt
 
-    def _remember(self, digest: bytes, admission: Admission, until: float) -> None:
+    def _remember(
+        self, digest: bytes, entry: tuple[Admission, float, str | None]
+    ) -> None:
         now = time.time()
-        if until <= now:
+        if entry[1] <= now:
             return
         if len(self._verified) >= MAX_CACHED:
             self._make_room(now)
-        self._verified[digest] = (admission, until)
+        self._verified[digest] = entry
 
     def _make_room(self, now: float) -> None:
         """Forget the expired tokens, then the oldest down to ``KEPT_WHEN_FULL``.
@@ -226,12 +327,14 @@ def _scope_list(held: Iterable[str], needed: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*sorted(held), *needed]))
 
 
-def _bearer_token(value: str) -> str | None:
-    """The token of ``Bearer <token>`` (RFC 6750 §2.1), or None if malformed."""
+def _presented_token(value: str) -> tuple[str, str] | None:
+    """The scheme (``bearer`` or ``dpop``, lower-cased) and token of ``Bearer
+    <token>`` (RFC 6750 §2.1) or ``DPoP <token>`` (RFC 9449 §7.1); None if
+    malformed."""
     scheme, _, token = value.strip().partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token or len(token) > MAX_TOKEN:
+    scheme, token = scheme.lower(), token.strip()
+    if scheme not in ("bearer", "dpop") or not token or len(token) > MAX_TOKEN:
         return None
     if not token.isascii() or not token.isprintable() or " " in token:
         return None
-    return token
+    return scheme, token

@@ -39,7 +39,12 @@ from joserfc.errors import JoseError, SecurityWarning
 from ._keys import KeyCache, PublicKey
 from ._settings import Settings
 
-__all__ = ["InvalidToken", "looks_like_jwt", "verify_jwt"]
+__all__ = [
+    "InvalidToken",
+    "deprecated_name_allowed",
+    "looks_like_jwt",
+    "verify_jwt",
+]
 
 _TYPES = frozenset({"at+jwt", "application/at+jwt", "jwt", "application/jwt"})
 _SHAPE = re.compile(r"[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*")
@@ -111,7 +116,7 @@ def _verified_claims(
             JSON object.
     """
     registry = jws.JWSRegistry(algorithms=[alg], strict_check_header=False)
-    with _deprecated_name_allowed() if alg == "EdDSA" else contextlib.nullcontext():
+    with deprecated_name_allowed(alg):
         verified = jws.validate_compact(compact, key, registry=registry)
     if not verified:
         raise JoseError("bad signature")
@@ -122,8 +127,12 @@ def _verified_claims(
 
 
 @contextlib.contextmanager
-def _deprecated_name_allowed() -> Iterator[None]:
-    """joserfc's ``SecurityWarning`` for the deprecated name ``EdDSA`` silenced."""
+def deprecated_name_allowed(alg: str) -> Iterator[None]:
+    """joserfc's ``SecurityWarning`` for the deprecated name ``EdDSA`` silenced
+    while ``alg`` is that name; nothing changed for the others."""
+    if alg != "EdDSA":
+        yield
+        return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SecurityWarning)
         yield

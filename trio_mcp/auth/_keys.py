@@ -34,12 +34,19 @@ from joserfc.jwk import ECKey, OKPKey, RSAKey
 
 from ._settings import Settings
 
-__all__ = ["Endpoints", "KeyCache", "PublicKey", "fetch_json"]
+__all__ = [
+    "KEY_TYPES",
+    "PRIVATE_MEMBERS",
+    "Endpoints",
+    "KeyCache",
+    "PublicKey",
+    "fetch_json",
+]
 
 log = logging.getLogger("trio_mcp.auth")
 
 PublicKey = RSAKey | ECKey | OKPKey
-_KEY_TYPES: Mapping[str, type[PublicKey]] = {
+KEY_TYPES: Mapping[str, type[PublicKey]] = {
     "RSA": RSAKey,
     "EC": ECKey,
     "OKP": OKPKey,
@@ -147,10 +154,10 @@ def parse_jwks(document: Mapping[str, Any]) -> dict[str | None, PublicKey]:
     for entry in raw if isinstance(raw, list) else ():
         if not isinstance(entry, dict) or entry.get("use", "sig") != "sig":
             continue
-        key_type = _KEY_TYPES.get(entry.get("kty"))  # type: ignore[arg-type]
+        key_type = KEY_TYPES.get(entry.get("kty"))  # type: ignore[arg-type]
         if key_type is None:
             continue
-        public = {k: v for k, v in entry.items() if k not in _PRIVATE_MEMBERS}
+        public = {k: v for k, v in entry.items() if k not in PRIVATE_MEMBERS}
         try:
             key = key_type.import_key(public)
         except (JoseError, ValueError, TypeError):
@@ -160,7 +167,7 @@ def parse_jwks(document: Mapping[str, Any]) -> dict[str | None, PublicKey]:
     return keys
 
 
-_PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
+PRIVATE_MEMBERS = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
 
 
 @attrs.define(eq=False)

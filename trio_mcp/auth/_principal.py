@@ -11,7 +11,35 @@ import attrs
 if TYPE_CHECKING:
     from trio_mcp._json import JsonValue
 
-__all__ = ["TokenPrincipal", "scopes_of"]
+__all__ = ["HeldToken", "TokenPrincipal", "principal_of", "scopes_of"]
+
+
+class HeldToken:
+    """A verified access token, held for the one place that needs it (token
+    exchange). Its repr and str are masked; it is not an attrs class, a mapping
+    or a string, so nothing that structures a principal (cattrs, JSON) can write
+    it out by accident.
+
+    Not a ``Secret``: a ``Secret`` is masked in every log record while it lives,
+    and a busy server holds thousands of verified tokens at once.
+    """
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The token; keep it out of anything that is logged or returned."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return "HeldToken('***')"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> str:
+        raise TypeError("a HeldToken is not pickled")
 
 
 def _frozen_claims(claims: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
@@ -22,7 +50,9 @@ def _frozen_claims(claims: Mapping[str, JsonValue]) -> Mapping[str, JsonValue]:
 class TokenPrincipal:
     """The principal of a request whose bearer token was verified.
 
-    It never holds the token itself, so no log, receipt or error can show it.
+    It holds the token only for ``TokenExchange`` (RFC 8693: the caller's token is
+    what is exchanged), as a ``HeldToken`` outside its repr and equality, so no log,
+    receipt or error shows it.
 
     Attributes:
         id: The token's ``sub``, else its ``client_id`` (receipts name it).
@@ -30,6 +60,8 @@ class TokenPrincipal:
         scopes: The token's scopes.
         claims: The verified JWT claims, or the introspection answer (read-only).
         issuer: The authorization server that issued the token.
+        token: The verified access token itself (``token.reveal()`` gives it);
+            None for a principal built without one.
     """
 
     id: str
@@ -39,6 +71,7 @@ class TokenPrincipal:
         converter=_frozen_claims, eq=False, repr=False
     )
     issuer: str
+    token: HeldToken | None = attrs.field(default=None, eq=False, repr=False)
 
 
 def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
@@ -52,7 +85,9 @@ def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
     return frozenset()
 
 
-def principal_of(claims: Mapping[str, Any], issuer: str) -> TokenPrincipal:
+def principal_of(
+    claims: Mapping[str, Any], issuer: str, token: str | None = None
+) -> TokenPrincipal:
     """The principal a verified token (or an introspection answer) names.
 
     Raises:
@@ -70,4 +105,5 @@ def principal_of(claims: Mapping[str, Any], issuer: str) -> TokenPrincipal:
         scopes=scopes_of(claims),
         claims=claims,
         issuer=issuer,
+        token=None if token is None else HeldToken(token),
     )

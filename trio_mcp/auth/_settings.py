@@ -25,6 +25,9 @@ DEFAULT_ALGORITHMS = (
     "RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
     "ES256", "ES384", "ES512", "EdDSA", "Ed25519", "Ed448",
 )  # fmt: skip
+#: ``BearerAuth(dpop=...)``: DPoP-bound tokens (RFC 9449) accepted beside bearer
+#: tokens, or required.
+DPOP_MODES = ("allowed", "required")
 #: Algorithms never accepted, whatever ``algorithms=`` says: ``none`` is no
 #: signature, and an HMAC key is a shared secret a resource server cannot hold
 #: safely (and the classic confusion verifies an HS256 token keyed with the
@@ -168,13 +171,19 @@ class Settings:
     jwks_ttl: float
     jwks_min_interval: float
     timeout: float
+    dpop: str = "allowed"
+    dpop_leeway: float = 300.0
 
     def __attrs_post_init__(self) -> None:
         _url("issuer", self.issuer)
         _url("audience", self.audience)
         if self.jwks_uri is not None:
             _url("jwks_uri", self.jwks_uri)
-        for name in ("leeway", "jwks_ttl", "jwks_min_interval"):
+        if self.dpop not in DPOP_MODES or not isinstance(self.dpop, str):
+            raise checks.invalid(
+                "BearerAuth(dpop=...)", "'allowed' or 'required'", self.dpop
+            )
+        for name in ("leeway", "jwks_ttl", "jwks_min_interval", "dpop_leeway"):
             value = getattr(self, name)
             if not _finite(value) or value < 0:
                 raise InvalidArgument(
