@@ -221,6 +221,9 @@ class ToolContext:
     log_level: str | None = None
     task_id: str | None = None
     """The task this call runs as (tasks extension), once it is one; else None."""
+    attempt: int = 1
+    """Which run of its task this is: 1, then 2, ... when a durable task whose
+    process died runs again on another replica (``@tool(durable=True)``)."""
     _emit: Emit = attrs.field(default=no_emit, alias="emit")
     """Where the request's notifications go (the transport's, for this request)."""
     _task: TaskControl | None = attrs.field(default=None, alias="task")

@@ -7,7 +7,11 @@ prompt name (``gen_ai.tool.name``, ``gen_ai.prompt.name``) and, when it failed,
 ``isError``). Three counters go beside it: calls refused before their handler (a
 missing capability or scope, a spent rate limit: a ``refused`` receipt), calls
 answered "busy" (no room: also a ``refused`` receipt, counted here instead), and
-calls refused by a rate limit.
+calls refused by a rate limit. Two more count tasks whose process stopped (with a
+shared store): ``trio_mcp.tasks.resumed`` (a durable task run again by another
+process; ``reason`` ``released`` after a graceful stop, ``heartbeat`` after its
+lease ran out) and ``trio_mcp.tasks.abandoned`` (one that failed for it;
+``reason`` ``not_durable`` or ``max_attempts``).
 
 Two sinks, each optional:
 - OpenTelemetry: when ``opentelemetry-api`` is installed and the application has
@@ -42,6 +46,7 @@ __all__ = [
     "OTHER",
     "Measure",
     "count",
+    "count_task",
     "enable_prometheus",
     "finish",
     "note_outcome",
@@ -63,6 +68,19 @@ COUNTERS: Final[dict[Event, tuple[str, str]]] = {
     ),
     "busy": ("trio_mcp.server.busy", "Calls answered 'server busy' (503 over HTTP)"),
     "rate_limited": ("trio_mcp.server.rate_limited", "Calls refused by a rate limit"),
+}
+TaskEvent = Literal["resumed", "abandoned"]
+#: Why a task was resumed or abandoned: a bounded set of label values.
+TaskReason = Literal["released", "heartbeat", "not_durable", "max_attempts"]
+TASK_COUNTERS: Final[dict[TaskEvent, tuple[str, str]]] = {
+    "resumed": (
+        "trio_mcp.tasks.resumed",
+        "Durable tasks run again by another process after theirs stopped",
+    ),
+    "abandoned": (
+        "trio_mcp.tasks.abandoned",
+        "Tasks failed because their process stopped (not durable, or out of attempts)",
+    ),
 }
 _NAME_ATTRIBUTE: Final = {
     "tools/call": "gen_ai.tool.name",
@@ -107,6 +125,15 @@ class _Prometheus:
             )
             for event, (name, text) in COUNTERS.items()
         }
+        self.task_counters = {
+            event: Counter(
+                name.replace(".", "_"), text, ["reason"], registry=self.registry
+            )
+            for event, (name, text) in TASK_COUNTERS.items()
+        }
+
+    def count_task(self, event: TaskEvent, reason: TaskReason) -> None:
+        self.task_counters[event].labels(reason).inc()
 
     def record(self, seconds: float, method: str, name: str | None, error: str) -> None:
         tool = name if method == "tools/call" and name else ""
@@ -136,6 +163,13 @@ class _OpenTelemetry:
             event: meter.create_counter(name, unit="{call}", description=text)
             for event, (name, text) in COUNTERS.items()
         }
+        self.task_counters = {
+            event: meter.create_counter(name, unit="{task}", description=text)
+            for event, (name, text) in TASK_COUNTERS.items()
+        }
+
+    def count_task(self, event: TaskEvent, reason: TaskReason) -> None:
+        self.task_counters[event].add(1, {"reason": reason})
 
     def record(self, seconds: float, method: str, name: str | None, error: str) -> None:
         attributes: dict[str, str] = {"mcp.method.name": method}
@@ -266,3 +300,12 @@ def _count(event: Event, method: str) -> None:
     for sink in (_prometheus, _otel):
         if sink is not None:
             sink.count(event, method)
+
+
+def count_task(event: TaskEvent, reason: TaskReason) -> None:
+    """Count a task resumed or abandoned because its process stopped."""
+    if _prometheus is None and _global_otel() is None:
+        return
+    for sink in (_prometheus, _otel):
+        if sink is not None:
+            sink.count_task(event, reason)

@@ -82,12 +82,16 @@ async def rpc(url: str, method: str, routed: str | None = None, **params: Any) -
     return response.status_code, message
 
 
-async def task_until(url: str, task_id: str, *statuses: str) -> dict[str, Any]:
-    """Poll ``tasks/get`` on ``url`` until the task has one of ``statuses``."""
+async def task_until(
+    url: str, task_id: str, *statuses: str, says: str = ""
+) -> dict[str, Any]:
+    """Poll ``tasks/get`` on ``url`` until the task has one of ``statuses`` (and
+    its ``statusMessage`` holds ``says``)."""
     with trio.fail_after(WAIT):
         while True:
             _, message = await rpc(url, "tasks/get", task_id, taskId=task_id)
             task: dict[str, Any] = message["result"]
-            if task["status"] in statuses:
+            said = task.get("statusMessage") or ""
+            if task["status"] in statuses and says in said:
                 return task
             await trio.sleep(0.05)

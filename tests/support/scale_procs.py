@@ -54,8 +54,10 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], what: str) -> Non
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:
-    """Stop a process this test started, by its PID: SIGTERM, then SIGKILL."""
+    """Stop a process this test started, by its PID: SIGTERM, then SIGKILL (a
+    stopped one is continued first, so SIGTERM reaches it)."""
     if process.poll() is None:
+        os.kill(process.pid, signal.SIGCONT)
         os.kill(process.pid, signal.SIGTERM)
         try:
             process.wait(timeout=5)
@@ -149,6 +151,12 @@ class Replicas:
         [replica] = [r for r in self.started if r.name == name]
         replica.process.kill()
         replica.process.wait()
+
+    def signal(self, name: str, sig: int) -> Replica:
+        """Send ``sig`` to the replica ``name`` (SIGSTOP, SIGCONT, SIGTERM...)."""
+        [replica] = [r for r in self.started if r.name == name]
+        os.kill(replica.process.pid, sig)
+        return replica
 
     def stop_all(self) -> None:
         for replica in self.started:

@@ -7,7 +7,8 @@ where each request landed. With ``SCALE_REDIS_URL`` set it shares changes throug
 ``RedisBroadcast`` with a short outage grace, so outage tests run quickly; with
 ``SCALE_STORE_URL`` it shares buckets, task records and changes through a
 ``RedisStore``, and its task tools (``ask_name``, ``wait_cancel``, ``quick``) let a
-test follow a task across replicas.
+test follow a task across replicas; the durable ones (``durable_*``, beside
+``plain_work``) let it kill the replica running one and see another finish it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from trio_mcp import (
     NeedsInput,
     RedisBroadcast,
     RedisStore,
+    Secret,
     Server,
+    Tool,
     ToolContext,
     resource,
     tool,
@@ -113,9 +116,77 @@ async def quick(n: int) -> str:
     return f"{n}@{instance_id()}"
 
 
+@tool(task="optional", durable=True, max_attempts=3)
+async def durable_work(n: int, seconds: float) -> str:
+    """As a durable task: work for ``seconds``, then say which attempt of it ran
+    where.
+
+    Args:
+        n: Echoed back, so a test can match results to calls.
+        seconds: How long the work takes.
+    """
+    ctx = ToolContext.current()
+    await trio.sleep(seconds)
+    return f"{n}@{instance_id()}#{ctx.attempt}"
+
+
+@tool(task="optional", durable=True, max_attempts=2)
+async def durable_twice(seconds: float) -> str:
+    """As a durable task of at most two attempts: work for ``seconds``.
+
+    Args:
+        seconds: How long the work takes.
+    """
+    await trio.sleep(seconds)
+    return f"done@{instance_id()}#{ToolContext.current().attempt}"
+
+
+@tool(task="optional", durable=True)
+def durable_ask() -> str | NeedsInput:
+    """As a durable task: ask for a name (again on each attempt), then greet."""
+    ctx = ToolContext.current()
+    answer = ctx.input_responses.get("user_name")
+    if not isinstance(answer, ElicitResult) or not isinstance(answer.content, UserName):
+        return NeedsInput({"user_name": Elicit("What is your name?", schema=UserName)})
+    return f"{answer.content.name}@{instance_id()}#{ctx.attempt}"
+
+
+@tool(task="optional", durable=True)
+async def durable_secret(token: Secret[str], seconds: float) -> str:
+    """As a durable task: hold a secret argument while working for ``seconds``.
+
+    Args:
+        token: A secret; it must never be stored in clear.
+        seconds: How long the work takes.
+    """
+    await trio.sleep(seconds)
+    return f"{len(token.reveal())}@{instance_id()}#{ToolContext.current().attempt}"
+
+
+@tool(task="optional")
+async def plain_work(seconds: float) -> str:
+    """As a task that is not durable: work for ``seconds``.
+
+    Args:
+        seconds: How long the work takes.
+    """
+    await trio.sleep(seconds)
+    return f"plain@{instance_id()}"
+
+
+DURABLE_TOOLS: list[Tool] = [
+    durable_work,
+    durable_twice,
+    durable_ask,
+    durable_secret,
+    plain_work,
+]
+
+
 def _store() -> RedisStore | None:
     url = os.environ.get("SCALE_STORE_URL")
-    return RedisStore(url, timeout=1.0, heartbeat=1.0) if url else None
+    heartbeat = float(os.environ.get("SCALE_HEARTBEAT", "1.0"))
+    return RedisStore(url, timeout=1.0, heartbeat=heartbeat) if url else None
 
 
 def _broadcast() -> RedisBroadcast | None:
@@ -130,7 +201,7 @@ def _broadcast() -> RedisBroadcast | None:
 server = Server(
     "scale-test",
     "1.0",
-    tools=[whoami, greet, chatty, touch, ask_name, wait_cancel, quick],
+    tools=[whoami, greet, chatty, touch, ask_name, wait_cancel, quick, *DURABLE_TOOLS],
     resources=[ticket],
     broadcast=_broadcast(),
     store=_store(),

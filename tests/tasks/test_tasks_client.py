@@ -271,16 +271,18 @@ async def test_cancel_stops_the_handler_and_is_idempotent() -> None:
     assert {"resultType"} == set(again) - {"_meta"}
 
 
-async def test_leaving_the_task_nursery_cancels_running_tasks() -> None:
-    """api.md: tasks live in the server's nursery; when serving ends they end
-    cancelled (state is per process and in memory)."""
+async def test_leaving_the_task_nursery_fails_running_tasks() -> None:
+    """api.md: tasks live in the server's nursery; when serving ends, a task that
+    is not durable fails (its process stopped: "failed when their process dies"),
+    never left working, and not "cancelled", which only tasks/cancel does."""
     server = make_server()
     async with client(server) as c:
         task_id = (await call(c, "gated", name="never"))["taskId"]
 
     view = server._dispatcher.tasks.view(task_id)
     assert view is not None
-    assert "cancelled" == view["status"]
+    assert "failed" == view["status"]
+    assert "stopped before the task finished" in str(view["error"])
 
 
 async def test_a_task_outlives_the_request_that_created_it() -> None:

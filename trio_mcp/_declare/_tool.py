@@ -64,10 +64,15 @@ class FunctionTool(Declaration[P, R]):
         timeout: Seconds | None = None,
         task: TaskSupport | None = None,
         task_start: TaskStart = "call",
+        durable: bool = False,
+        max_attempts: int = 3,
         view: View | None = None,
         visibility: Sequence[Visibility] | None = None,
     ) -> None:
         where = where_of("tool", fn, name)
+        _check_durable(where, task, durable, max_attempts)
+        self.durable = durable
+        self.max_attempts = max_attempts
         if view is not None and not isinstance(view, View):
             raise InvalidDeclaration(
                 f"{where}: view= takes a View('ui://...', html), got {view!r}"
@@ -151,6 +156,8 @@ class FunctionTool(Declaration[P, R]):
             timeout=self.timeout,
             task=self.task,
             task_start=self.task_start,
+            durable=self.durable,
+            max_attempts=self.max_attempts,
             view=self.view,
             visibility=self.visibility,
         )
@@ -203,6 +210,30 @@ def qualified(exc_type: type[BaseException]) -> str:
     return f"{exc_type.__module__}.{exc_type.__qualname__}"
 
 
+def _check_durable(
+    where: str, task: object, durable: object, max_attempts: object
+) -> None:
+    """``durable=`` needs ``task=``; ``max_attempts`` is a count of at least one."""
+    if not isinstance(durable, bool):
+        raise InvalidDeclaration(
+            f"{where}: durable= takes True or False, got {durable!r}"
+        )
+    if durable and task is None:
+        raise InvalidDeclaration(
+            f"{where}: durable=True needs task='optional' or task='required': only a "
+            "task outlives its request, so only a task can run again elsewhere"
+        )
+    if (
+        isinstance(max_attempts, bool)
+        or not isinstance(max_attempts, int)
+        or max_attempts < 1
+    ):
+        raise InvalidDeclaration(
+            f"{where}: max_attempts= takes an integer of at least 1, got "
+            f"{max_attempts!r}"
+        )
+
+
 def error_reply(exc: BaseException) -> ToolReply:
     """The ``isError`` reply for an exception the model may read: its message chain."""
     chain = message_chain(exc)
@@ -230,6 +261,8 @@ def tool(
     timeout: Seconds | None = None,
     task: TaskSupport | None = None,
     task_start: TaskStart = "call",
+    durable: bool = False,
+    max_attempts: int = 3,
     view: View | None = None,
     visibility: Sequence[Visibility] | None = None,
 ) -> Callable[[Callable[P, R]], FunctionTool[P, R]]: ...
@@ -254,6 +287,12 @@ def tool(fn: Any = None, /, **options: Any) -> Any:
             ``"handler"`` runs the handler first, so it may ask for input by multi
             round-trip or answer at once, and creates the task when it awaits
             ``ToolContext.current().task_started()``.
+        durable: With a shared store (``RedisStore``), a task whose process dies
+            (killed, hung, stopped) runs again from the start on another replica
+            that declares the tool: at least once, so the handler must be safe to
+            run again (docs/guides/tasks.md). Needs ``task=``.
+        max_attempts: Most attempts of a durable task, the first one included;
+            then it is ``failed``.
         view: A ``View`` (MCP Apps): hosts that render views show it with the
             tool's result; the tool's list entry names it in ``_meta.ui``, and the
             server serves it as a resource. Other clients get the tool as it is.

@@ -220,6 +220,10 @@ class ToolSpec:
         default="call", validator=checks.one_of("call", "handler")
     )
     """``"handler"``: the task exists once the handler calls ``task_started()``."""
+    durable: bool = attrs.field(default=False, validator=checks.of_type(bool, "a bool"))
+    """With a shared store, a task whose process dies runs again elsewhere."""
+    max_attempts: int = attrs.field(default=3)
+    """Most attempts of a durable task (the first one included)."""
     view: View | None = attrs.field(
         default=None,
         validator=checks.optional(checks.of_type(View, "a View")),

@@ -59,6 +59,9 @@ class TaskHost(Protocol):
     def open(self) -> AbstractAsyncContextManager[None]:
         """Run tasks in a nursery for the duration of the block."""
 
+    def attach(self, dispatcher: Any) -> None:
+        """Know the dispatcher: a durable task claimed here runs again through it."""
+
 
 class Calls:
     """The dispatcher's call methods (a base of ``Dispatcher``, which sets these).

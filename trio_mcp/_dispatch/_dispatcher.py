@@ -115,6 +115,7 @@ class Dispatcher(Calls):
         """The edge of transports that add no steps of their own."""
         self.capabilities = self._capabilities()
         self.methods = self._methods()
+        self.tasks.attach(self)
 
     def _methods(self) -> dict[str, Handler]:
         methods: dict[str, Handler] = {

@@ -8,8 +8,11 @@ Every worker and replica that names the same Redis (and prefix) shares:
   once (``lease_size``) so most calls need no round trip;
 - the task records: each change of a task is written as a snapshot (its owner, the
   ``DetailedTask`` view, a version) by a second script (``SAVE_SCRIPT``) that keeps
-  the newest version only, sets the record's expiry and publishes the change, so
-  ``tasks/get`` and listen streams on any process see it;
+  the newest version of the attempt holding the task's fencing number only, never
+  changes a finished task, sets the record's expiry and publishes the change, so
+  ``tasks/get`` and listen streams on any process see it; who runs each task is a
+  lease renewed at each beat (``_leases``: a task whose lease ran out is claimed,
+  and resumed or failed, by another process);
 - requests for a task running elsewhere (``tasks/update``, ``tasks/cancel``): the
   asking process pushes them to the inbox list of the process that runs the task
   and waits (bounded) for the answer on a reply list;
@@ -47,9 +50,11 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 import trio
 
 from .. import _checks as checks
+from .._instance import instance_id
 from .._json import JsonObject
 from .._rate_limit import RateLimit
 from .._redis import RedisConnection, reason
+from ._leases import TaskLeases
 from ._memory import Store
 
 if TYPE_CHECKING:
@@ -96,15 +101,23 @@ MAX_LEASE: Final = 16
 #: Callers whose leased tokens a process keeps at once.
 MAX_LEASES: Final = 100_000
 
-#: KEYS[1] the task; ARGV version, snapshot, expiry (ms), channel, message.
-#: Writes only a newer version; returns 1 if it wrote.
+#: KEYS[1] the task, KEYS[2] the leases; ARGV version, snapshot, expiry (ms),
+#: channel, message, fence, terminal ('1' or '0'), id. Writes only a newer version
+#: of the attempt that holds the task's fence, and never over a finished task;
+#: returns 1 if it wrote, 0 for an older version, -1 for a write fenced out.
 SAVE_SCRIPT: Final = """
-local current = redis.call('HGET', KEYS[1], 'version')
-if current and tonumber(current) >= tonumber(ARGV[1]) then
+local held = redis.call('HMGET', KEYS[1], 'fence', 'terminal', 'version')
+if held[1] ~= ARGV[6] or held[2] == '1' then
+  return -1
+end
+if held[3] and tonumber(held[3]) >= tonumber(ARGV[1]) then
   return 0
 end
-redis.call('HSET', KEYS[1], 'version', ARGV[1], 'snapshot', ARGV[2])
+redis.call('HSET', KEYS[1], 'version', ARGV[1], 'snapshot', ARGV[2], 'terminal', ARGV[7])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if ARGV[7] == '1' then
+  redis.call('ZREM', KEYS[2], ARGV[8])
+end
 redis.call('PUBLISH', ARGV[4], ARGV[5])
 return 1
 """
@@ -115,6 +128,8 @@ MAX_CACHED_VIEWS: Final = 10_000
 OpHandler = Callable[[JsonObject], Awaitable[JsonObject]]
 ChangeHandler = Callable[[str], object]
 NoticeHandler = Callable[[JsonObject], object]
+#: A queued snapshot: version, body, expiry (ms), fence, terminal.
+Unsaved = tuple[int, str, int, int, bool]
 
 
 class StoreUnavailable(Exception):
@@ -137,8 +152,10 @@ class RedisStore(Store):
         prefix: Prefix of every key and channel; servers that must not share state
             (other catalogs on one Redis) use different prefixes.
         timeout: Seconds to wait for Redis before a task call fails with -32603.
-        heartbeat: Seconds after which a process that stopped renewing its
-            heartbeat counts as gone: its unfinished tasks read as ``failed``.
+        heartbeat: Seconds a task's lease lasts: a process renews the leases of
+            the tasks it runs three times per ``heartbeat``; a task whose lease
+            ran out is claimed by another process (resumed if it is durable and
+            that process declares its tool, else ``failed``).
     """
 
     shared = True
@@ -171,14 +188,27 @@ class RedisStore(Store):
         register before ``running()`` starts (it reads the channel only for them)."""
         self._scripts: dict[str, Any] = {}
         self._loaded: dict[str, Any] = {}
-        self._unsaved: dict[str, tuple[int, str, int]] = {}
+        self._unsaved: dict[str, Unsaved] = {}
         self._wake = trio.Event()
+        self.leases = TaskLeases(self, max(1, round(self.heartbeat * 1000)))
+        """The task leases and their fencing numbers (``_leases``)."""
+        self.on_beat: Callable[[], Awaitable[None]] | None = None
+        """Run at each beat: renew the leases held, claim the ones run out (set
+        by the task runner)."""
+        self.on_stale: Callable[[str, int], object] | None = None
+        """Told of a write fenced out: the task id and the fence it carried."""
+        self._beat_now = trio.Event()
         self._views: dict[str, JsonObject] = {}
         self._leases: dict[str, tuple[float, float]] = {}
         """Tokens taken from shared buckets and not spent yet, until when."""
 
     def __repr__(self) -> str:
         return f"RedisStore({self.url!r}, prefix={self.prefix!r})"
+
+    @property
+    def name(self) -> str:
+        """How the log names this process: ``<replica>:<pid>/<origin>``."""
+        return f"{instance_id()}/{self.origin}"
 
     @property
     def channel(self) -> str:
@@ -327,34 +357,95 @@ class RedisStore(Store):
         return f"{self.prefix}:task:{task_id}"
 
     async def save_task(
-        self, task_id: str, snapshot: JsonObject, version: int, ttl_ms: int
-    ) -> None:
-        """Write a task's snapshot now (unless a newer one is there) and announce it.
+        self,
+        task_id: str,
+        snapshot: JsonObject,
+        version: int,
+        ttl_ms: int,
+        fence: int,
+        *,
+        terminal: bool = False,
+    ) -> bool:
+        """Write a task's snapshot now and announce it; False if it was fenced out
+        (another attempt holds the task, or it is finished).
 
         Raises:
             StoreUnavailable: if Redis does not answer in time.
         """
         self._unsaved.pop(task_id, None)
-        await self._save(task_id, version, json.dumps(snapshot), ttl_ms)
+        entry = (version, json.dumps(snapshot), ttl_ms, fence, terminal)
+        return await self._save(task_id, entry)
 
     def save_task_soon(
-        self, task_id: str, snapshot: JsonObject, version: int, ttl_ms: int
+        self,
+        task_id: str,
+        snapshot: JsonObject,
+        version: int,
+        ttl_ms: int,
+        fence: int,
+        *,
+        terminal: bool = False,
     ) -> None:
         """Queue a task's snapshot for writing; never blocks, never fails."""
-        self._unsaved[task_id] = (version, json.dumps(snapshot), ttl_ms)
+        self._unsaved[task_id] = (
+            version,
+            json.dumps(snapshot),
+            ttl_ms,
+            fence,
+            terminal,
+        )
         self._wake.set()
 
-    async def _save(self, task_id: str, version: int, body: str, ttl_ms: int) -> None:
-        script = self._scripts.get("save")
-        message = json.dumps(
+    def message(self, task_id: str, body: str) -> str:
+        """The change channel's message for a snapshot written by this process."""
+        return json.dumps(
             {"o": self.origin, "id": task_id, "snapshot": json.loads(body)}
         )
-        await self._command(
+
+    async def _save(self, task_id: str, entry: Unsaved) -> bool:
+        version, body, ttl_ms, fence, terminal = entry
+        script = self._scripts.get("save")
+        written = await self._command(
             lambda _: script(  # type: ignore[misc]
-                keys=[self._key(task_id)],
-                args=[version, body, max(1, ttl_ms), self.channel, message],
+                keys=[self.leases.task_key(task_id), self.leases.key],
+                args=[
+                    version,
+                    body,
+                    max(1, ttl_ms),
+                    self.channel,
+                    self.message(task_id, body),
+                    fence,
+                    "1" if terminal else "0",
+                    task_id,
+                ],
             )
         )
+        if int(written) >= 0:
+            return True
+        log.warning(
+            "task %s: a late write of the attempt with fence %d was discarded: "
+            "another attempt holds the task, or it has finished",
+            task_id,
+            fence,
+        )
+        if self.on_stale is not None:
+            self.on_stale(task_id, fence)
+        return False
+
+    async def drain(self) -> None:
+        """Write every queued snapshot now (a graceful stop, before the connection
+        goes). The caller bounds the time.
+
+        Raises:
+            StoreUnavailable: if Redis does not answer in time.
+        """
+        while self._unsaved:
+            task_id = next(iter(self._unsaved))
+            await self._save(task_id, self._unsaved.pop(task_id))
+
+    def beat_now(self) -> None:
+        """Run the next beat at once (a task was released: claim it now)."""
+        self._beat_now.set()
 
     async def load_task(self, task_id: str) -> JsonObject | None:
         """A task's latest snapshot, or None if it is unknown or expired.
@@ -411,13 +502,23 @@ class RedisStore(Store):
         *,
         task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
     ) -> NoReturn:
-        """Renew this process's heartbeat three times per ``heartbeat``."""
+        """Renew this process's heartbeat three times per ``heartbeat``, and the
+        leases of its tasks (``on_beat``, which also claims the ones run out).
+
+        A beat that fails ends the session (logged; run again by the connection),
+        so a Redis outage is loud and ends by itself.
+        """
         key = self._alive_key(self.origin)
-        await client.set(key, b"1", px=max(1, round(self.heartbeat * 1000)))
+        ms = max(1, round(self.heartbeat * 1000))
+        await client.set(key, b"1", px=ms)
         task_status.started()
         while True:
-            await trio.sleep(self.heartbeat / 3)
-            await client.set(key, b"1", px=max(1, round(self.heartbeat * 1000)))
+            if self.on_beat is not None:
+                await self.on_beat()
+            with trio.move_on_after(self.heartbeat / 3):
+                await self._beat_now.wait()
+            self._beat_now = trio.Event()
+            await client.set(key, b"1", px=ms)
 
     async def _write_unsaved(
         self,
@@ -431,11 +532,11 @@ class RedisStore(Store):
         while True:
             while self._unsaved:
                 task_id = next(iter(self._unsaved))
-                version, body, ttl_ms = self._unsaved.pop(task_id)
+                entry = self._unsaved.pop(task_id)
                 try:
-                    await self._save(task_id, version, body, ttl_ms)
+                    await self._save(task_id, entry)
                 except BaseException:
-                    self._unsaved.setdefault(task_id, (version, body, ttl_ms))
+                    self._unsaved.setdefault(task_id, entry)
                     raise
             self._wake = trio.Event()
             await self._wake.wait()

@@ -82,6 +82,15 @@ class TaskRecord:
     used_keys: set[str] = attrs.field(factory=set)
     version: int = 0
     """Counts the snapshots written to a shared store, so only the newest is kept."""
+    fence: int = 0
+    """The fencing number this attempt holds the task under in a shared store
+    (0: not shared). A write carrying another one is discarded there."""
+    attempt: int = 1
+    """Which run of the task this is (a durable task runs again elsewhere)."""
+    durable: bool = False
+    lost: bool = False
+    """Another process took the task over (this attempt's lease ran out): this
+    attempt is cancelled and writes nothing more."""
 
     def __attrs_post_init__(self) -> None:
         self.updated = self.created
@@ -116,6 +125,9 @@ class TaskRecord:
             "owner": self.owner,
             "origin": origin,
             "terminal": self.terminal,
+            "durable": self.durable,
+            "attempt": self.attempt,
+            "created": self.created,
             "view": self.view(),
         }
 
@@ -175,7 +187,11 @@ class TaskRecord:
         self.set_status("input_required")
 
     def _mint(self, key: str) -> str:
-        """A wire key for the handler's ``key``, never used before in this task."""
+        """A wire key for the handler's ``key``, never used before in this task
+        (a later attempt's keys name it: ``key~2``, so no answer to an earlier
+        attempt's question can be taken for its own)."""
+        if self.attempt > 1:
+            key = f"{key}~{self.attempt}"
         wire_key, n = key, 1
         while wire_key in self.used_keys:
             n += 1

@@ -33,10 +33,13 @@ fails at once with -32603; calls that are not tasks never touch the store.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -51,8 +54,14 @@ from .._errors import InvalidReply, MissingClientCapability
 from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
 from .._store import MemoryStore, RedisStore, Store, StoreUnavailable
+from .._store._leases import Start
+from ._durable import DurableStart, seal_start
+from ._handover import Handover
 from ._record import TERMINAL, BadResponses, TaskRecord
 from ._steps import TaskSteps, declares_tasks, missing_extension
+
+if TYPE_CHECKING:
+    from .._dispatch._dispatcher import Dispatcher
 
 __all__ = ["DEFAULT_TTL_MS", "POLL_INTERVAL_MS", "TaskRunner", "declares_tasks"]
 
@@ -122,9 +131,20 @@ class TaskRunner:
         """The extension's steps of a task tool's chain."""
         self.store = store if store is not None else MemoryStore()
         self._shared = store if isinstance(store, RedisStore) else None
+        self.stopping = False
+        """Set when the nursery closes: tasks still running are handed over."""
+        self.handover: Handover | None = None
+        """Leases, fencing and resumption, with a shared store (``_handover``)."""
         if self._shared is not None:
             self._shared.on_op = self._apply
             self._shared.on_change = self._changed_elsewhere
+            self.handover = Handover(self, self._shared)
+
+    def attach(self, dispatcher: Dispatcher) -> None:
+        """Know the dispatcher whose tasks these are: a durable task claimed here
+        runs again through it."""
+        if self.handover is not None:
+            self.handover.dispatcher = dispatcher
 
     # -- the nursery ------------------------------------------------------------------
     @property
@@ -144,15 +164,22 @@ class TaskRunner:
         if self.nursery is not None:
             yield
             return
+        self.stopping = False
         try:
             with serving.scope():  # require() outside a call is refused meanwhile
-                async with self.store.running(), trio.open_nursery() as nursery:
-                    self.nursery = nursery
+                async with self.store.running():
                     try:
-                        yield
+                        async with trio.open_nursery() as nursery:
+                            self.nursery = nursery
+                            try:
+                                yield
+                            finally:
+                                self.nursery = None
+                                self.stopping = True
+                                nursery.cancel_scope.cancel()
                     finally:
-                        self.nursery = None
-                        nursery.cancel_scope.cancel()
+                        if self.handover is not None:
+                            await self.handover.hand_over()
         except BaseExceptionGroup as group:
             if len(group.exceptions) == 1:
                 only = group.exceptions[0]
@@ -181,6 +208,41 @@ class TaskRunner:
         """Keep a task that has started: ``tasks/*`` and listen streams find it."""
         self._records[record.task_id] = record
 
+    def records(self) -> Iterator[TaskRecord]:
+        """The tasks kept here (a copy: safe to iterate across awaits)."""
+        return iter(list(self._records.values()))
+
+    def forget(self, task_id: str, fence: int) -> TaskRecord | None:
+        """Another process took ``task_id`` over from the attempt with ``fence``:
+        cancel that attempt here, and read the task from the store from now on."""
+        record = self._records.get(task_id)
+        if record is None or record.fence != fence:
+            return None
+        del self._records[task_id]
+        if record.lost:
+            return None
+        record.lost = True
+        record.scope.cancel()
+        return record
+
+    def stopped(self, record: TaskRecord) -> None:
+        """The server stops while ``record`` runs: a durable task with a shared
+        store is released (another replica resumes it); any other fails."""
+        if record.lost:
+            return
+        if record.durable and self.handover is not None:
+            record.status_message = (
+                f"attempt {record.attempt} was released by a stopping process; "
+                "another replica resumes it"
+            )
+            record.updated = time.time()
+            self.handover.released.append(record)
+        else:
+            message = "the process running this task stopped before the task finished"
+            record.error = {"code": wire.INTERNAL_ERROR, "message": message}
+            record.set_status("failed", message)
+        self.publish(record)
+
     async def ask(
         self, record: TaskRecord, call: Call, needs: NeedsInput
     ) -> dict[str, object]:
@@ -205,7 +267,10 @@ class TaskRunner:
         return dict(record.answers)
 
     def settle(self, record: TaskRecord, ending: Ending | None) -> None:
-        """Record how the task ended and announce it."""
+        """Record how the task ended and announce it (nothing, for an attempt
+        another process took over)."""
+        if record.lost:
+            return
         if record.scope.cancelled_caught or ending is None:
             if record.cancel_requested:
                 record.set_status("cancelled", "cancelled by tasks/cancel")
@@ -263,14 +328,20 @@ class TaskRunner:
             return record
         try:
             snapshot = await self._shared.load_task(task_id)
-            if snapshot is None or snapshot.get("terminal") is not False:
+            if (
+                snapshot is None
+                or snapshot.get("terminal") is not False
+                or snapshot.get("durable") is True
+            ):
                 return snapshot
-            origin = snapshot.get("origin")
-            if isinstance(origin, str) and await self._shared.alive(origin):
-                return snapshot
+            # Not durable and unfinished: if its lease ran out, it fails now, for
+            # good (fenced), before anyone is told so.
+            assert self.handover is not None
+            if await self.handover.claim_one(task_id):
+                return await self._shared.load_task(task_id)
+            return snapshot
         except StoreUnavailable as exc:
             raise _store_failure(f"reading task '{task_id}'", exc) from None
-        return _orphaned(snapshot)
 
     async def _get(self, request: Checked) -> JsonObject:
         found = await self._find(request)
@@ -319,12 +390,31 @@ class TaskRunner:
         if not isinstance(found, TaskRecord):
             view = found.get("view")
             if isinstance(view, dict) and view.get("status") not in TERMINAL:
-                await self._ask_owner(found, {"op": "cancel"})
+                await self._cancel_elsewhere(found)
             return {}
         if not found.terminal:
             found.cancel_requested = True
             found.scope.cancel()
         return {}
+
+    async def _cancel_elsewhere(self, snapshot: JsonObject) -> None:
+        """Mark the task cancelled in the store (no attempt runs again), then stop
+        the running one: through its process, or, if its lease ran out, here."""
+        assert self._shared is not None
+        assert self.handover is not None
+        view = snapshot.get("view")
+        task_id = view.get("taskId") if isinstance(view, dict) else None
+        assert isinstance(task_id, str)
+        try:
+            await self._shared.leases.mark_cancelled(task_id)
+            if await self.handover.claim_one(task_id):
+                return
+        except StoreUnavailable as exc:
+            raise _store_failure(f"cancelling task '{task_id}'", exc) from None
+        # If its process does not answer, the mark ends the task when its lease
+        # runs out.
+        with contextlib.suppress(Failure):
+            await self._ask_owner(snapshot, {"op": "cancel"})
 
     async def _ask_owner(self, snapshot: JsonObject, op: JsonObject) -> JsonObject:
         assert self._shared is not None
@@ -342,19 +432,41 @@ class TaskRunner:
         return answer
 
     # -- the shared store's side -----------------------------------------------------------
-    async def persist(self, record: TaskRecord, tool: str) -> None:
-        """Write a new task's record before anyone learns its id.
+    async def persist(
+        self, record: TaskRecord, call: Call, durable: DurableStart | None
+    ) -> None:
+        """Write a new task's record, its lease (fence 1) and, for a durable one,
+        its sealed start, before anyone learns its id.
 
         Raises:
             Failure: -32603 (HTTP 503) if the shared store cannot be reached.
         """
-        if self._shared is None:
+        shared = self._shared
+        if shared is None:
             return
-        record.version += 1
-        snapshot = record.snapshot(self._shared.origin)
+        tool = call.name
+        record.version, record.fence = 1, 1
+        record.durable = durable is not None
+        sealed = ""
+        if durable is not None:
+            assert self.handover is not None
+            assert self.handover.sealer is not None
+            sealed = seal_start(
+                self.handover.sealer,
+                record.task_id,
+                durable,
+                record.ttl_ms / 1000 + 60.0,
+            )
+        max_attempts = getattr(call.spec, "max_attempts", 1)
+        body = json.dumps(record.snapshot(shared.origin))
+        start = Start(record.durable, tool, max_attempts, sealed, record.ttl_ms)
         try:
-            await self._shared.save_task(
-                record.task_id, snapshot, record.version, record.retention_ms()
+            await shared.leases.create(
+                record.task_id,
+                body,
+                shared.message(record.task_id, body),
+                record.retention_ms(),
+                start,
             )
         except StoreUnavailable as exc:
             what = f"tool '{tool}' runs as a task, and starting it"
@@ -430,13 +542,15 @@ class TaskRunner:
         """
         self._publish(Change.task(record.task_id))
         shared = self._shared
-        if shared is not None and record.task_id in self._records:
+        if shared is not None and record.task_id in self._records and not record.lost:
             record.version += 1
             shared.save_task_soon(
                 record.task_id,
                 record.snapshot(shared.origin),
                 record.version,
                 record.retention_ms(),
+                record.fence,
+                terminal=record.terminal,
             )
 
     def _alive(self, task_id: str) -> TaskRecord | None:
@@ -457,20 +571,6 @@ class TaskRunner:
         ]
         for task_id in expired:
             del self._records[task_id]
-
-
-def _orphaned(snapshot: JsonObject) -> JsonObject:
-    """An unfinished task whose process stopped (no heartbeat), shown as failed."""
-    message = "the process running this task stopped before the task finished"
-    view = snapshot.get("view")
-    view = dict(view) if isinstance(view, dict) else {}
-    view.pop("inputRequests", None)
-    view.update(
-        status="failed",
-        statusMessage=message,
-        error={"code": wire.INTERNAL_ERROR, "message": message},
-    )
-    return {**snapshot, "terminal": True, "view": view}
 
 
 def _unknown(task_id: str) -> Failure:

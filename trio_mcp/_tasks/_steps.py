@@ -12,11 +12,16 @@ request is answered with the ``CreateTaskResult`` (the edge then gives back what
 the request held, a call slot), the call's notifications stop, its cancellation
 follows the task's scope, and its questions are answered through
 ``tasks/update``.
+
+A durable task claimed by this process after its own stopped (``_handover``) comes
+through the same chain, as a call the dispatcher answers: ``run_as_task`` finds the
+attempt in ``resuming`` and runs the call as that task, started and detached.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -31,6 +36,8 @@ from .._dispatch._targets import error_ending
 from .._errors import MissingClientCapability
 from .._json import JsonObject
 from .._protocol import _wire as wire
+from ._durable import DurableStart
+from ._handover import resuming
 from ._record import TaskRecord, new_task_id
 
 if TYPE_CHECKING:
@@ -80,6 +87,11 @@ class TaskSteps:
         spec = call.spec
         assert isinstance(spec, ToolSpec)
         host = self.host
+        resumed = resuming.get()
+        if resumed is not None and not resumed.taken:
+            resumed.taken = True
+            task = _TaskCall(host, call, resumed.record, trio.TASK_STATUS_IGNORED)
+            return await task.resume(next)
         declared = declares_tasks(call.request.meta)
         if not declared and spec.task == "required":
             return error_ending(
@@ -146,6 +158,9 @@ class _TaskCall:
         context = attrs.evolve(
             call.context, task=self, cancel=call.context.cancel.for_task(self)
         )
+        if self.started:  # a resumed attempt: a task from the start
+            context.task_id, context.attempt = record.task_id, record.attempt
+            context.finish()
         call = attrs.evolve(call, context=context, task=self)
         ending: Ending | None = None
         try:
@@ -159,8 +174,17 @@ class _TaskCall:
             self.runner.settle(record, ending)
         finally:
             if self.started and not record.terminal:
-                record.set_status("cancelled", "the server stopped serving")
-                self.runner.publish(record)
+                self.runner.stopped(record)
+
+    async def resume(self, next: Next) -> Ending:
+        """Run the call as a claimed attempt of its durable task: started at once,
+        under the task's scope and what is left of its TTL."""
+        record = self.record
+        self.started = True
+        left = record.created + record.ttl_ms / 1000 - time.time()
+        record.scope.deadline = trio.current_time() + max(0.0, left)
+        await self.execute(next)
+        return Ending(outcome="ok", result={})
 
     async def start(self) -> str:
         """Make the call a task: answer the request with ``CreateTaskResult``.
@@ -168,8 +192,18 @@ class _TaskCall:
         Raises:
             Failure: -32603 (HTTP 503) if the shared store cannot be reached.
         """
-        record, runner = self.record, self.runner
-        await runner.persist(record, self.call.name)
+        record, runner, call = self.record, self.runner, self.call
+        spec = call.spec
+        durable = None
+        if isinstance(spec, ToolSpec) and spec.durable:
+            durable = DurableStart(
+                call.name,
+                dict(call.arguments),
+                call.principal,
+                call.context.granted,
+                call.request.meta,
+            )
+        await runner.persist(record, call, durable)
         self.started = True
         record.scope.deadline = trio.current_time() + runner.ttl_ms / 1000
         runner.keep(record)

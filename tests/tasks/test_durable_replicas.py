@@ -1,0 +1,258 @@
+"""Durable tasks across real replicas (issue 43): ``trio-mcp serve`` processes of
+``scale_server.py`` sharing one real redis-server through a ``RedisStore`` whose
+heartbeat lasts 1 s (10 s where a test shows a hand-over needs no heartbeat).
+
+Each test kills, stops or pauses the replica running a task and reads the task on
+another one over HTTP, as a client would.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from typing import Any
+
+import coredis
+import httpx
+import pytest
+import trio
+from support.mcp_http import request_body
+from support.scale_http import TASK_META, headers, rpc, task_until
+from support.scale_procs import RedisServer, Replicas
+
+ALICE = {"action": "accept", "content": {"name": "Alice"}}
+SECRET = "PLAINTEXT-DURABLE-SEKRIT"
+TOKEN = "BEARER-TOKEN-NEVER-STORED"
+
+
+@pytest.fixture
+def env(redis_server: RedisServer) -> dict[str, str]:
+    return {"SCALE_STORE_URL": redis_server.url}
+
+
+async def create(url: str, tool: str, **arguments: object) -> str:
+    status, message = await rpc(url, "tools/call", tool, name=tool, arguments=arguments)
+    assert 200 == status, message
+    assert "task" == message["result"]["resultType"], message
+    task_id: str = message["result"]["taskId"]
+    return task_id
+
+
+async def get(url: str, task_id: str) -> dict[str, Any]:
+    _, message = await rpc(url, "tasks/get", task_id, taskId=task_id)
+    task: dict[str, Any] = message["result"]
+    return task
+
+
+def text(task: dict[str, Any]) -> str:
+    value: str = task["result"]["structuredContent"]
+    return value
+
+
+async def test_a_durable_task_of_a_killed_replica_completes_on_another_and_a_plain_one_fails(
+    env: dict[str, str], replicas: Replicas
+) -> None:
+    a, b = replicas.pair(env)
+    durable = await create(a, "durable_work", n=7, seconds=2.0)
+    plain = await create(a, "plain_work", seconds=30.0)
+    await task_until(b, durable, "working")
+
+    replicas.kill("replica-a")
+    done = await task_until(b, durable, "completed", "failed")
+    failed = await task_until(b, plain, "failed", "completed")
+
+    assert "completed" == done["status"], done
+    assert text(done).startswith("7@replica-b:")
+    assert text(done).endswith("#2")
+    assert "failed" == failed["status"]
+    assert (
+        "the process running this task stopped before the task finished"
+        == failed["error"]["message"]
+    )
+
+
+async def test_a_graceful_stop_hands_over_at_once_and_leaves_nothing_working(
+    env: dict[str, str], replicas: Replicas
+) -> None:
+    """Heartbeat 10 s: SIGINT, then SIGTERM, stop a replica; its durable task runs
+    again on the other well within the heartbeat, its plain one reads failed
+    at once (never ``working``), and the process exits with 0."""
+    slow = {**env, "SCALE_HEARTBEAT": "10"}
+    a = replicas.start("replica-a", env=slow).url
+    b = replicas.start("replica-b", env=slow).url
+    c = replicas.start("replica-c", env=slow).url
+    durable = await create(a, "durable_work", n=1, seconds=1.0)
+    plain = await create(a, "plain_work", seconds=30.0)
+    await task_until(b, durable, "working")
+
+    stopped_at = time.monotonic()
+    stopped = replicas.signal("replica-a", signal.SIGINT)
+    plain_view = await task_until(b, plain, "failed", "completed")
+    first = await task_until(b, durable, "completed", "failed")
+    first_took = time.monotonic() - stopped_at
+    a_status = stopped.process.wait(timeout=10)
+
+    again = await create(b, "durable_work", n=2, seconds=1.0)
+    await task_until(c, again, "working")
+    stopped_at = time.monotonic()
+    replicas.signal("replica-b", signal.SIGTERM)
+    second = await task_until(c, again, "completed", "failed")
+    second_took = time.monotonic() - stopped_at
+
+    assert 0 == a_status
+    assert "failed" == plain_view["status"]
+    assert "stopped before the task finished" in plain_view["error"]["message"]
+    assert text(first).endswith("#2"), first
+    assert not text(first).startswith("1@replica-a:")
+    assert text(second).startswith("2@replica-c:"), second
+    assert first_took < 6.0
+    assert second_took < 6.0
+
+
+async def test_a_paused_replica_never_changes_a_finished_outcome(
+    env: dict[str, str], replicas: Replicas
+) -> None:
+    """SIGSTOP past the heartbeat, then SIGCONT: the plain task stays failed and the
+    durable one keeps the outcome of the attempt that ran on B."""
+    a, b = replicas.pair(env)
+    durable = await create(a, "durable_work", n=3, seconds=2.0)
+    plain = await create(a, "plain_work", seconds=2.0)
+    await task_until(b, durable, "working")
+
+    replicas.signal("replica-a", signal.SIGSTOP)
+    failed = await task_until(b, plain, "failed", "completed")
+    resumed = await task_until(b, durable, "completed", "failed")
+    replicas.signal("replica-a", signal.SIGCONT)
+    await trio.sleep(3.0)  # A's attempts finish their sleep and try to write
+    seen = [(await get(url, plain), await get(url, durable)) for url in (a, b, a, b)]
+
+    assert "failed" == failed["status"]
+    assert text(resumed).startswith("3@replica-b:")
+    for plain_view, durable_view in seen:
+        assert "failed" == plain_view["status"]
+        assert plain_view["error"] == failed["error"]
+        assert durable_view["result"] == resumed["result"]
+
+
+async def test_max_attempts_is_honoured(
+    env: dict[str, str], replicas: Replicas
+) -> None:
+    """``durable_twice`` may run twice: killed on A, it runs on B; killed on B, it
+    fails on C saying how many attempts ran."""
+    a = replicas.start("replica-a", env=env).url
+    b = replicas.start("replica-b", env=env).url
+    task_id = await create(a, "durable_twice", seconds=60.0)
+    await task_until(b, task_id, "working")
+    replicas.kill("replica-a")
+    await task_until(b, task_id, "working", says="attempt 2")
+    c = replicas.start("replica-c", env=env).url
+    replicas.kill("replica-b")
+    failed = await task_until(c, task_id, "failed", "completed")
+
+    assert "failed" == failed["status"]
+    assert "ran 2 attempt(s), its max_attempts" in failed["error"]["message"]
+
+
+async def test_cancel_on_another_replica_stops_every_later_attempt(
+    env: dict[str, str], replicas: Replicas
+) -> None:
+    """One task cancelled while its replica runs it, one while its replica is
+    paused (it cannot answer): both end cancelled and never run again."""
+    a, b = replicas.pair(env)
+    running = await create(a, "durable_work", n=4, seconds=60.0)
+    paused = await create(a, "durable_work", n=5, seconds=60.0)
+    await task_until(b, paused, "working")
+
+    _, ack = await rpc(b, "tasks/cancel", running, taskId=running)
+    first = await task_until(b, running, "cancelled", "completed", "failed")
+    replicas.signal("replica-a", signal.SIGSTOP)
+    _, ack_paused = await rpc(b, "tasks/cancel", paused, taskId=paused)
+    second = await task_until(b, paused, "cancelled", "completed", "failed")
+    replicas.kill("replica-a")
+    await trio.sleep(3.0)  # three heartbeats: no later attempt starts
+
+    assert "result" in ack
+    assert "result" in ack_paused
+    assert "cancelled" == first["status"] == second["status"]
+    assert "cancelled" == (await get(b, running))["status"]
+    assert "cancelled" == (await get(b, paused))["status"]
+
+
+async def test_a_task_asking_for_input_starts_over_and_asks_again(
+    env: dict[str, str], replicas: Replicas
+) -> None:
+    a, b = replicas.pair(env)
+    task_id = await create(a, "durable_ask")
+    first = await task_until(b, task_id, "input_required")
+
+    replicas.kill("replica-a")
+    with trio.fail_after(15):
+        while True:
+            asking = await get(b, task_id)
+            if asking["status"] == "input_required" and set(
+                asking["inputRequests"]
+            ) != set(first["inputRequests"]):
+                break
+            await trio.sleep(0.05)
+    key = next(iter(asking["inputRequests"]))
+    await rpc(b, "tasks/update", task_id, taskId=task_id, inputResponses={key: ALICE})
+    done = await task_until(b, task_id, "completed", "failed")
+
+    assert text(done).startswith("Alice@replica-b:")
+    assert text(done).endswith("#2")
+
+
+async def dump_redis(url: str) -> tuple[bytes, dict[bytes, int]]:
+    """Every key and value in Redis (SCAN, then the value by its type), and each
+    key's remaining time to live in ms."""
+    client: coredis.Redis[bytes] = coredis.Redis.from_url(url)
+    dump, ttls = b"", {}
+    async with client:
+        async for key in client.scan_iter():
+            kind = await client.type(key)
+            if kind == b"hash":
+                pairs = await client.hgetall(key)
+                value = b" ".join(k + b"=" + v for k, v in pairs.items())
+            elif kind == b"zset":
+                value = b" ".join(await client.zrange(key, 0, -1))
+            elif kind == b"list":
+                value = b" ".join(await client.lrange(key, 0, -1))
+            else:
+                value = await client.get(key) or b""
+            dump += key + b" " + value + b"\n"
+            ttls[key] = await client.pttl(key)
+    return dump, ttls
+
+
+async def test_redis_holds_no_secret_argument_and_no_token_and_every_key_expires(
+    env: dict[str, str], redis_server: RedisServer, replicas: Replicas
+) -> None:
+    a, b = replicas.pair(env)
+    body = request_body(
+        "tools/call",
+        {"name": "durable_secret", "arguments": {"token": SECRET, "seconds": 2.0}},
+        meta=TASK_META,
+    )
+    sent = {
+        **headers("tools/call", "durable_secret"),
+        "authorization": f"Bearer {TOKEN}",
+        "x-api-key": TOKEN,
+    }
+    async with httpx.AsyncClient() as client:
+        created = (await client.post(a, json=body, headers=sent)).json()
+    task_id = created["result"]["taskId"]
+    await task_until(b, task_id, "working")
+
+    during, ttls = await dump_redis(redis_server.url)
+    replicas.kill("replica-a")
+    done = await task_until(b, task_id, "completed", "failed")
+    after, ttls_after = await dump_redis(redis_server.url)
+
+    assert task_id.encode() in during
+    for dump in (during, after):
+        assert SECRET.encode() not in dump
+        assert TOKEN.encode() not in dump
+    assert text(done) == f"{len(SECRET)}@" + text(done).split("@", 1)[1]
+    assert text(done).endswith("#2")
+    for key, ttl in {**ttls, **ttls_after}.items():
+        assert ttl > 0 or ttl == -2, (key, ttl)  # -2: it went meanwhile
