@@ -128,6 +128,10 @@ class Handover:
     def sealer(self) -> StateSealer | None:
         return None if self.dispatcher is None else self.dispatcher.runner.sealer
 
+    def has_tasks(self) -> bool:
+        """Whether this server declares task tools (else it claims nothing)."""
+        return self.dispatcher is not None and self.dispatcher.catalog.has_task_tools
+
     def durable_tools(self) -> list[str]:
         """The tools declared here with ``durable=True``: the ones this process resumes."""
         if self.dispatcher is None:
@@ -153,7 +157,7 @@ class Handover:
         }
         for task_id in await self.shared.leases.renew(held):
             self.lose(task_id, held.get(task_id, 0))
-        if runner.nursery is None or runner.stopping:
+        if runner.nursery is None or runner.stopping or not self.has_tasks():
             return
         for claim in await self.shared.leases.claim(self.durable_tools()):
             await self.take(claim)
