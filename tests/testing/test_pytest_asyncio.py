@@ -25,6 +25,7 @@ import trio
 from hypothesis import given, settings, strategies as st
 
 from trio_mcp import Server, tool
+from trio_mcp.testing import McpTestClient
 
 
 @tool
@@ -81,6 +82,11 @@ async def test_unmarked_with_client(mcp_client):
     assert await greeted(mcp_client) == "Hello, Ada!"
 
 
+async def test_unmarked_direct_client():
+    async with McpTestClient(Server("coexist", "1.0", tools=[greet])) as client:
+        assert await greeted(client) == "Hello, Ada!"
+
+
 @pytest.mark.asyncio
 async def test_asyncio(trio_task_name_free):
     await asyncio.sleep(0)
@@ -98,6 +104,7 @@ async def test_asyncio_with_client(mcp_client):
 '''
 
 MESSAGE = "mcp_client runs on Trio, but {name} is not a Trio test"
+DIRECT = "McpTestClient runs on Trio, but this test is not a Trio test"
 
 
 Outcomes = dict[str, str]
@@ -127,7 +134,11 @@ def run_project(tmp_path: Path, asyncio_mode: str, trio_mode: bool) -> Outcomes:
     found = re.findall(
         r"^(PASSED|FAILED|ERROR) test_project\.py::(?:\w+::)?(\w+)", done.stdout, re.M
     )
-    return {name: outcome for outcome, name in found} | {"_output": done.stdout}
+    config = (tmp_path / "pytest.ini").read_text()
+    return {name: outcome for outcome, name in found} | {
+        "_output": done.stdout,
+        "_config": config,
+    }
 
 
 @pytest.fixture(
@@ -175,3 +186,20 @@ def test_mcp_client_outside_a_trio_test_says_to_mark_it(
     else:
         assert "ERROR" == outcomes["test_unmarked_with_client"], output
         assert MESSAGE.format(name="test_unmarked_with_client") in output
+
+
+def test_the_client_itself_in_an_unmarked_test_says_to_mark_it(
+    project: tuple[bool, Outcomes],
+) -> None:
+    """Issue 45, item 7: not Trio's internals (``'RunContext' object has no
+    attribute 'runner'``, which ``run_project`` refuses in any output)."""
+    trio_mode, outcomes = project
+    output = outcomes["_output"]
+    auto = "asyncio_mode = auto" in outcomes["_config"]
+
+    if trio_mode:
+        assert "PASSED" == outcomes["test_unmarked_direct_client"], output
+    elif auto:  # pytest-asyncio runs it on asyncio
+        assert "FAILED" == outcomes["test_unmarked_direct_client"], output
+        assert DIRECT in output
+        assert "Mark it @pytest.mark.trio" in output

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from trio_mcp import PromptMessage, Server, prompt, resource
-from trio_mcp.testing import McpTestClient, PromptResult, ProtocolError, ResourceResult
+from trio_mcp import PromptMessage, Server, ToolHints, prompt, resource, tool
+from trio_mcp.testing import (
+    ListedTool,
+    McpTestClient,
+    PromptResult,
+    ProtocolError,
+    ResourceResult,
+)
 
 
 @resource("notes://{name}", mime_type="text/markdown")
@@ -68,3 +74,40 @@ async def test_a_failure_shows_the_public_protocol_error() -> None:
 
     assert "trio_mcp.testing" == type(caught.value).__module__
     assert "trio_mcp.testing.ProtocolError" in repr(caught.type)
+
+
+@tool(hints=ToolHints(read_only=True), title="Add")
+def add(a: int, b: int) -> int:
+    """
+    Add two numbers.
+
+    Args:
+        a: The first.
+        b: The second.
+    """
+    return a + b
+
+
+async def test_list_entries_are_values_and_still_the_wire_dicts() -> None:
+    """Issue 45, item 8: as ``call_tool`` returns a value, so do the lists."""
+    server = Server("all", "1.0", tools=[add], resources=[note, logo], prompts=[greet])
+    async with McpTestClient(server) as client:
+        (tool_entry,) = await client.list_tools()
+        (prompt_entry,) = await client.list_prompts()
+        (resource_entry,) = await client.list_resources()
+        (template_entry,) = await client.list_resource_templates()
+
+    assert isinstance(tool_entry, ListedTool)
+    assert "add" == tool_entry.name == tool_entry["name"]
+    assert "Add" == tool_entry.title
+    assert "Add two numbers." == tool_entry.description
+    assert ["a", "b"] == tool_entry.input_schema["required"]
+    assert tool_entry.output_schema is not None
+    assert tool_entry.annotations["readOnlyHint"] is True
+    assert "greet" == prompt_entry.name
+    assert ["person"] == [a["name"] for a in prompt_entry.arguments]
+    assert "logo://png" == resource_entry.uri
+    assert "image/png" == resource_entry.mime_type
+    assert resource_entry.uri_template is None
+    assert "notes://{name}" == template_entry.uri_template
+    assert isinstance(tool_entry.meta, dict)

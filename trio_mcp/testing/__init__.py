@@ -5,6 +5,9 @@ from ._client import Listen as Listen
 from ._client import McpTestClient as McpTestClient
 from ._client import ProtocolError as ProtocolError
 from ._client import ToolResult as ToolResult
+from ._results import ListedPrompt as ListedPrompt
+from ._results import ListedResource as ListedResource
+from ._results import ListedTool as ListedTool
 from ._results import PromptResult as PromptResult
 from ._results import ResourceResult as ResourceResult
 from ._schema import SchemaViolation as SchemaViolation
@@ -13,6 +16,9 @@ from ._schema import check_message as check_message
 __all__ = [
     "Exchange",
     "Listen",
+    "ListedPrompt",
+    "ListedResource",
+    "ListedTool",
     "McpTestClient",
     "PromptResult",
     "ProtocolError",

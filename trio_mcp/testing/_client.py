@@ -19,10 +19,17 @@ import attrs
 import trio
 
 from .._authority import Grants
+from .._errors import McpError
 from .._json import JsonObject, JsonValue
 from .._limits import LimitFields, Limits
 from .._server import Server
-from ._results import PromptResult, ResourceResult
+from ._results import (
+    ListedPrompt,
+    ListedResource,
+    ListedTool,
+    PromptResult,
+    ResourceResult,
+)
 from ._schema import SchemaViolation, check_message
 
 __all__ = ["Listen", "ProtocolError", "ToolResult", "McpTestClient", "PROTOCOL_VERSION"]
@@ -35,6 +42,14 @@ _META_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 _ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 
 E = TypeVar("E", bound=BaseException)
+
+#: What a test that is not run by Trio gets, from the fixture or the client itself.
+NOT_A_TRIO_TEST = (
+    "{what} runs on Trio, but {test} is not a Trio test{taken}. Mark it "
+    "@pytest.mark.trio (instead of @pytest.mark.asyncio, if it has that), or set "
+    "trio_mode = true in the pytest configuration (pytest-trio): every async test "
+    "not marked @pytest.mark.asyncio then runs on Trio."
+)
 
 
 class ProtocolError(Exception):
@@ -232,6 +247,16 @@ class McpTestClient:
         """Ids (as JSON) of listens this client ended: late notifications are a race."""
 
     async def __aenter__(self) -> Self:
+        try:
+            trio.lowlevel.current_task()
+        except RuntimeError:  # asyncio (pytest-asyncio's auto mode) or another loop
+            raise McpError(
+                NOT_A_TRIO_TEST.format(
+                    what="McpTestClient",
+                    test="this test",
+                    taken=" (another event loop, such as pytest-asyncio's, runs it)",
+                )
+            ) from None
         self._send_in, self._receive_in = trio.open_memory_channel[str | bytes](64)
         self._nursery_cm = trio.open_nursery()
         self._nursery = await self._nursery_cm.__aenter__()
@@ -437,11 +462,33 @@ class McpTestClient:
         self._pending[rid] = pending
         try:
             await self._send_request(rid, method, params)
-            with trio.fail_after(self.timeout):
-                await pending._done.wait()
+            try:
+                with trio.fail_after(self.timeout):
+                    await pending._done.wait()
+            except BaseException:
+                if pending.reply is None:
+                    self._abandon(rid)
+                raise
         finally:
             del self._pending[rid]
         return pending
+
+    def _abandon(self, rid: str | int) -> None:
+        """Cancel a request the test stopped waiting for, as the official client does
+        over stdio and HTTP, so its handler sees its cancel now rather than holding
+        the end of the ``async with`` block.
+
+        Without a checkpoint: the caller's scope is cancelled already.
+        """
+        cancel = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": rid, "reason": "the test stopped waiting"},
+        }
+        with contextlib.suppress(
+            trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError
+        ):
+            self._send_in.send_nowait(json.dumps(cancel))
 
     async def _send_request(
         self, rid: str | int, method: str, params: dict[str, object]
@@ -475,21 +522,27 @@ class McpTestClient:
                 return items
             params = {"cursor": result["nextCursor"]}
 
-    async def list_tools(self) -> list[JsonObject]:
-        """Return every tool of every page of ``tools/list``."""
-        return await self._list("tools/list", "tools")
+    async def list_tools(self) -> list[ListedTool]:
+        """Return every tool of every page of ``tools/list``.
 
-    async def list_prompts(self) -> list[JsonObject]:
-        """Return every prompt of ``prompts/list``."""
-        return await self._list("prompts/list", "prompts")
+        Each is the wire object (a dict, as before) with properties: ``.name``,
+        ``.description``, ``.input_schema``, ``.output_schema``, ``.annotations``.
+        """
+        return list(map(ListedTool, await self._list("tools/list", "tools")))
 
-    async def list_resources(self) -> list[JsonObject]:
-        """Return every resource of ``resources/list``."""
-        return await self._list("resources/list", "resources")
+    async def list_prompts(self) -> list[ListedPrompt]:
+        """Return every prompt of ``prompts/list`` (``.name``, ``.arguments``, ...)."""
+        return list(map(ListedPrompt, await self._list("prompts/list", "prompts")))
 
-    async def list_resource_templates(self) -> list[JsonObject]:
-        """Return every template of ``resources/templates/list``."""
-        return await self._list("resources/templates/list", "resourceTemplates")
+    async def list_resources(self) -> list[ListedResource]:
+        """Return every resource of ``resources/list`` (``.uri``, ``.name``, ...)."""
+        listed = await self._list("resources/list", "resources")
+        return list(map(ListedResource, listed))
+
+    async def list_resource_templates(self) -> list[ListedResource]:
+        """Return every template of ``resources/templates/list`` (``.uri_template``)."""
+        listed = await self._list("resources/templates/list", "resourceTemplates")
+        return list(map(ListedResource, listed))
 
     async def call_tool(
         self,

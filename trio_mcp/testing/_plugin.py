@@ -30,14 +30,7 @@ import pytest
 import trio
 
 from .._server import Server
-from ._client import McpTestClient
-
-NOT_A_TRIO_TEST = (
-    "mcp_client runs on Trio, but {test} is not a Trio test{taken}. Mark it "
-    "@pytest.mark.trio (instead of @pytest.mark.asyncio, if it has that), or set "
-    "trio_mode = true in the pytest configuration (pytest-trio): every async test "
-    "not marked @pytest.mark.asyncio then runs on Trio."
-)
+from ._client import NOT_A_TRIO_TEST, McpTestClient
 
 
 @pytest.fixture
@@ -47,7 +40,9 @@ async def mcp_client(mcp_server: Server) -> AsyncIterator[McpTestClient]:
         trio.lowlevel.current_task()
     except RuntimeError:  # another event loop runs this fixture (anyio's asyncio)
         pytest.fail(
-            NOT_A_TRIO_TEST.format(test="this test", taken=" (another loop ran it)"),
+            NOT_A_TRIO_TEST.format(
+                what="mcp_client", test="this test", taken=" (another loop ran it)"
+            ),
             pytrace=False,
         )
     async with McpTestClient(mcp_server) as client:
@@ -90,7 +85,9 @@ def pytest_fixture_setup(
             swap = _for_pytest_trio(func)
     elif _is_ours(fixturedef) and not _has(node, "anyio"):
         taken = " (pytest-asyncio runs it)" if _has(node, "asyncio") else ""
-        swap = _failing(NOT_A_TRIO_TEST.format(test=node.name, taken=taken))
+        swap = _failing(
+            NOT_A_TRIO_TEST.format(what="mcp_client", test=node.name, taken=taken)
+        )
     if swap is None:
         return (yield)
     # As pytest-asyncio swaps it (the attribute is final in pytest's typing).
