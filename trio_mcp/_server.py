@@ -7,14 +7,11 @@ class, ``Serving`` (``_serving``).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import (
-    AsyncIterator,
     Iterable,
     Sequence,
 )
-from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -24,24 +21,16 @@ from ._checks import as_tuple, invalid
 from ._declare import Icon, Prompt, Resource, ServerInfo, Tool, View
 from ._dispatch import Catalog, Dispatcher, Middleware
 from ._errors import InvalidArgument, McpError
-from ._json import JsonValue
 from ._protocol._state import StateSealer
-from ._protocol._wire import SUPPORTED_VERSIONS
 from ._server_options import settle
 from ._serving import Serving
 from ._skills import Skill, SkillSet
 from ._store import Store
 from ._tasks import task_runner
-from ._transports._stream import (
-    Edge,
-)
 from ._upstream import Gateway, Upstream, checked_upstreams
 
 if TYPE_CHECKING:
     from ._declare import PromptSpec, ResourceSpec, ToolSpec
-    from ._http._app import McpAsgiApp
-    from ._legacy._http import LegacyServing
-    from ._legacy._hub import Hub
 
 __all__ = ["Server"]
 
@@ -168,18 +157,15 @@ class Server(Serving):
             store=store,
         )
         gateway = checked_upstreams(upstreams)
-        self.name = name
         self.dynamic = settled.dynamic
         self.info = settled.info
         """What ``serverInfo`` says besides the name and version (``info=``)."""
-        self.version = version
         self._skills = SkillSet(skills)
         self._catalog = Catalog(tools, [*resources, *self._skills.resources], prompts)
         self._gateway: Gateway | None = None
         if gateway:
             self._gateway = Gateway(gateway, self._catalog.names())
             self._catalog = self._relaying(self._catalog)
-        self.state_key = state_key
         self._dispatcher = Dispatcher(
             self._catalog,
             name=name,
@@ -199,48 +185,7 @@ class Server(Serving):
         if self._gateway is not None:
             self._gateway.on_change = self._upstream_changed
             self._dispatcher.services = self._gateway.running
-        self._apps: weakref.WeakSet[McpAsgiApp] = weakref.WeakSet()
-        self._legacy = False
-        self._hub: Hub | None = None
-        self.legacy = legacy
-
-    @property
-    def legacy(self) -> bool:
-        """Whether handshake-era clients are served too (``legacy=``); settable
-        before serving."""
-        return self._legacy
-
-    @legacy.setter
-    def legacy(self, value: bool) -> None:
-        self._legacy = bool(value)
-        versions: tuple[str, ...] = SUPPORTED_VERSIONS
-        if self._legacy:
-            from ._legacy import ALL_REVISIONS
-            from ._legacy._hub import Hub
-
-            versions = ALL_REVISIONS
-            if self._hub is None:
-                # Made now, before the store runs: a RedisStore reads the hub's
-                # notices only when they are registered as it starts.
-                self._hub = Hub(self._dispatcher.store)
-        self._dispatcher.versions = versions
-
-    def _legacy_serving(self) -> LegacyServing | None:
-        """What this server's HTTP apps need to serve handshake-era sessions: one
-        hub per server, so apps of one process share what the process holds."""
-        if not self._legacy or self._hub is None:
-            return None
-        from ._legacy._http import LegacyServing
-
-        return LegacyServing(self._hub, self._output_schema)
-
-    def _edge(self) -> Edge | None:
-        """The legacy edge of a stream transport, when ``legacy`` is on."""
-        if not self.legacy:
-            return None
-        from ._legacy import legacy_edge
-
-        return cast("Edge", legacy_edge(self._output_schema))
+        super().__init__(name, version, self._dispatcher, state_key, legacy)
 
     def _relaying(self, catalog: Catalog) -> Catalog:
         """``catalog`` with what the upstreams serve now (``upstreams=``)."""
@@ -258,27 +203,9 @@ class Server(Serving):
         self._catalog = self._relaying(self._catalog)
         self._dispatcher.replace(self._catalog)
 
-    def _output_schema(self, name: str) -> JsonValue:
-        """The output schema tool ``name`` is served with now (None: none)."""
-        entry = self._dispatcher.catalog.tools.get(name)
-        return None if entry is None else entry.spec.output_schema
-
     def catalog(self) -> list[ToolSpec | ResourceSpec | PromptSpec]:
         """Return every entry's spec: tools, resources, then prompts, each in list order."""
         return self._catalog.specs()
-
-    @property
-    def broadcast(self) -> Broadcast:
-        """The fan-out of changes to listen streams (``statistics()`` for monitoring).
-
-        Assign a ``RedisBroadcast`` before serving to share changes across
-        processes (``trio-mcp serve --broadcast URL`` does).
-        """
-        return self._dispatcher.broadcast
-
-    @broadcast.setter
-    def broadcast(self, broadcast: Broadcast) -> None:
-        self._dispatcher.broadcast = broadcast
 
     def replace(
         self,
@@ -342,33 +269,3 @@ class Server(Serving):
         """
         self._dispatcher.publish(Change.updated(uri))
         await trio.lowlevel.checkpoint()
-
-    @asynccontextmanager
-    async def task_nursery(self) -> AsyncIterator[None]:
-        """Own the nursery that tool calls running as tasks live in, for the block.
-
-        The serve methods and a mounted app's ASGI lifespan enter it themselves;
-        a host that serves ``mount()`` without lifespan (a router that does not
-        pass it on) wraps its serving in ``async with server.task_nursery():``.
-        Without it, a task tool answers synchronously. Re-entrant; leaving the
-        outermost block cancels the tasks still running. Task state lives in this
-        process's memory, or in the ``store`` when it is shared (``RedisStore``),
-        whose connection the block also holds.
-
-        .. versionadded:: 0.2
-        """
-        async with self._dispatcher.open():
-            yield
-
-    def shutdown(self) -> None:
-        """End this server's HTTP serving gracefully.
-
-        Every open listen stream of the apps made by ``mount()`` and ``serve_http()``
-        receives its result and ends; ``serve_http`` then stops accepting and returns
-        once the requests still running finish (at most about a second). stdio and
-        WebSocket shut down when their input ends.
-
-        .. versionadded:: 0.2
-        """
-        for app in list(self._apps):
-            app.close()

@@ -1,11 +1,12 @@
-"""``Serving``: the ways to serve a ``Server`` (a base of ``Server``).
+"""``Serving``: the ways to serve a ``Server`` (its base, holding what serving needs).
 
 Every serve method is an ordinary async function, so it runs under a caller's
 nursery and stops when that nursery is cancelled; each opens what serving needs for
 as long as it serves (the task nursery, the signal handlers when it owns the
 process, the blocked-loop watch). Transports are imported only when used, so
-``import trio_mcp`` never loads the web stack. The methods read what the ``Server``
-holds (its dispatcher, its apps, its legacy edge), declared on ``Serving`` for the type checker.
+``import trio_mcp`` never loads the web stack. ``Serving`` holds what they need
+(the dispatcher ``Server`` builds, the apps made, the legacy hub): ``Server`` adds
+the catalog and its changes.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import (
+    AsyncIterator,
     Awaitable,
     Callable,
     Coroutine,
     Iterable,
 )
-from contextlib import AbstractAsyncContextManager, nullcontext
+from contextlib import asynccontextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, TypeVar, Unpack, cast
 
 import attrs
@@ -27,6 +29,7 @@ import trio
 from ._authority import Grants
 from ._errors import AlreadyRunning, InvalidArgument
 from ._http._options import HttpOptions
+from ._json import JsonValue
 from ._limits import LimitFields, Limits, StdioFields
 from ._protocol._wire import SUPPORTED_VERSIONS
 from ._transports._blocked import watch_blocking
@@ -48,12 +51,12 @@ from ._transports._stream import (
 
 if TYPE_CHECKING:
     from ._changes import Broadcast
-    from ._declare import PromptSpec, ResourceSpec, ToolSpec
     from ._dispatch import Dispatcher
     from ._http._app import McpAsgiApp
     from ._http._oauth import BearerGate
     from ._http._options import PrincipalResolver
     from ._legacy._http import LegacyServing
+    from ._legacy._hub import Hub
     from ._protocol._state import KeyConfig
     from ._rate_limit import RateLimit
 
@@ -96,32 +99,114 @@ class Serving:
     mounted in a host's ASGI app), a channel of messages, or ``run()`` from
     synchronous code.
 
-    A base of ``Server``, which holds what these read (as ``Calls`` is of the
-    dispatcher): declared here for the type checker only.
+    The base of ``Server``, which builds the dispatcher and hands it here: this
+    class holds what serving needs (the dispatcher, the apps made, the
+    handshake-era hub) and the task nursery every serve method opens.
     """
 
-    if TYPE_CHECKING:
-        name: str
-        version: str
-        state_key: KeyConfig
-        _dispatcher: Dispatcher
-        _apps: weakref.WeakSet[McpAsgiApp]
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        dispatcher: Dispatcher,
+        state_key: KeyConfig,
+        legacy: bool,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.state_key = state_key
+        self._dispatcher = dispatcher
+        self._apps: weakref.WeakSet[McpAsgiApp] = weakref.WeakSet()
+        """The apps ``mount()`` and ``serve_http()`` made (``shutdown()`` ends them)."""
+        self._legacy = False
+        self._hub: Hub | None = None
+        self.legacy = legacy
 
-        @property
-        def legacy(self) -> bool: ...
+    @property
+    def legacy(self) -> bool:
+        """Whether handshake-era clients are served too (``legacy=``); settable
+        before serving."""
+        return self._legacy
 
-        @property
-        def broadcast(self) -> Broadcast: ...
+    @legacy.setter
+    def legacy(self, value: bool) -> None:
+        self._legacy = bool(value)
+        versions: tuple[str, ...] = SUPPORTED_VERSIONS
+        if self._legacy:
+            from ._legacy import ALL_REVISIONS
+            from ._legacy._hub import Hub
 
-        def catalog(self) -> list[ToolSpec | ResourceSpec | PromptSpec]: ...
+            versions = ALL_REVISIONS
+            if self._hub is None:
+                # Made now, before the store runs: a RedisStore reads the hub's
+                # notices only when they are registered as it starts.
+                self._hub = Hub(self._dispatcher.store)
+        self._dispatcher.versions = versions
 
-        def shutdown(self) -> None: ...
+    def _legacy_serving(self) -> LegacyServing | None:
+        """What this server's HTTP apps need to serve handshake-era sessions: one
+        hub per server, so apps of one process share what the process holds."""
+        if not self._legacy or self._hub is None:
+            return None
+        from ._legacy._http import LegacyServing
 
-        def task_nursery(self) -> AbstractAsyncContextManager[None]: ...
+        return LegacyServing(self._hub, self._output_schema)
 
-        def _edge(self) -> Edge | None: ...
+    def _edge(self) -> Edge | None:
+        """The legacy edge of a stream transport, when ``legacy`` is on."""
+        if not self.legacy:
+            return None
+        from ._legacy import legacy_edge
 
-        def _legacy_serving(self) -> LegacyServing | None: ...
+        return cast("Edge", legacy_edge(self._output_schema))
+
+    def _output_schema(self, name: str) -> JsonValue:
+        """The output schema tool ``name`` is served with now (None: none)."""
+        entry = self._dispatcher.catalog.tools.get(name)
+        return None if entry is None else entry.spec.output_schema
+
+    @property
+    def broadcast(self) -> Broadcast:
+        """The fan-out of changes to listen streams (``statistics()`` for monitoring).
+
+        Assign a ``RedisBroadcast`` before serving to share changes across
+        processes (``trio-mcp serve --broadcast URL`` does).
+        """
+        return self._dispatcher.broadcast
+
+    @broadcast.setter
+    def broadcast(self, broadcast: Broadcast) -> None:
+        self._dispatcher.broadcast = broadcast
+
+    @asynccontextmanager
+    async def task_nursery(self) -> AsyncIterator[None]:
+        """Own the nursery that tool calls running as tasks live in, for the block.
+
+        The serve methods and a mounted app's ASGI lifespan enter it themselves;
+        a host that serves ``mount()`` without lifespan (a router that does not
+        pass it on) wraps its serving in ``async with server.task_nursery():``.
+        Without it, a task tool answers synchronously. Re-entrant; leaving the
+        outermost block cancels the tasks still running. Task state lives in this
+        process's memory, or in the ``store`` when it is shared (``RedisStore``),
+        whose connection the block also holds.
+
+        .. versionadded:: 0.2
+        """
+        async with self._dispatcher.open():
+            yield
+
+    def shutdown(self) -> None:
+        """End this server's HTTP serving gracefully.
+
+        Every open listen stream of the apps made by ``mount()`` and ``serve_http()``
+        receives its result and ends; ``serve_http`` then stops accepting and returns
+        once the requests still running finish (at most about a second). stdio and
+        WebSocket shut down when their input ends.
+
+        .. versionadded:: 0.2
+        """
+        for app in list(self._apps):
+            app.close()
 
     @_runs_tasks
     async def serve_messages(
@@ -492,7 +577,8 @@ def start_line(
     alone whatever ``legacy`` says (WebSocket).
     """
     kinds = [
-        type(spec).__name__.removesuffix("Spec").lower() for spec in server.catalog()
+        type(spec).__name__.removesuffix("Spec").lower()
+        for spec in server._dispatcher.catalog.specs()
     ]
     revisions = server._dispatcher.versions if handshake_era else SUPPORTED_VERSIONS
     return banner(server.name, server.version, kinds, where, allow, revisions)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import trio
 
@@ -48,9 +48,6 @@ from ._request import Checked, Failure, Reply
 from ._rounds import Answered
 from ._runner import Runner, finish_result, log_receipt
 
-if TYPE_CHECKING:
-    from .._skills import SkillSet
-
 __all__ = ["Caller", "Dispatcher", "Edge", "Reply"]
 
 log = logging.getLogger("trio_mcp")
@@ -60,6 +57,26 @@ LIST_TTL_MS = 3_600_000
 
 #: A method: a result to finish and encode, a call's ending, or an encoded reply.
 Handler = Callable[[Checked], Awaitable["JsonObject | Ending | Reply"]]
+
+
+class SkillHost(Protocol):
+    """The skills extension (SEP-2640), as the dispatcher sees it
+    (``_skills.SkillSet``, which imports this package, never the other way)."""
+
+    def __bool__(self) -> bool:
+        """Whether any skill is served."""
+
+    def capability(self) -> JsonObject:
+        """The extension's settings in ``capabilities.extensions``."""
+
+    def methods(
+        self,
+        cache_scope: Callable[[Caller], str],
+        encode_result: Callable[[str | int, JsonObject], bytes],
+    ) -> Mapping[str, Handler]:
+        """``skills/list``, ``skills/get`` and ``resources/directory/read``."""
+
+
 #: Makes the task host, given how it announces a task's change and the store.
 TaskHostFactory = Callable[[Callable[[Change], object], Store], TaskHost]
 
@@ -79,7 +96,7 @@ class Dispatcher(Calls):
         dynamic: bool = False,
         broadcast: Broadcast | None = None,
         store: Store | None = None,
-        skills: SkillSet | None = None,
+        skills: SkillHost | None = None,
         tasks: TaskHostFactory,
         middleware: Sequence[Middleware] = (),
     ) -> None:

@@ -101,9 +101,9 @@ def _nothing() -> None:
 
 
 def _is_server(target: object) -> bool:
-    from .._server import Server
+    from .._serving import Serving  # a Server's base: _server imports this package
 
-    return isinstance(target, Server)
+    return isinstance(target, Serving)
 
 
 def _no_collision(

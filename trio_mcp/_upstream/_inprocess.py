@@ -28,7 +28,7 @@ from ._notices import relay_notice, result_of
 from ._value import Upstream
 
 if TYPE_CHECKING:
-    from .._server import Server
+    from .._serving import Serving as Server  # its base: _server imports us
 
 __all__ = ["composed"]
 

@@ -107,9 +107,9 @@ def _shown(target: object) -> str:
 
 
 def _is_server(value: object) -> bool:
-    from .._server import Server  # the same layer; imported late: it imports us
+    from .._serving import Serving  # a Server's base: _server imports this package
 
-    return isinstance(value, Server)
+    return isinstance(value, Serving)
 
 
 def _prefix(value: object) -> str:
