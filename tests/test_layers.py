@@ -228,6 +228,17 @@ def test_the_walk_sees_the_imports() -> None:
     assert {"trio_mcp._server", "trio_mcp._dispatch._dispatcher"} <= sources
 
 
+#: The one way up the layers, named by the contract: a server loads the client layer
+#: when it serves a remote upstream ("the server core never imports it unless an
+#: upstream or a client is used"), inside functions only (or for type checking).
+LAZY_UPWARD = {("trio_mcp._upstream._supervise", "trio_mcp.client")}
+
+
+def _lazy_upward(imp: Import) -> bool:
+    allowed = (imp.source, imp.target) in LAZY_UPWARD
+    return allowed and (not imp.module_level or imp.type_checking)
+
+
 @pytest.mark.parametrize("module", [m for m in MODULES if m != "trio_mcp"])
 def test_no_module_imports_a_higher_layer(module: str) -> None:
     own = layer_of(module, as_target=False)
@@ -237,9 +248,25 @@ def test_no_module_imports_a_higher_layer(module: str) -> None:
         if imp.source == module
         and internal(imp)
         and layer_of(imp.target, as_target=True) > own
+        and not _lazy_upward(imp)
     ]
 
     assert [] == upward, f"{module} is layer {own}"
+
+
+def test_only_the_supervisor_loads_the_client_and_never_at_import() -> None:
+    """``import trio_mcp`` (and a server of composed upstreams only) never loads
+    ``trio_mcp.client``."""
+    loaders = [
+        f"{imp.source} line {imp.line}"
+        for imp in IMPORTS
+        if imp.target.startswith("trio_mcp.client")
+        and not imp.source.startswith(("trio_mcp.client", "trio_mcp._cli"))
+        and layer_of(imp.source, as_target=False) < LAYERS["client"]
+        and not _lazy_upward(imp)
+    ]
+
+    assert [] == loaders
 
 
 def test_dispatch_never_imports_tasks() -> None:

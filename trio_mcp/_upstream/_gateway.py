@@ -16,7 +16,7 @@ from contextlib import asynccontextmanager
 import trio
 
 from .._dispatch._catalog import Entry
-from .._errors import DuplicateName, InvalidArgument
+from .._errors import DuplicateName
 from ._inprocess import composed
 from ._value import Upstream
 
@@ -49,12 +49,6 @@ class Gateway:
             for kind, names in taken.items()
         }
         for i, upstream in enumerate(self.upstreams):
-            if upstream.remote:
-                raise InvalidArgument(
-                    f"Upstream({upstream.label!r}): serving a remote upstream needs "
-                    "trio_mcp.client, which this build does not have yet; compose "
-                    "a Server (Upstream(server)) meanwhile"
-                )
             if _is_server(upstream.target):
                 self._slots[i] = composed(upstream, upstream.target)  # type: ignore[arg-type]
                 _no_collision(upstream, self._slots[i], seen)
@@ -93,7 +87,9 @@ class Gateway:
         if _is_server(target):
             async with target.task_nursery():  # type: ignore[union-attr]
                 await trio.sleep_forever()
-        raise AssertionError("only composed servers are served")  # pragma: no cover
+        from ._supervise import supervise
+
+        await supervise(upstream, lambda entries: self.set(index, entries))
 
 
 def _nothing() -> None:

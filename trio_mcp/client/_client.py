@@ -16,7 +16,8 @@ import trio
 
 from .._errors import InvalidArgument, Transport
 from .._json import JsonObject, JsonValue
-from ._link import Link, leaves
+from ._jsonrpc import Incoming
+from ._link import Link, leaves, request_headers
 from ._session import Era, InputAnswerer, Progress, Session
 from ._values import Completion, PromptResult, ReadResult, ServerInfo, ToolResult
 
@@ -61,6 +62,21 @@ def _kind(target: object) -> str:
     )
 
 
+#: ``on_change``: called with the method of each change the server announces.
+Changed = Callable[[str], Awaitable[None]]
+
+
+def _changes(on_change: Changed) -> Callable[[Incoming], Awaitable[None]]:
+    """The session's hook for ``on_change``: the method of every notification but
+    the acknowledgement of a listen stream."""
+
+    async def changed(incoming: Incoming) -> None:
+        if incoming.method != "notifications/subscriptions/acknowledged":
+            await on_change(incoming.method)
+
+    return changed
+
+
 class Client:
     """A client of one MCP server: ``async with Client(target) as client:``.
 
@@ -74,7 +90,11 @@ class Client:
     deadline of opening and of every call without its own. ``on_input`` answers the
     server's input requests (an async callable taking an ``InputRequest``, returning
     its answer); without it the client declares no elicitation, sampling or roots.
-    ``progress`` receives ``done, total, message`` of every call.
+    ``progress`` receives ``done, total, message`` of every call. ``on_change`` (an
+    async callable) receives the method of each notification the server sends
+    unasked about what it serves (``notifications/tools/list_changed``, ...,
+    ``notifications/resources/updated``): a handshake-era session's, or a listen
+    stream's (``request("subscriptions/listen", ...)``).
 
     Raises (from its methods):
         McpError.Remote: the server answered with a JSON-RPC error.
@@ -93,6 +113,7 @@ class Client:
         era: Era = "auto",
         on_input: InputAnswerer | None = None,
         progress: Progress | None = None,
+        on_change: Changed | None = None,
     ) -> None:
         self._kind = _kind(target)
         if era not in _ERAS:
@@ -108,6 +129,7 @@ class Client:
         self.era: Era = era
         self.on_input = on_input
         self.progress = progress
+        self.on_change = on_change
         self._session: Session | None = None
         self._stack: contextlib.AsyncExitStack | None = None
 
@@ -131,6 +153,8 @@ class Client:
                 on_input=self.on_input,
                 progress=self.progress,
             )
+            if self.on_change is not None:
+                session.on_change = _changes(self.on_change)
             await session.open()
         except BaseException as exc:
             await stack.aclose()
@@ -228,16 +252,27 @@ class Client:
         *,
         timeout: float | None = None,  # noqa: ASYNC109 - the contract's deadline, applied with trio
         progress: Progress | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> JsonObject:
         """Send any request; return its result object as received.
 
         The era's ``_meta`` is added (merged into ``params["_meta"]``), input rounds
         are answered, and the errors are those of the other methods. This is what
-        a proxy relays a result through, unchanged.
+        a proxy relays a result through, unchanged. ``headers`` are sent with this
+        request alone, beside the client's (Streamable HTTP only: a proxy's
+        forwarded headers).
         """
-        return await self._open.request(
-            method, params, timeout=timeout, progress=progress
-        )
+        if not headers:
+            return await self._open.request(
+                method, params, timeout=timeout, progress=progress
+            )
+        reset = request_headers.set(tuple(headers.items()))
+        try:
+            return await self._open.request(
+                method, params, timeout=timeout, progress=progress
+            )
+        finally:
+            request_headers.reset(reset)
 
     async def _list(self, method: str, key: str) -> list[JsonObject]:
         items: list[JsonObject] = []

@@ -35,7 +35,7 @@ from .._json import JsonObject
 from .._protocol._headers import ParamHeader
 from ._h11 import Endpoint, HttpPool, HttpResponse
 from ._jsonrpc import MAX_MESSAGE_BYTES, Incoming, decode, encode, notification
-from ._link import HttpStatus, Notice, Unsolicited
+from ._link import HttpStatus, Notice, Unsolicited, request_headers
 from ._sse import SseParser
 
 __all__ = ["HttpLink", "HttpStatus", "header_value"]
@@ -95,6 +95,7 @@ class HttpLink:
     # -- headers ----------------------------------------------------------------
     async def _request_headers(self, message: JsonObject) -> list[tuple[str, str]]:
         headers = [(k, v) for k, v in self._headers.items()]
+        headers += request_headers.get()
         token = await self._token()
         if token is not None:
             headers.append(("authorization", f"Bearer {token}"))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from typing import Protocol
 
 import attrs
@@ -28,6 +29,12 @@ import trio
 from .._errors import Transport
 from .._json import JsonObject
 from ._jsonrpc import Incoming, RequestId, decode, encode, notification, response
+
+#: Headers of the request being sent in this task besides the client's
+#: (``Client.request(..., headers=...)``): read by the HTTP link as it sends.
+request_headers: ContextVar[tuple[tuple[str, str], ...]] = ContextVar(
+    "trio_mcp_client_request_headers", default=()
+)
 
 __all__ = ["HttpStatus", "Link", "Notice", "StreamLink", "Unsolicited", "leaves"]
 

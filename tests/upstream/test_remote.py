@@ -1,0 +1,194 @@
+"""A gateway in front of real remote servers: a trio_mcp server over Streamable HTTP
+and over stdio (both eras), called through the gateway by our test client.
+
+Each relayed call gives what the same call made directly gives; the gateway starts
+without waiting for its upstreams, serves a live one beside a dead one, follows an
+upstream's catalog changes, and an inbound cancel or deadline reaches the upstream's
+handler within a second.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+import trio
+from support import serving
+from support.tools import echo as own_echo
+from support.upstream import make_server, stdio_command, wait_for_text
+
+from trio_mcp import Server, Upstream, tool
+from trio_mcp.client import Client
+from trio_mcp.testing import McpTestClient
+
+
+async def listed(client: McpTestClient, name: str, within: float = 10.0) -> list[str]:
+    """The gateway's tool names once ``name`` is among them (bounded)."""
+    with trio.fail_after(within):
+        while True:
+            names = [t["name"] for t in await client.list_tools()]
+            if name in names:
+                return names
+            await trio.sleep(0.02)
+
+
+@asynccontextmanager
+async def http_upstream(**kwargs: object) -> AsyncIterator[str]:
+    async with serving(make_server(**kwargs)) as base:  # type: ignore[arg-type]
+        yield f"{base}/mcp"
+
+
+TARGETS = ["http", "stdio", "stdio-legacy"]
+
+
+@asynccontextmanager
+async def target_of(kind: str) -> AsyncIterator[str | list[str]]:
+    if kind == "http":
+        async with http_upstream() as url:
+            yield url
+    else:
+        yield stdio_command("--legacy") if kind == "stdio-legacy" else stdio_command()
+
+
+def era_of(kind: str) -> str:
+    return "legacy" if kind == "stdio-legacy" else "auto"
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_a_relayed_call_gives_what_the_direct_call_gives(kind: str) -> None:
+    async with target_of(kind) as target:
+        gateway = Server(
+            "gw",
+            "1",
+            tools=[own_echo],
+            upstreams=[Upstream(target, prefix="up_", era=era_of(kind))],  # type: ignore[arg-type]
+        )
+        async with (
+            Client(target, era=era_of(kind)) as direct,  # type: ignore[arg-type]
+            McpTestClient(gateway) as client,
+        ):
+            names = await listed(client, "up_add")
+            want = await direct.call_tool("add", {"a": 2, "b": 3})
+            got = await client.call_tool("up_add", {"a": 2, "b": 3})
+            want_fail = await direct.call_tool("fail", {"why": "no luck"})
+            got_fail = await client.call_tool("up_fail", {"why": "no luck"})
+            read = await client.read_resource("note://a")
+            prompt = await client.get_prompt("up_review", {"language": "Rust"})
+
+    assert {"echo", "up_echo", "up_add", "up_wait_cancel"} <= set(names)
+    assert (want.content, want.structured, want.is_error) == (
+        got.content,
+        got.structured,
+        got.is_error,
+    )
+    assert (want_fail.content, True) == (got_fail.content, got_fail.is_error)
+    assert "note a" == read["contents"][0]["text"]  # type: ignore[index,call-overload]
+    assert "review this Rust" in str(prompt["messages"])
+
+
+@pytest.mark.parametrize("kind", TARGETS)
+async def test_an_inbound_cancel_reaches_the_upstream_handler(
+    kind: str, tmp_path: Path
+) -> None:
+    mark = tmp_path / "mark"
+    async with target_of(kind) as target:
+        gateway = Server(
+            "gw",
+            "1",
+            upstreams=[Upstream(target, era=era_of(kind))],  # type: ignore[arg-type]
+        )
+        async with McpTestClient(gateway) as client:
+            await listed(client, "wait_cancel")
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(client.call_tool, "wait_cancel", {"mark": str(mark)})
+                await wait_for_text(mark, "started")
+                await client.notify(
+                    "notifications/cancelled", {"requestId": _last_id(client)}
+                )
+                took = await wait_for_text(mark, "cancelled", within=5.0)
+                nursery.cancel_scope.cancel()
+
+    assert took < 1.0
+
+
+def _last_id(client: McpTestClient) -> int:
+    """The id of the request the test client sent last."""
+    return next(client._ids) - 1
+
+
+@pytest.mark.parametrize("kind", ["http", "stdio"])
+async def test_the_upstreams_timeout_cancels_the_upstream_handler(
+    kind: str, tmp_path: Path
+) -> None:
+    mark = tmp_path / "mark"
+    async with target_of(kind) as target:
+        gateway = Server(
+            "gw",
+            "1",
+            upstreams=[Upstream(target, timeout=0.5)],  # type: ignore[arg-type]
+        )
+        async with McpTestClient(gateway) as client:
+            await listed(client, "wait_cancel")
+            result = await client.call_tool("wait_cancel", {"mark": str(mark)})
+            took = await wait_for_text(mark, "cancelled", within=5.0)
+
+    assert result.is_error
+    assert "timed out after 0.5 seconds" in result.text
+    assert took < 1.0
+
+
+async def test_the_gateway_serves_its_own_at_once_and_a_live_upstream_beside_a_dead_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, "trio_mcp")
+    async with http_upstream() as live:
+        gateway = Server(
+            "gw",
+            "1",
+            tools=[own_echo],
+            upstreams=[
+                Upstream(
+                    "http://nobody:s3cret@127.0.0.1:9/mcp?key=k3y",
+                    prefix="dead_",
+                    connect_timeout=0.5,
+                ),
+                Upstream(live, prefix="live_"),
+            ],
+        )
+        async with McpTestClient(gateway) as client:
+            first = [t["name"] for t in await client.list_tools()]
+            names = await listed(client, "live_echo")
+            echoed = await client.call_tool("live_echo", {"text": "hi"})
+            with trio.fail_after(5):
+                while "is not served" not in caplog.text:  # noqa: ASYNC110 - the log is the event
+                    await trio.sleep(0.02)
+
+    assert ["echo"] == first[:1]
+    assert not [n for n in names if n.startswith("dead_")]
+    assert "hi" == echoed.structured
+    assert "upstream http://127.0.0.1:9/mcp is not served" in caplog.text
+    for secret in ("s3cret", "k3y", "nobody"):
+        assert secret not in caplog.text
+
+
+async def test_an_upstreams_catalog_change_reaches_the_gateways_clients() -> None:
+    @tool
+    def late() -> str:
+        """A tool added while serving."""
+        return "late"
+
+    upstream = Server("dyn", "1", tools=[own_echo], dynamic=True)
+    async with serving(upstream) as base:
+        gateway = Server("gw", "1", upstreams=[Upstream(f"{base}/mcp", prefix="d_")])
+        async with McpTestClient(gateway) as client:
+            await listed(client, "d_echo")
+            async with client.listen(tools_list_changed=True) as listen:
+                upstream.replace(tools=[own_echo, late])
+                notice = await listen.next(timeout=10)
+            names = await listed(client, "d_late")
+
+    assert "notifications/tools/list_changed" == notice["method"]
+    assert {"d_echo", "d_late"} == set(names)
