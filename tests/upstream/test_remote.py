@@ -13,6 +13,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Literal
 
 import pytest
 import trio
@@ -29,15 +30,15 @@ async def listed(client: McpTestClient, name: str, within: float = 10.0) -> list
     """The gateway's tool names once ``name`` is among them (bounded)."""
     with trio.fail_after(within):
         while True:
-            names = [t["name"] for t in await client.list_tools()]
+            names = [str(t["name"]) for t in await client.list_tools()]
             if name in names:
                 return names
             await trio.sleep(0.02)
 
 
 @asynccontextmanager
-async def http_upstream(**kwargs: object) -> AsyncIterator[str]:
-    async with serving(make_server(**kwargs)) as base:  # type: ignore[arg-type]
+async def http_upstream() -> AsyncIterator[str]:
+    async with serving(make_server()) as base:
         yield f"{base}/mcp"
 
 
@@ -53,7 +54,7 @@ async def target_of(kind: str) -> AsyncIterator[str | list[str]]:
         yield stdio_command("--legacy") if kind == "stdio-legacy" else stdio_command()
 
 
-def era_of(kind: str) -> str:
+def era_of(kind: str) -> Literal["auto", "legacy"]:
     return "legacy" if kind == "stdio-legacy" else "auto"
 
 
@@ -64,10 +65,10 @@ async def test_a_relayed_call_gives_what_the_direct_call_gives(kind: str) -> Non
             "gw",
             "1",
             tools=[own_echo],
-            upstreams=[Upstream(target, prefix="up_", era=era_of(kind))],  # type: ignore[arg-type]
+            upstreams=[Upstream(target, prefix="up_", era=era_of(kind))],
         )
         async with (
-            Client(target, era=era_of(kind)) as direct,  # type: ignore[arg-type]
+            Client(target, era=era_of(kind)) as direct,
             McpTestClient(gateway) as client,
         ):
             names = await listed(client, "up_add")
@@ -98,7 +99,7 @@ async def test_an_inbound_cancel_reaches_the_upstream_handler(
         gateway = Server(
             "gw",
             "1",
-            upstreams=[Upstream(target, era=era_of(kind))],  # type: ignore[arg-type]
+            upstreams=[Upstream(target, era=era_of(kind))],
         )
         async with McpTestClient(gateway) as client:
             await listed(client, "wait_cancel")
@@ -128,7 +129,7 @@ async def test_the_upstreams_timeout_cancels_the_upstream_handler(
         gateway = Server(
             "gw",
             "1",
-            upstreams=[Upstream(target, timeout=0.5)],  # type: ignore[arg-type]
+            upstreams=[Upstream(target, timeout=0.5)],
         )
         async with McpTestClient(gateway) as client:
             await listed(client, "wait_cancel")
