@@ -100,7 +100,7 @@ async def _connection(upstream: Upstream, remote: Remote, publish: Publish) -> s
 
     try:
         async with Client(
-            upstream.target,  # type: ignore[arg-type]
+            upstream.target,
             headers=dict(upstream.headers),
             auth=remote.token,
             timeout=upstream.connect_timeout,

@@ -22,7 +22,9 @@ from ._session import Era, InputAnswerer, Progress, Session
 from ._values import Completion, PromptResult, ReadResult, ServerInfo, ToolResult
 
 if TYPE_CHECKING:
-    from .._server import Server
+    from .._serving import (
+        Serving as Server,
+    )  # its base: _server reaches this package (upstreams)
 
 __all__ = ["Auth", "Client", "MAX_PAGES"]
 
@@ -36,7 +38,9 @@ _ERAS = ("auto", "modern", "legacy")
 
 def _kind(target: object) -> str:
     """``"http"``, ``"ws"``, ``"stdio"`` or ``"server"``; ``InvalidArgument`` else."""
-    from .._server import Server
+    from .._serving import (
+        Serving as Server,
+    )  # its base: _server reaches this package (upstreams)
 
     if isinstance(target, Server):
         return "server"
@@ -190,7 +194,9 @@ class Client:
         from . import _streams
 
         if self._kind == "server":
-            from .._server import Server
+            from .._serving import (
+                Serving as Server,
+            )  # its base: _server reaches this package (upstreams)
 
             assert isinstance(self.target, Server)
             async with _streams.open_in_process(self.target) as link:

@@ -32,7 +32,9 @@ from ._jsonrpc import MAX_MESSAGE_BYTES
 from ._link import StreamLink, leaves
 
 if TYPE_CHECKING:
-    from .._server import Server
+    from .._serving import (
+        Serving as Server,
+    )  # its base: _server reaches this package (upstreams)
 
 __all__ = ["STDIO_GRACE", "open_in_process", "open_stdio", "open_websocket"]
 
