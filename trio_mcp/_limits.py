@@ -111,9 +111,14 @@ class Limits:
             the ``trio_mcp`` logger warns, once per handler; ``math.inf`` turns
             the warning off.
         max_sessions: Most handshake-era Streamable HTTP sessions kept at once
-            (``Server(legacy=True)``), per store: a new ``initialize`` beyond it
-            ends the least recently used session (its next request gets 404 and
-            its client initializes again).
+            (``Server(legacy=True)``), per store. When they are all open, a new
+            ``initialize`` ends the least recently used session of its own caller
+            (whose next request gets 404, and whose client initializes again);
+            a caller that holds none is answered 503 and ``Retry-After``: no caller
+            ends another's session.
+        max_sessions_per_caller: Most handshake-era HTTP sessions of one principal
+            (of one client address when anonymous, as the rate limit counts
+            them); one more ends that caller's least recently used session.
         session_idle: Seconds a handshake-era HTTP session may go unused (no
             request, no open ``GET`` stream) before it expires (then 404).
     """
@@ -142,6 +147,7 @@ class Limits:
         default=1.0, converter=_blocked_warning, validator=_positive
     )
     max_sessions: int = attrs.field(default=10_000, validator=_at_least_one)
+    max_sessions_per_caller: int = attrs.field(default=16, validator=_at_least_one)
     session_idle: float = attrs.field(
         default=1800.0, converter=_session_idle, validator=_positive
     )

@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
+import trio
 from legacy_server import add, echo
 from support import serving
 from support.legacy import initialize_request
@@ -87,11 +89,11 @@ async def test_a_legacy_call_takes_a_token_of_the_callers_rate_limit(
     sink: Sink,
 ) -> None:
     async with (
-        serving(desk(sink), rate_limit=RateLimit(1, 60)) as base,
+        serving(desk(sink), rate_limit=RateLimit(2, 60)) as base,
         httpx.AsyncClient() as client,
     ):
         peer = LegacyHttpPeer(client, base + "/mcp")
-        await peer.initialize()
+        await peer.initialize()  # a token, as a call takes one
         first = await peer.request(
             "tools/call", {"name": "echo", "arguments": {"text": "a"}}
         )
@@ -141,3 +143,78 @@ async def test_origin_host_and_authentication_guard_every_session_request(
     assert 421 == evil_host.status_code
     assert 401 == anonymous.status_code == unauthenticated.status_code
     assert "mcp-session-id" not in unauthenticated.headers
+
+
+async def test_initialize_takes_a_token_of_the_callers_rate_limit(sink: Sink) -> None:
+    """The audit's flood: one client opened 234 sessions a second. Now each
+    ``initialize`` is paced like a call: past the bucket, 429 and no session."""
+    async with (
+        serving(desk(sink), rate_limit=RateLimit(2, 3600)) as base,
+        httpx.AsyncClient() as client,
+    ):
+        url = base + "/mcp"
+        for _ in range(2):
+            await LegacyHttpPeer(client, url).initialize()
+        refused = await client.post(
+            url, json=initialize_request(7), headers=session_headers(None)
+        )
+
+    assert 429 == refused.status_code
+    assert int(refused.headers["retry-after"]) >= 1
+    assert "mcp-session-id" not in refused.headers
+    assert -32000 == refused.json()["error"]["code"]
+    assert 7 == refused.json()["id"]
+    assert refused.json()["error"]["data"]["retryable"] is True
+
+
+GUARDS: dict[str, dict[str, str]] = {
+    "a foreign Origin": {"x-user": "alice", "origin": "https://evil.example"},
+    "a foreign Host": {"x-user": "alice", "host": "evil.example"},
+    "no principal": {},
+}
+REFUSED_WITH = {"a foreign Origin": 403, "a foreign Host": 421, "no principal": 401}
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+@pytest.mark.parametrize("guard", sorted(GUARDS))
+async def test_get_and_delete_pass_the_gate_a_post_passes(
+    sink: Sink, method: str, guard: str
+) -> None:
+    async with (
+        serving(desk(sink), require_auth=True, principal=principal) as base,
+        httpx.AsyncClient() as client,
+    ):
+        url = base + "/mcp"
+        peer = LegacyHttpPeer(client, url, headers={"x-user": "alice"})
+        await peer.initialize()
+        headers = {**session_headers(peer.sid), **GUARDS[guard]}
+        with trio.fail_after(10):
+            async with client.stream(method, url, headers=headers) as refused:
+                status = refused.status_code  # before a stream's endless body
+        still = await peer.request("ping")  # the session was not ended
+
+    assert REFUSED_WITH[guard] == status
+    assert {} == still
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE"])
+async def test_get_and_delete_take_a_token_of_the_rate_limit(
+    sink: Sink, method: str
+) -> None:
+    async with (
+        serving(desk(sink), rate_limit=RateLimit(2, 3600)) as base,
+        httpx.AsyncClient() as client,
+    ):
+        url = base + "/mcp"
+        peer = LegacyHttpPeer(client, url)
+        await peer.initialize()
+        await peer.request("tools/call", {"name": "echo", "arguments": {"text": "a"}})
+        with trio.fail_after(10):
+            async with client.stream(method, url, headers=peer.headers()) as refused:
+                status, wait = refused.status_code, refused.headers.get("retry-after")
+        still = await peer.request("ping")
+
+    assert 429 == status
+    assert wait is not None
+    assert int(wait) >= 1
+    assert {} == still

@@ -270,3 +270,83 @@ async def test_a_get_or_delete_at_a_revision_the_session_cannot_speak_is_400(
 
     assert "1999-01-01" in body["error"]["message"]
     assert {} == still
+
+
+def x_user(scope: dict[str, Any]) -> str | None:
+    return dict(scope["headers"]).get(b"x-user", b"").decode() or None
+
+
+async def test_a_caller_past_its_share_loses_its_own_session_never_another_s() -> None:
+    """The audit's finding: one caller could end every other caller's session. Now
+    a caller holds ``max_sessions_per_caller``, and a full store refuses a newcomer
+    (503) rather than end a session of someone else."""
+    limits = Limits(max_sessions=3, max_sessions_per_caller=2)
+    async with (
+        serving(make_server(), limits=limits, principal=x_user) as base,
+        httpx.AsyncClient() as client,
+    ):
+        url = base + "/mcp"
+
+        def peer(name: str) -> LegacyHttpPeer:
+            return LegacyHttpPeer(client, url, headers={"x-user": name})
+
+        bob, alice = peer("bob"), [peer("alice") for _ in range(3)]
+        await bob.initialize()
+        for session in alice:
+            await session.initialize()
+        refused = await client.post(
+            url,
+            json=initialize_request(9),
+            headers={**session_headers(None), "x-user": "carol"},
+        )
+        statuses = [
+            (await p.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})).status_code
+            for p in (bob, *alice)
+        ]
+
+    assert [200, 404, 200, 200] == statuses  # alice's first went, bob's stayed
+    assert 503 == refused.status_code
+    assert "retry-after" in refused.headers
+    assert "mcp-session-id" not in refused.headers
+    assert -32000 == refused.json()["error"]["code"]
+    assert 9 == refused.json()["id"]
+
+
+async def test_anonymous_callers_have_a_share_per_client_address() -> None:
+    limits = Limits(max_sessions_per_caller=1)
+    async with (
+        serving(make_server(), limits=limits, trusted_proxies=["127.0.0.1"]) as base,
+        httpx.AsyncClient() as client,
+    ):
+        url = base + "/mcp"
+        here, there, there_again = (
+            LegacyHttpPeer(client, url, headers={"x-forwarded-for": address})
+            for address in ("192.0.2.1", "198.51.100.7", "198.51.100.7")
+        )
+        for peer in (here, there, there_again):
+            await peer.initialize()
+        statuses = [
+            (await p.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})).status_code
+            for p in (here, there, there_again)
+        ]
+
+    assert [200, 404, 200] == statuses
+
+
+@pytest.mark.parametrize(("size", "kept"), [(15 * 1024, True), (17 * 1024, False)])
+async def test_what_a_session_keeps_of_its_client_is_bounded(
+    size: int, kept: bool
+) -> None:
+    """The audit's finding: 40 ``initialize`` with 1 MB of ``clientInfo`` each took
+    43 MB. At most 16 KiB of ``capabilities`` and ``clientInfo`` is kept."""
+    request = initialize_request(3)
+    request["params"]["clientInfo"]["description"] = "x" * size
+    async with serving(make_server()) as base, httpx.AsyncClient() as client:
+        answer = await client.post(
+            base + "/mcp", json=request, headers=session_headers(None)
+        )
+
+    assert kept == ("mcp-session-id" in answer.headers)
+    if not kept:
+        assert -32602 == answer.json()["error"]["code"]
+        assert "16384" in answer.json()["error"]["message"]

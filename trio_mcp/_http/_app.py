@@ -152,7 +152,14 @@ class McpAsgiApp:
         self.legacy = (
             None
             if legacy is None
-            else LegacyHttp(legacy, self.edge, self.limits, self.closing, self.listens)
+            else LegacyHttp(
+                legacy,
+                self.edge,
+                self.limits,
+                self.closing,
+                self.listens,
+                self.gate.rate_limiter,
+            )
         )
         """Handshake-era sessions (``Server(legacy=True)``; ``trio_mcp._legacy``)."""
         if legacy is not None:

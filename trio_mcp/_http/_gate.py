@@ -37,7 +37,7 @@ import attrs
 import trio
 
 from .. import _metrics
-from .._dispatch import Call, Ending, Next
+from .._dispatch import Call, Caller, Ending, Next
 from .._dispatch._call import busy
 from .._limits import Limits
 from .._protocol import _wire as wire
@@ -187,8 +187,12 @@ class RateLimiter:
     async def over_limit(self, call: Call) -> float | None:
         """The seconds until the call's caller may call again, if its bucket is
         empty, else None (a token was taken)."""
+        return await self.wait_for(call.caller, call.method)
+
+    async def wait_for(self, caller: Caller, method: str) -> float | None:
+        """``over_limit`` for a request that is no call of the edge (a
+        handshake-era ``initialize``, a session's ``GET`` or ``DELETE``)."""
         limit = self.rate_limit
-        caller = call.caller
         key = caller_key(caller.principal, caller.peer)
         try:
             wait = await self.dispatcher.store.take(key, limit)
@@ -197,5 +201,5 @@ class RateLimiter:
             wait = self._fallback.take_now(key, limit)
         if wait <= 0:
             return None
-        _metrics.count("rate_limited", call.method)
+        _metrics.count("rate_limited", method)
         return wait

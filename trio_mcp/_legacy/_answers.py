@@ -109,15 +109,16 @@ async def send_result(send: Send, request_id: str | int, result: JsonObject) -> 
 
 async def send_error(
     send: Send,
-    request_id: str | int,
+    request_id: str | int | None,
     code: int,
     message: str,
     data: JsonValue = None,
     *,
     status: int = 200,
+    headers: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
     error = wire.error_message(request_id, code, message, data)
-    await send_json(send, status, encode_message(error))
+    await send_json(send, status, encode_message(error), headers)
 
 
 async def send_unavailable(send: Send, exc: StoreUnavailable) -> None:

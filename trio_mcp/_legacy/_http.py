@@ -39,10 +39,20 @@ import attrs
 import trio
 
 from .._dispatch import Caller, Reply
+from .._dispatch._call import BUSY_RETRY_AFTER
 from .._dispatch._dispatcher import Edge
 from .._http._body import read_json
+from .._http._forwarded import caller_key
+from .._http._gate import RateLimiter, rate_limited
 from .._http._listens import ListenBounds
-from .._http._response import Receive, Response, Send, send_fault, send_json
+from .._http._response import (
+    Receive,
+    Response,
+    Send,
+    retry_after_header,
+    send_fault,
+    send_json,
+)
 from .._json import JsonObject, encode_message
 from .._limits import Limits
 from .._protocol import _wire as wire
@@ -71,7 +81,7 @@ from ._rounds import (
     next_params,
 )
 from ._session import REVISIONS, BadInitialize, Session, negotiate, subscription_uri
-from ._sessions import Record, TooManySubscriptions, owner_of
+from ._sessions import Record, SessionsFull, TooManySubscriptions, owner_of
 from ._shapes import OutputSchemaOf, initialize_result
 from ._translate import (
     FORWARDED,
@@ -107,8 +117,12 @@ class LegacyHttp:
         limits: Limits,
         closing: trio.Event,
         listens: ListenBounds,
+        rate_limiter: RateLimiter | None = None,
     ) -> None:
         self.hub = serving.hub
+        self.rate_limiter = rate_limiter
+        """The app's ``RateLimit``: ``initialize``, ``GET`` and ``DELETE`` take a
+        token as a call does."""
         self.listens = listens
         """The app's open listen streams: a ``GET`` stream counts as one."""
         self.output_schema = serving.output_schema
@@ -133,6 +147,8 @@ class LegacyHttp:
     # -- initialize ------------------------------------------------------------------------
     async def initialize(self, request: Request, caller: Caller, send: Send) -> None:
         """Open a session: negotiate, discover the capabilities, keep it, answer."""
+        if await self._limited(caller, request.method, send, request.id):
+            return
         try:
             session = negotiate(request.params)
         except BadInitialize as exc:
@@ -147,10 +163,25 @@ class LegacyHttp:
         if not isinstance(result, dict):
             await self._send_reply(send, reply)
             return
+        owner, key = (
+            owner_of(caller.principal),
+            caller_key(caller.principal, caller.peer),
+        )
         try:
-            sid = await self.hub.sessions.open(
-                session, owner_of(caller.principal), self.limits
+            sid = await self.hub.sessions.open(session, owner, key, self.limits)
+        except SessionsFull:
+            await send_error(
+                send,
+                request.id,
+                wire.SERVER_BUSY,
+                wire.busy_message(
+                    f"{self.limits.max_sessions} handshake-era sessions are open"
+                ),
+                {"retryable": True},
+                status=503,
+                headers=[retry_after_header(BUSY_RETRY_AFTER)],
             )
+            return
         except StoreUnavailable as exc:
             await send_unavailable(send, exc)
             return
@@ -182,6 +213,8 @@ class LegacyHttp:
         if method == "POST":
             await self._post(sid, headers, caller, receive, send)
             return
+        if await self._limited(caller, method, send):
+            return
         record = await self._find(sid, caller, send)
         if record is None:
             return
@@ -192,6 +225,29 @@ class LegacyHttp:
         else:
             allow = [(b"allow", b"GET, POST, DELETE")]
             await send_fault(send, 405, "method not allowed", extra=allow)
+
+    async def _limited(
+        self,
+        caller: Caller,
+        method: str,
+        send: Send,
+        request_id: str | int | None = None,
+    ) -> bool:
+        """Take a token from the caller's bucket; False, or True once the 429 (a
+        JSON-RPC error naming ``request_id``, and ``Retry-After``) is sent."""
+        limiter = self.rate_limiter
+        wait = None if limiter is None else await limiter.wait_for(caller, method)
+        if wait is None:
+            return False
+        ending = rate_limited(wait)
+        message: JsonObject = {
+            "jsonrpc": wire.JSONRPC,
+            "id": request_id,
+            "error": ending.error,
+        }
+        headers = [(k.encode(), v.encode()) for k, v in ending.headers]
+        await send_json(send, ending.http_status, encode_message(message), headers)
+        return True
 
     async def _find(
         self,

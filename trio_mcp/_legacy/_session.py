@@ -17,7 +17,7 @@ from typing import Final
 
 import attrs
 
-from .._json import JsonObject, JsonValue
+from .._json import JsonObject, JsonValue, encode_message
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Fault, Request
 
@@ -42,6 +42,10 @@ ALL_REVISIONS: Final = (wire.PROTOCOL_VERSION, *REVISIONS)
 #: Most resource URIs one session may subscribe to: beyond it ``resources/subscribe``
 #: is refused (-32602), so a client cannot grow the server's memory without bound.
 MAX_SUBSCRIPTIONS: Final = 1024
+#: Most bytes of what a session keeps of its client (``capabilities`` and
+#: ``clientInfo``, as compact JSON): a session is kept for ``session_idle``, so its
+#: size is bounded as its count is. Real clients send well under 1 KiB.
+MAX_CLIENT_BYTES: Final = 16 * 1024
 
 #: The core's notification that a listen is open: the edge's own listen (stdio) and a
 #: session's ``GET`` stream (HTTP) wait for it before they report anything.
@@ -154,7 +158,8 @@ def negotiate(params: JsonValue) -> Session:
 
     Raises:
         BadInitialize: if ``params`` lacks a string ``protocolVersion``, an object
-            ``capabilities`` or a ``clientInfo`` with string ``name`` and ``version``.
+            ``capabilities`` or a ``clientInfo`` with string ``name`` and ``version``,
+            or if those two take more than ``MAX_CLIENT_BYTES``.
     """
     if not isinstance(params, dict):
         raise BadInitialize(
@@ -174,6 +179,13 @@ def negotiate(params: JsonValue) -> Session:
     ):
         raise BadInitialize(
             "initialize needs params.clientInfo with string 'name' and 'version'"
+        )
+    kept = len(encode_message(capabilities)) + len(encode_message(info))
+    if kept > MAX_CLIENT_BYTES:
+        raise BadInitialize(
+            f"initialize's capabilities and clientInfo take {kept} bytes; a session "
+            f"keeps at most {MAX_CLIENT_BYTES}: leave out what the server does not "
+            "need (icons as URLs, not data)"
         )
     revision = requested if requested in REVISIONS else LATEST
     return Session(revision, capabilities, info)

@@ -3,7 +3,9 @@
 A session is what ``initialize`` settled (a ``Session`` value), whose principal
 opened it (``owner``, a digest: another principal's use of the id finds nothing)
 and which ``GET`` stream is open for it (``stream``, a token naming the process that
-holds it). Two tables keep them, with one interface:
+holds it). Each session also counts against its caller (the rate limit's key: the
+principal, else the client address), so no caller can push the others out. Two
+tables keep them, with one interface:
 
 - ``MemorySessions`` (the default store): this process's memory, in least-recently
   used order, so expiry and eviction look at the front only;
@@ -13,15 +15,17 @@ holds it). Two tables keep them, with one interface:
   ``session:<id>`` a hash (owner, revision, capabilities, client info, log level,
   stream token) and ``session:<id>:subs`` a set of subscribed URIs, both expiring
   ``session_idle`` after the last use; ``sessions`` a sorted set of ids by last use
-  (scored by the counter ``sessions:clock``), the index that bounds the count
-  (``max_sessions``: a new session beyond it drops the least recently used one, keys
-  and all; an expired session is the least recently used, so its stale id goes
-  first).
+  (scored by the counter ``sessions:clock``), the index that bounds the count, and
+  ``sessions:caller:<caller>`` the same for one caller's sessions (the hash names
+  it, field ``callers``); an expired session's stale id leaves them when the count is
+  next taken.
 
 Invariants: a lookup of an unknown, expired, closed or foreign id returns None (the
 transport answers 404); only a lookup by the owner refreshes a session; nothing
-holds more than ``max_sessions`` sessions (nor one session more than
-``MAX_SUBSCRIPTIONS`` URIs).
+holds more than ``max_sessions`` sessions, nor a caller more than
+``max_sessions_per_caller`` (nor one session more than ``MAX_SUBSCRIPTIONS`` URIs);
+a new session only ever ends sessions of its own caller (its least recently used
+first), and is refused (``SessionsFull``) when the store is full of others'.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ __all__ = [
     "Record",
     "RedisSessions",
     "Sessions",
+    "SessionsFull",
     "TooManySubscriptions",
     "new_session_id",
     "owner_of",
@@ -72,6 +77,11 @@ class TooManySubscriptions(Exception):
     """A ``resources/subscribe`` beyond ``MAX_SUBSCRIPTIONS`` for one session."""
 
 
+class SessionsFull(Exception):
+    """``max_sessions`` are open and none is the new session's caller's: opening
+    one would end another caller's session, so it is refused (503)."""
+
+
 @attrs.frozen
 class Record:
     """One session as a table holds it."""
@@ -85,8 +95,17 @@ class Record:
 class Sessions:
     """A table of sessions (the interface; ``MemorySessions``, ``RedisSessions``)."""
 
-    async def open(self, session: Session, owner: str, limits: Limits) -> str:
-        """Keep a new session; return its id."""
+    async def open(
+        self, session: Session, owner: str, caller: str, limits: Limits
+    ) -> str:
+        """Keep a new session of ``caller``; return its id.
+
+        The caller's least recently used sessions go first while it holds
+        ``max_sessions_per_caller``, or while the store holds ``max_sessions``.
+
+        Raises:
+            SessionsFull: if the store is full and ``caller`` holds none of it.
+        """
         raise NotImplementedError
 
     async def find(self, sid: str, owner: str, limits: Limits) -> Record | None:
@@ -130,33 +149,53 @@ class Sessions:
 class _Entry:
     record: Record
     used: float
+    caller: str
 
 
 class MemorySessions(Sessions):
-    """Sessions in this process's memory, least recently used first."""
+    """Sessions in this process's memory, least recently used first (in all, and
+    per caller)."""
 
     def __init__(self) -> None:
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._callers: dict[str, OrderedDict[str, None]] = {}
+        """Each caller's session ids, least recently used first."""
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    async def open(self, session: Session, owner: str, limits: Limits) -> str:
+    async def open(
+        self, session: Session, owner: str, caller: str, limits: Limits
+    ) -> str:
         await trio.lowlevel.checkpoint()
         now = trio.current_time()
         self._expire(now, limits.session_idle)
-        while len(self._entries) >= limits.max_sessions:
-            self._entries.popitem(last=False)
+        own = self._callers.get(caller, OrderedDict())
+        while own and (
+            len(own) >= limits.max_sessions_per_caller
+            or len(self._entries) >= limits.max_sessions
+        ):
+            self._drop(next(iter(own)))
+        if len(self._entries) >= limits.max_sessions:
+            raise SessionsFull
         sid = new_session_id()
-        self._entries[sid] = _Entry(Record(session, owner), now)
+        self._entries[sid] = _Entry(Record(session, owner), now, caller)
+        self._callers.setdefault(caller, own)[sid] = None
         return sid
+
+    def _drop(self, sid: str) -> None:
+        entry = self._entries.pop(sid)
+        own = self._callers[entry.caller]
+        del own[sid]
+        if not own:
+            del self._callers[entry.caller]
 
     def _expire(self, now: float, idle: float) -> None:
         while self._entries:
-            oldest = next(iter(self._entries.values()))
+            sid, oldest = next(iter(self._entries.items()))
             if oldest.used + idle > now:
                 return
-            self._entries.popitem(last=False)
+            self._drop(sid)
 
     async def find(self, sid: str, owner: str, limits: Limits) -> Record | None:
         await trio.lowlevel.checkpoint()
@@ -165,10 +204,11 @@ class MemorySessions(Sessions):
             return None
         now = trio.current_time()
         if entry.used + limits.session_idle <= now:
-            del self._entries[sid]
+            self._drop(sid)
             return None
         entry.used = now
         self._entries.move_to_end(sid)
+        self._callers[entry.caller].move_to_end(sid)
         return entry.record
 
     def _change(self, sid: str, **changes: object) -> bool:
@@ -205,7 +245,10 @@ class MemorySessions(Sessions):
 
     async def close(self, sid: str) -> bool:
         await trio.lowlevel.checkpoint()
-        return self._entries.pop(sid, None) is not None
+        if sid not in self._entries:
+            return False
+        self._drop(sid)
+        return True
 
     async def claim_stream(
         self, sid: str, token: str, stale: str | None = None
@@ -226,26 +269,51 @@ class MemorySessions(Sessions):
 
 
 # -- Redis ------------------------------------------------------------------------------
-#: KEYS index, hash, clock; ARGV id, idle ms, max sessions, key prefix of sessions,
-#: then the hash's field/value pairs. Drops the least recently used sessions beyond
-#: the bound (an expired one is the least recently used of all, so it goes first),
-#: then keeps the new session; returns how many were dropped. The index's scores
-#: come from a counter (``clock``): uses within one millisecond keep their order.
+#: KEYS index, hash, clock, the caller's set; ARGV id, idle ms, max sessions, key
+#: prefix of sessions, max sessions per caller, then the hash's field/value pairs.
+#: Stale ids (expired sessions) leave the caller's set and the front of the index
+#: (an expired session is the least recently used of all); then the caller's least
+#: recently used sessions go while it holds its share or the store is full; then the
+#: new session is kept, or, the store still full of others' sessions, refused (-1).
+#: Returns how many of the caller's sessions were dropped. The sets' scores come
+#: from a counter (``clock``): uses within one millisecond keep their order.
 OPEN_SCRIPT: Final = """
+local function drop(sid)
+  redis.call('ZREM', KEYS[1], sid)
+  redis.call('ZREM', KEYS[4], sid)
+  redis.call('DEL', ARGV[4] .. sid, ARGV[4] .. sid .. ':subs')
+end
+for _, sid in ipairs(redis.call('ZRANGE', KEYS[4], 0, -1)) do
+  if redis.call('EXISTS', ARGV[4] .. sid) == 0 then drop(sid) end
+end
+while true do
+  local first = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
+  if not first or redis.call('EXISTS', ARGV[4] .. first) == 1 then break end
+  drop(first)
+end
+local most, share = tonumber(ARGV[3]), tonumber(ARGV[5])
 local dropped = 0
-while redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) do
-  local oldest = redis.call('ZPOPMIN', KEYS[1])
-  redis.call('DEL', ARGV[4] .. oldest[1], ARGV[4] .. oldest[1] .. ':subs')
+while true do
+  local held = redis.call('ZCARD', KEYS[4])
+  if held == 0 or (held < share and redis.call('ZCARD', KEYS[1]) < most) then break end
+  drop(redis.call('ZRANGE', KEYS[4], 0, 0)[1])
   dropped = dropped + 1
 end
-redis.call('HSET', KEYS[2], unpack(ARGV, 5))
+if redis.call('ZCARD', KEYS[1]) >= most then
+  return -1
+end
+redis.call('HSET', KEYS[2], unpack(ARGV, 6))
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
-redis.call('ZADD', KEYS[1], redis.call('INCR', KEYS[3]), ARGV[1])
+local used = redis.call('INCR', KEYS[3])
+redis.call('ZADD', KEYS[1], used, ARGV[1])
+redis.call('ZADD', KEYS[4], used, ARGV[1])
+redis.call('PEXPIRE', KEYS[4], ARGV[2])
 return dropped
 """
 
 #: KEYS index, hash, subs, clock; ARGV id, idle ms, owner. The session's fields and
-#: URIs, refreshed; false when it is unknown (its index entry goes) or not the owner's.
+#: URIs, refreshed (in the index and its caller's set too); false when it is unknown
+#: (its index entry goes) or not the owner's.
 FIND_SCRIPT: Final = """
 local fields = redis.call('HGETALL', KEYS[2])
 if #fields == 0 then
@@ -257,7 +325,13 @@ if redis.call('HGET', KEYS[2], 'owner') ~= ARGV[3] then
 end
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
-redis.call('ZADD', KEYS[1], 'XX', redis.call('INCR', KEYS[4]), ARGV[1])
+local used = redis.call('INCR', KEYS[4])
+redis.call('ZADD', KEYS[1], 'XX', used, ARGV[1])
+local callers = redis.call('HGET', KEYS[2], 'callers')
+if callers then
+  redis.call('ZADD', callers, 'XX', used, ARGV[1])
+  redis.call('PEXPIRE', callers, ARGV[2])
+end
 return {fields, redis.call('SMEMBERS', KEYS[3])}
 """
 
@@ -292,6 +366,10 @@ return 1
 
 #: KEYS index, hash, subs; ARGV id. 1 if the session existed.
 CLOSE_SCRIPT: Final = """
+local callers = redis.call('HGET', KEYS[2], 'callers')
+if callers then
+  redis.call('ZREM', callers, ARGV[1])
+end
 redis.call('ZREM', KEYS[1], ARGV[1])
 return redis.call('DEL', KEYS[2], KEYS[3]) > 0 and 1 or 0
 """
@@ -337,11 +415,16 @@ class RedisSessions(Sessions):
     def _keys(self, sid: str) -> list[str]:
         return [self.index, self.prefix + sid, f"{self.prefix}{sid}:subs"]
 
-    async def open(self, session: Session, owner: str, limits: Limits) -> str:
+    async def open(
+        self, session: Session, owner: str, caller: str, limits: Limits
+    ) -> str:
         sid = new_session_id()
+        callers = f"{self.index}:caller:{caller}"
         fields: list[str | int] = [
             "owner",
             owner,
+            "callers",
+            callers,
             "revision",
             session.revision,
             "capabilities",
@@ -353,11 +436,20 @@ class RedisSessions(Sessions):
             "stream",
             "",
         ]
-        await self.store.run_script(
+        dropped = await self.store.run_script(
             OPEN_SCRIPT,
-            [self.index, self.prefix + sid, self.clock],
-            [sid, _ms(limits.session_idle), limits.max_sessions, self.prefix, *fields],
+            [self.index, self.prefix + sid, self.clock, callers],
+            [
+                sid,
+                _ms(limits.session_idle),
+                limits.max_sessions,
+                self.prefix,
+                limits.max_sessions_per_caller,
+                *fields,
+            ],
         )
+        if _int(dropped) < 0:
+            raise SessionsFull
         return sid
 
     async def find(self, sid: str, owner: str, limits: Limits) -> Record | None:
