@@ -64,12 +64,14 @@ class TaskHost(Protocol):
 
 
 class Calls:
-    """The dispatcher's call methods (a base of ``Dispatcher``, which sets these).
+    """The call methods of a dispatcher (the base of ``Dispatcher``).
 
-    They are read on each call, so replacing one (a new catalog) takes effect at once.
+    ``catalog`` is read on each call, so replacing it (a new catalog) takes effect
+    at once.
     """
 
-    catalog: Catalog
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
 
     async def _tools_call(self, request: Checked) -> Ending:
         name, entry = _named(request, self.catalog.tools, "tool")

@@ -100,7 +100,7 @@ class Dispatcher(Calls):
         tasks: TaskHostFactory,
         middleware: Sequence[Middleware] = (),
     ) -> None:
-        self.catalog = catalog
+        super().__init__(catalog)
         self.store = store if store is not None else MemoryStore()
         """State shared beyond one request: rate-limit buckets (and task records)."""
         self.skills = skills

@@ -1,5 +1,7 @@
-"""Test a trio_mcp server in-process: ``McpTestClient`` and the pytest plugin."""
+"""Test a trio_mcp server in-process: ``McpTestClient``, ``call_for`` (a middleware
+step's call, built without serving) and the pytest plugin."""
 
+from ._call import call_for as call_for
 from ._client import Exchange as Exchange
 from ._client import Listen as Listen
 from ._client import McpTestClient as McpTestClient
@@ -25,6 +27,7 @@ __all__ = [
     "ResourceResult",
     "SchemaViolation",
     "ToolResult",
+    "call_for",
     "check_message",
 ]
 
