@@ -18,22 +18,13 @@ from typing import Literal
 import pytest
 import trio
 from support import serving
+from support.gateway import listed
 from support.tools import echo as own_echo
 from support.upstream import make_server, stdio_command, wait_for_text
 
 from trio_mcp import Server, Upstream, tool
 from trio_mcp.client import Client
 from trio_mcp.testing import McpTestClient
-
-
-async def listed(client: McpTestClient, name: str, within: float = 10.0) -> list[str]:
-    """The gateway's tool names once ``name`` is among them (bounded)."""
-    with trio.fail_after(within):
-        while True:
-            names = [str(t["name"]) for t in await client.list_tools()]
-            if name in names:
-                return names
-            await trio.sleep(0.02)
 
 
 @asynccontextmanager
@@ -71,7 +62,7 @@ async def test_a_relayed_call_gives_what_the_direct_call_gives(kind: str) -> Non
             Client(target, era=era_of(kind)) as direct,
             McpTestClient(gateway) as client,
         ):
-            names = await listed(client, "up_add")
+            names = await listed(client.list_tools, "up_add")
             want = await direct.call_tool("add", {"a": 2, "b": 3})
             got = await client.call_tool("up_add", {"a": 2, "b": 3})
             want_fail = await direct.call_tool("fail", {"why": "no luck"})
@@ -102,7 +93,7 @@ async def test_an_inbound_cancel_reaches_the_upstream_handler(
             upstreams=[Upstream(target, era=era_of(kind))],
         )
         async with McpTestClient(gateway) as client:
-            await listed(client, "wait_cancel")
+            await listed(client.list_tools, "wait_cancel")
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(client.call_tool, "wait_cancel", {"mark": str(mark)})
                 await wait_for_text(mark, "started")
@@ -132,7 +123,7 @@ async def test_the_upstreams_timeout_cancels_the_upstream_handler(
             upstreams=[Upstream(target, timeout=0.5)],
         )
         async with McpTestClient(gateway) as client:
-            await listed(client, "wait_cancel")
+            await listed(client.list_tools, "wait_cancel")
             result = await client.call_tool("wait_cancel", {"mark": str(mark)})
             took = await wait_for_text(mark, "cancelled", within=5.0)
 
@@ -161,7 +152,7 @@ async def test_the_gateway_serves_its_own_at_once_and_a_live_upstream_beside_a_d
         )
         async with McpTestClient(gateway) as client:
             first = [t["name"] for t in await client.list_tools()]
-            names = await listed(client, "live_echo")
+            names = await listed(client.list_tools, "live_echo")
             echoed = await client.call_tool("live_echo", {"text": "hi"})
             with trio.fail_after(5):
                 while "is not served" not in caplog.text:  # noqa: ASYNC110 - the log is the event
@@ -185,11 +176,11 @@ async def test_an_upstreams_catalog_change_reaches_the_gateways_clients() -> Non
     async with serving(upstream) as base:
         gateway = Server("gw", "1", upstreams=[Upstream(f"{base}/mcp", prefix="d_")])
         async with McpTestClient(gateway) as client:
-            await listed(client, "d_echo")
+            await listed(client.list_tools, "d_echo")
             async with client.listen(tools_list_changed=True) as listen:
                 upstream.replace(tools=[own_echo, late])
                 notice = await listen.next(timeout=10)
-            names = await listed(client, "d_late")
+            names = await listed(client.list_tools, "d_late")
 
     assert "notifications/tools/list_changed" == notice["method"]
     assert {"d_echo", "d_late"} == set(names)
