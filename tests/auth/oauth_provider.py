@@ -37,11 +37,15 @@ OPAQUE_AUDIENCE = "https://mcp.example/opaque"
 """A resource the provider issues opaque tokens for (introspection)."""
 OTHER_AUDIENCE = "https://other.example/mcp"
 """Another resource server of the same provider: its tokens are not ours."""
+UPSTREAM_AUDIENCE = "https://upstream.example/mcp"
+"""The resource of an upstream behind a gateway: tokens for it come by exchange."""
 SCOPES = "notes:read notes:write admin:all"
 AGENT = ("agent", "agent-secret-0123456789abcdef")
 """The client that asks for tokens (client credentials grant)."""
 RESOURCE_SERVER = ("mcp-server", "rs-secret-0123456789abcdef")
 """The MCP server's own client, for introspection."""
+GATEWAY = ("gateway", "gateway-secret-0123456789abcdef")
+"""A gateway's client, which may exchange tokens (RFC 8693)."""
 
 
 def node_binary() -> str:
@@ -141,10 +145,17 @@ class Provider:
             "clients": [
                 {"client_id": AGENT[0], "client_secret": AGENT[1], "scope": SCOPES},
                 {"client_id": RESOURCE_SERVER[0], "client_secret": RESOURCE_SERVER[1]},
+                {
+                    "client_id": GATEWAY[0],
+                    "client_secret": GATEWAY[1],
+                    "scope": SCOPES,
+                    "token_exchange": True,
+                },
             ],
             "resources": {
                 AUDIENCE: {"scope": SCOPES, "format": "jwt"},
                 OTHER_AUDIENCE: {"scope": SCOPES, "format": "jwt"},
+                UPSTREAM_AUDIENCE: {"scope": SCOPES, "format": "jwt"},
                 OPAQUE_AUDIENCE: {"scope": SCOPES, "format": "opaque"},
             },
         }

@@ -49,6 +49,16 @@ class Store:
         """
         raise NotImplementedError
 
+    async def put(self, key: str, value: bytes, seconds: float) -> None:
+        """Keep ``value`` under ``key`` for ``seconds`` (a cache: it may be forgotten
+        sooner). Write only what may be read by anyone with access to the store:
+        secrets sealed, keys naming no secret."""
+        raise NotImplementedError
+
+    async def get(self, key: str) -> bytes | None:
+        """The value ``put`` under ``key``, or None once expired or forgotten."""
+        raise NotImplementedError
+
 
 class ClaimsFull(Exception):
     """Every place for a claim is taken by one that has not expired yet."""
@@ -66,6 +76,8 @@ class MemoryStore(Store):
         self._buckets: dict[str, Bucket] = {}
         self._claims: dict[str, float] = {}
         """Claimed keys, until when (Trio's clock), oldest first."""
+        self._values: dict[str, tuple[bytes, float]] = {}
+        """Cached values (``put``), until when (Trio's clock), oldest first."""
 
     def __repr__(self) -> str:
         return f"MemoryStore(max_keys={self.max_keys})"
@@ -105,6 +117,26 @@ class MemoryStore(Store):
         self._claims.pop(key, None)
         self._claims[key] = now + seconds
         return True
+
+    async def put(self, key: str, value: bytes, seconds: float) -> None:
+        """Keep ``value`` for ``seconds``; past ``max_keys`` values, the expired go,
+        then the oldest."""
+        now = trio.current_time()
+        self._values.pop(key, None)
+        if len(self._values) >= self.max_keys:
+            kept = {k: v for k, v in self._values.items() if v[1] > now}
+            while len(kept) >= self.max_keys:
+                del kept[next(iter(kept))]
+            self._values = kept
+        self._values[key] = (value, now + seconds)
+
+    async def get(self, key: str) -> bytes | None:
+        """The value kept under ``key``, or None once expired."""
+        await trio.lowlevel.checkpoint()
+        found = self._values.get(key)
+        if found is None or found[1] <= trio.current_time():
+            return None
+        return found[0]
 
     def _forget(self, now: float, limit: RateLimit) -> None:
         """Make room: drop full buckets, else the oldest half."""

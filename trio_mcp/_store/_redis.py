@@ -352,6 +352,27 @@ class RedisStore(Store):
         )
         return bool(answer)
 
+    # -- cached values ----------------------------------------------------------------
+    async def put(self, key: str, value: bytes, seconds: float) -> None:
+        """Keep ``value`` for ``seconds`` on every replica (``SET PX``).
+
+        Raises:
+            StoreUnavailable: if Redis does not answer in time.
+        """
+        name = f"{self.prefix}:value:{key}"
+        ms = max(1, math.ceil(seconds * 1000))
+        await self._command(lambda c: c.set(name, value, px=ms))
+
+    async def get(self, key: str) -> bytes | None:
+        """The value kept under ``key``, or None once expired.
+
+        Raises:
+            StoreUnavailable: if Redis does not answer in time.
+        """
+        name = f"{self.prefix}:value:{key}"
+        found = await self._command(lambda c: c.get(name))
+        return found if isinstance(found, bytes) else None
+
     # -- task records -----------------------------------------------------------------
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}:task:{task_id}"

@@ -71,7 +71,11 @@ class TokenPrincipal:
         converter=_frozen_claims, eq=False, repr=False
     )
     issuer: str
-    token: HeldToken | None = attrs.field(default=None, eq=False, repr=False)
+    token: HeldToken | None = attrs.field(
+        default=None, init=False, eq=False, repr=False
+    )
+    """Not an ``__init__`` argument, so what rebuilds a principal from its init
+    fields (a durable task's start) leaves it out: set by ``principal_of``."""
 
 
 def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
@@ -99,11 +103,13 @@ def principal_of(
     ident = sub if isinstance(sub, str) and sub else client
     if not ident:
         raise ValueError("the token names neither a subject (sub) nor a client_id")
-    return TokenPrincipal(
+    principal = TokenPrincipal(
         id=ident,
         client_id=client,
         scopes=scopes_of(claims),
         claims=claims,
         issuer=issuer,
-        token=None if token is None else HeldToken(token),
     )
+    if token is not None:
+        object.__setattr__(principal, "token", HeldToken(token))
+    return principal
