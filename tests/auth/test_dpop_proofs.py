@@ -176,6 +176,8 @@ def test_an_unsigned_proof_is_refused() -> None:
         ("a key", "carries no public key"),
         ({"kty": "oct", "x": "AAAA"}, "not an RSA, EC or OKP key"),
         ({"kty": "EC", "crv": "P-256", "x": "AAAA", "y": "AAAA"}, "not a usable key"),
+        ({"kty": "EC", "crv": "T-256", "x": "AAAA", "y": "AAAA"}, "not a usable key"),
+        ({"kty": "OKP", "crv": "X9", "x": "AAAA"}, "not a usable key"),
         ({"crv": "P-256"}, "not an RSA, EC or OKP key"),
     ],
 )
@@ -826,3 +828,13 @@ async def _asgi_call(
         _app_for(provider), scope, json.dumps(request).encode()
     )
     return sent
+
+
+def test_an_issuers_key_on_an_unknown_curve_is_left_out_of_its_keys() -> None:
+    """joserfc raises KeyError for an unknown ``crv`` (found for proofs above)."""
+    from trio_mcp.auth._keys import parse_jwks
+
+    good = DPoPKey().public
+    odd = {"kty": "EC", "crv": "T-256", "x": "AAAA", "y": "AAAA", "kid": "odd"}
+
+    assert ["good"] == list(parse_jwks({"keys": [odd, {**good, "kid": "good"}]}))

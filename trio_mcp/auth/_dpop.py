@@ -166,7 +166,7 @@ def _verified(proof: str | None) -> tuple[dict[str, Any], PublicKey]:
         raise InvalidProof("send exactly one DPoP proof, of at most 8 KiB")
     try:
         compact = jws.extract_compact(proof.encode("ascii"), registry=_PARSING)
-    except (JoseError, ValueError, TypeError, UnicodeError):
+    except (JoseError, ValueError, TypeError, LookupError):
         raise InvalidProof("the DPoP proof is not a well-formed JWT") from None
     header = compact.headers()
     if not isinstance(header, dict):
@@ -183,7 +183,7 @@ def _verified(proof: str | None) -> tuple[dict[str, Any], PublicKey]:
         with deprecated_name_allowed(alg):
             verified = jws.validate_compact(compact, key, registry=registry)
         payload = json.loads(compact.payload) if verified else None
-    except (JoseError, ValueError, TypeError):
+    except (JoseError, ValueError, TypeError, LookupError):
         payload = None
     if not isinstance(payload, dict):
         raise InvalidProof("the DPoP proof's signature does not verify")
@@ -206,7 +206,7 @@ def _public_key(jwk: object) -> PublicKey:
         raise InvalidProof("the DPoP proof's jwk is not an RSA, EC or OKP key")
     try:
         return key_type.import_key(jwk)
-    except (JoseError, ValueError, TypeError):
+    except (JoseError, ValueError, TypeError, LookupError):  # an unknown crv: KeyError
         raise InvalidProof("the DPoP proof's jwk is not a usable key") from None
 
 

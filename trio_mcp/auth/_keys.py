@@ -160,7 +160,7 @@ def parse_jwks(document: Mapping[str, Any]) -> dict[str | None, PublicKey]:
         public = {k: v for k, v in entry.items() if k not in PRIVATE_MEMBERS}
         try:
             key = key_type.import_key(public)
-        except (JoseError, ValueError, TypeError):
+        except (JoseError, ValueError, TypeError, LookupError):  # unknown crv: KeyError
             continue
         kid = entry.get("kid")
         keys[kid if isinstance(kid, str) else None] = key
