@@ -9,7 +9,7 @@ from pathlib import Path
 
 from cli_helpers import cli, replies, request_line, write_server
 
-from trio_mcp._cli._dev import pin
+from trio_mcp._cli._dev import Launch, pin, session_config
 
 INSPECTOR_PIN = Path(__file__).parents[2] / "trio_mcp" / "_cli" / "inspector"
 
@@ -115,3 +115,34 @@ def test_dev_lists_the_tools_through_the_inspectors_cli_mode(tmp_path: Path) -> 
     assert 0 == done.returncode, done.stderr
     tools = json.loads(done.stdout)["result"]["tools"]
     assert ["search_tickets", "close_ticket"] == [tool["name"] for tool in tools]
+
+
+def test_dev_calls_a_tool_with_arguments_in_the_inspectors_cli_mode(
+    tmp_path: Path,
+) -> None:
+    """Issue 45, item 3: ``--tool-arg`` takes several values, so a server command
+    after it was swallowed; the server now reaches the Inspector as the entry of a
+    session config file, named after the server (the Inspector's CLI mode picks it
+    with ``--server echo-server``, so a wrong name fails here)."""
+    write_server(tmp_path)
+
+    done = cli("dev", "echo_server.py", "--mode", "cli", "--inspector-args",
+               "--method", "tools/call", "--tool-name", "echo",
+               "--tool-arg", "text=Ana", "--format", "json", cwd=tmp_path)  # fmt: skip
+
+    assert 0 == done.returncode, done.stderr
+    result = json.loads(done.stdout)["result"]
+    assert "Ana" == result["structuredContent"]
+
+
+def test_the_inspectors_entry_is_named_after_the_server() -> None:
+    """The web page's server card shows the entry's name: the server's, not
+    ``python3.11`` (the executable an ad-hoc command would be named after)."""
+    config = session_config(Launch("echo_server.py:server", ("write",)), "echo-server")
+
+    servers = config["mcpServers"]
+    assert isinstance(servers, dict)
+    assert ["echo-server"] == list(servers)
+    entry = servers["echo-server"]
+    assert "modern" == entry["protocolEra"]
+    assert ["--allow", "write"] == entry["args"][-2:]

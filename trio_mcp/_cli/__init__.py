@@ -12,10 +12,13 @@ traceback.
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from trio_mcp import McpError
 from trio_mcp._version import __version__
@@ -29,13 +32,43 @@ __all__ = ["main", "parser"]
 
 
 class _Parser(argparse.ArgumentParser):
-    def command_parser(self, name: str) -> argparse.ArgumentParser | None:
-        """Return the sub-parser of one command, or None."""
+    """argparse, with a "did you mean" for a mistyped choice or flag."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(message + _choice_hint(message))
+
+    def unrecognized(self, extra: Sequence[str]) -> NoReturn:
+        """Refuse arguments this (sub)command does not take, with its own usage and
+        the flags closest to the mistyped ones."""
+        flags = [flag for action in self._actions for flag in action.option_strings]
+        hints = []
+        for word in extra:
+            if word.startswith("-"):
+                close = difflib.get_close_matches(word.split("=", 1)[0], flags, n=1)
+                hints += [f"did you mean {close[0]}?"] if close else []
+        hint = "; " + "; ".join(hints) if hints else ""
+        self.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+
+    def command_parser(self, name: str) -> _Parser | None:
+        """Return the sub-parser of one command (a ``_Parser`` too), or None."""
         for action in self._actions:
             if isinstance(action, argparse._SubParsersAction):
-                found: argparse.ArgumentParser | None = action.choices.get(name)
-                return found
+                found = action.choices.get(name)
+                return found if isinstance(found, _Parser) else None
         return None  # pragma: no cover - the parser always has commands
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)' \(choose from (.*)\)")
+
+
+def _choice_hint(message: str) -> str:
+    """``; did you mean 'serve'?`` for argparse's invalid-choice message, or ''."""
+    found = _INVALID_CHOICE.search(message)
+    if found is None:
+        return ""
+    choices = re.findall(r"'([^']*)'", found[2])
+    close = difflib.get_close_matches(found[1], choices, n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
 
 
 def _common() -> _Parser:
@@ -77,7 +110,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["call"] and "--" in argv:
         at = argv.index("--")
         argv, stdio_command = argv[:at], argv[at + 1 :]
-    args = parser().parse_args(argv)
+    top = parser()
+    args, extra = top.parse_known_args(argv)
+    if extra:
+        command = top.command_parser(args.command)
+        (command or top).unrecognized(extra)
     args.stdio_command = stdio_command
     run: Callable[[argparse.Namespace], int] = COMMANDS[args.command][2]
     try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import json
 import sys
 from collections.abc import Callable
@@ -15,7 +16,7 @@ from typing import Any
 
 import trio
 
-from trio_mcp import DuplicateName, InvalidDeclaration
+from trio_mcp import DuplicateName, InvalidDeclaration, Server
 
 from ._common import (
     add_allow,
@@ -26,6 +27,7 @@ from ._common import (
     summary,
 )
 from ._load import CliError, LoadError, open_server
+from ._logs import LEVELS, level_from, notification_line
 from ._serve import serve, serve_arguments, serve_http
 
 __all__ = ["COMMANDS", "catalog_entries", "summary"]  # the last two: _common's
@@ -192,15 +194,49 @@ async def _call_tool(args: argparse.Namespace, arguments: dict[str, Any]) -> int
                 print(json.dumps(await _read_or_get(client, args, arguments), indent=2,
                                  ensure_ascii=False))  # fmt: skip
                 return 0
-            result = await client.call_tool(args.tool, arguments)
+            result = await client.call_tool(args.tool, arguments, **_told(args))
+            for message in result.notifications:
+                _show(message)
         except ProtocolError as exc:
             error = {"code": exc.code, "message": exc.message}
             if exc.data is not None:
                 error["data"] = exc.data
             print(json.dumps({"error": error}, indent=2))
+            _suggest_name(server, args)
             return 1
     print(json.dumps(result.raw, indent=2, ensure_ascii=False))
     return 1 if result.is_error else 0
+
+
+def _suggest_name(server: Server, args: argparse.Namespace) -> None:
+    """On stderr, the catalog names closest to a tool or prompt name it lacks."""
+    kind, asked = ("prompt", args.prompt) if args.prompt else ("tool", args.tool)
+    if asked is None:
+        return
+    names = [name for k, name, _ in catalog_entries(server) if k == kind]
+    if asked in names:
+        return  # the error was about something else
+    close = difflib.get_close_matches(asked, names, n=3)
+    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    listed = ", ".join(names) or "none"
+    print(
+        f"trio-mcp call: no {kind} {asked!r}; {hint}the server's {kind}s: {listed}",
+        file=sys.stderr,
+    )
+
+
+def _told(args: argparse.Namespace) -> dict[str, Any]:
+    """Ask for progress and logs when the log level shows them (info, debug)."""
+    level = level_from(args.log_level)
+    if LEVELS.index(level) > LEVELS.index("info"):
+        return {}
+    return {"progress_token": "trio-mcp-call", "log_level": level}
+
+
+def _show(message: dict[str, Any]) -> None:
+    line = notification_line(message)
+    if line is not None:
+        print(line, file=sys.stderr, flush=True)
 
 
 async def _read_or_get(
@@ -245,7 +281,11 @@ def _call(args: argparse.Namespace) -> int:
 # -- the rest lives in its own module --------------------------------------------------
 def _lock_arguments(parser: argparse.ArgumentParser) -> None:
     add_target(parser)
-    parser.add_argument("--file", default="mcp.lock")
+    parser.add_argument(
+        "--file",
+        default="mcp.lock",
+        help="the lock file to write or compare with (default mcp.lock)",
+    )
     parser.add_argument(
         "--check",
         action="store_true",
@@ -340,9 +380,17 @@ def _mcp_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--http", action="store_true", help="serve Streamable HTTP instead of stdio"
     )
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="with --http: the address to listen on (default 127.0.0.1)",
+    )
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
-    parser.add_argument("--path", default="/mcp")
+    parser.add_argument(
+        "--path",
+        default="/mcp",
+        help="with --http: the MCP endpoint's path (default /mcp)",
+    )
     parser.add_argument(
         "--allow",
         action="append",

@@ -7,7 +7,13 @@ The Inspector is a Node program; it starts the server itself over stdio with
 * the version is pinned by ``inspector/package.json`` and its lockfile, shipped
   inside trio_mcp and installed once with ``npm ci`` (never ``npx``, which on an old
   Node silently resolves an Inspector 0.x that sends ``initialize``);
-* ``--protocol-era modern``, without which Inspector 2.x speaks the handshake era.
+* ``protocolEra: "modern"``, without which Inspector 2.x speaks the handshake era.
+
+The server reaches the Inspector as the one entry of a session config file
+(``--config``, a temporary file), not as a command on its command line: the entry's
+name is the server's (an ad-hoc command would be named after its executable,
+``python3.11``), and the Inspector's variadic options (``--tool-arg a=1 b=2``)
+cannot swallow a server command that follows them.
 
 The install goes to ``$TRIO_MCP_INSPECTOR_DIR``, or into the active virtualenv
 (``<venv>/share/trio-mcp``), or the user's cache; its directory name carries the
@@ -44,6 +50,7 @@ __all__ = [
     "pin",
     "prepare",
     "run_inspector",
+    "session_config",
 ]
 
 INSPECTOR = "@modelcontextprotocol/inspector"
@@ -208,19 +215,44 @@ class Launch:
     extra: Sequence[str] = ()  # Inspector options (``--inspector-args``)
 
 
-def inspector_command(node: Node, launcher: Path, launch: Launch) -> list[str]:
-    """The Inspector's command line: mode, modern era, its options, the server."""
-    command = [str(node.path), str(launcher), f"--{launch.mode}"]
-    command += ["--protocol-era", "modern", *launch.extra]
-    command += [sys.executable, "-m", "trio_mcp", "run", absolute_target(launch.target)]
-    for name in launch.allow:
-        command += ["--allow", name]
-    return command
+def session_config(launch: Launch, name: str) -> dict[str, object]:
+    """The Inspector's session config: one stdio server, ``name``, in the modern era."""
+    args = ["-m", "trio_mcp", "run", absolute_target(launch.target)]
+    for capability in launch.allow:
+        args += ["--allow", capability]
+    entry = {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": args,
+        "protocolEra": "modern",
+    }
+    return {"mcpServers": {name: entry}}
 
 
-async def _check(target: str) -> str:
+def inspector_command(
+    node: Node, launcher: Path, launch: Launch, config: Path, name: str
+) -> list[str]:
+    """The Inspector's command line: mode, the session config, its options.
+
+    ``--server`` picks the entry in CLI mode; the web page and the terminal UI list
+    the file's servers (the one there is).
+    """
+    command = [
+        str(node.path),
+        str(launcher),
+        f"--{launch.mode}",
+        "--config",
+        str(config),
+    ]
+    if launch.mode == "cli":
+        command += ["--server", name]
+    return [*command, *launch.extra]
+
+
+async def _check(target: str) -> tuple[str, str]:
+    """The start line and the server's name (the Inspector shows it)."""
     async with open_server(target) as server:
-        return summary(server, "the MCP Inspector", ())
+        return summary(server, "the MCP Inspector", ()), server.name
 
 
 def prepare() -> tuple[Node, Path]:
@@ -237,9 +269,9 @@ def run_inspector(launch: Launch) -> int:
     """
     the_pin = pin()
     node = find_node(the_pin.node)
-    print(trio.run(_check, launch.target), file=sys.stderr)
+    line, name = trio.run(_check, launch.target)
+    print(line, file=sys.stderr)
     launcher = install_inspector(node, the_pin)
-    command = inspector_command(node, launcher, launch)
     if launch.mode == "web":
         print(
             f"trio-mcp dev: MCP Inspector {pin().version} (Node "
@@ -247,7 +279,11 @@ def run_inspector(launch: Launch) -> int:
             "page, usually http://127.0.0.1:6274; Ctrl-C stops it",
             file=sys.stderr,
         )
-    return _run_child(command, _node_env(node))
+    with tempfile.TemporaryDirectory(prefix="trio-mcp-dev-") as scratch:
+        config = Path(scratch) / "mcp.json"
+        config.write_text(json.dumps(session_config(launch, name), indent=2))
+        command = inspector_command(node, launcher, launch, config, name)
+        return _run_child(command, _node_env(node))
 
 
 def _run_child(command: list[str], env: dict[str, str]) -> int:

@@ -7,12 +7,13 @@ start summary go to stderr. The level comes from ``--log-level``, else
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
 from collections.abc import Mapping
 
-__all__ = ["LEVELS", "configure_logging", "level_from"]
+__all__ = ["LEVELS", "configure_logging", "level_from", "notification_line"]
 
 LEVELS = ("debug", "info", "warning", "error", "critical")
 ENV_LEVEL = "TRIO_MCP_LOG_LEVEL"
@@ -81,3 +82,32 @@ def configure_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+
+
+def notification_line(message: Mapping[str, object]) -> str | None:
+    """A progress or log notification a call received, as one stderr line.
+
+    ``trio-mcp call`` shows them at ``--log-level info`` (``debug`` adds the
+    handler's debug logs), so a long tool is seen working. One line each: what
+    the server wrote cannot start a line of its own.
+    """
+    line = _notification_text(message)
+    return None if line is None else " ".join(line.splitlines())
+
+
+def _notification_text(message: Mapping[str, object]) -> str | None:
+    params = message.get("params")
+    if not isinstance(params, Mapping):
+        return None
+    if message.get("method") == "notifications/progress":
+        total = params.get("total")
+        done = f"{params.get('progress')}" + ("" if total is None else f"/{total}")
+        text = params.get("message")
+        return f"progress {done}" + ("" if text is None else f": {text}")
+    if message.get("method") == "notifications/message":
+        data = params.get("data")
+        shown = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        logger = params.get("logger")
+        source = "" if logger is None else f" {logger}"
+        return f"log {params.get('level')}{source}: {shown}"
+    return None

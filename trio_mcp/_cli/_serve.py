@@ -21,9 +21,18 @@ __all__ = ["serve", "serve_arguments", "serve_http"]
 
 def serve_arguments(parser: argparse.ArgumentParser) -> None:
     add_target(parser)
-    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1); beyond loopback it "
+        "needs --require-auth or --auth-issuer",
+    )
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
-    parser.add_argument("--path", default="/mcp")
+    parser.add_argument(
+        "--path",
+        default="/mcp",
+        help="the MCP endpoint's path (default /mcp); GET /healthz answers beside it",
+    )
     add_allow(parser)
     add_legacy(parser)
     parser.add_argument(
