@@ -95,7 +95,10 @@ async def test_a_legacy_session_is_kept_and_deleted_on_exit() -> None:
         await client.call_tool("echo", {"text": "hi"})
 
     methods = [m for m, _ in seen.requests]
-    assert ["POST", "POST", "POST", "DELETE"] == methods
+    # initialize, notifications/initialized, tools/call; the session's GET stream
+    # (opened in the background, maybe not yet when the block ends); DELETE last.
+    assert (3, "DELETE") == (methods.count("POST"), methods[-1])
+    assert set(methods) <= {"POST", "GET", "DELETE"}
     sessions = [h.get("mcp-session-id") for _, h in seen.requests]
     assert sessions[0] is None
     assert sessions[1] is not None

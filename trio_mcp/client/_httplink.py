@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping
 
@@ -39,6 +40,8 @@ from ._link import HttpStatus, Notice, Unsolicited, request_headers
 from ._sse import SseParser
 
 __all__ = ["HttpLink", "HttpStatus", "header_value"]
+
+log = logging.getLogger("trio_mcp.client")
 
 #: Asked for the bearer token before each request (None: no Authorization header).
 TokenSource = Callable[[], Awaitable[str | None]]
@@ -89,6 +92,7 @@ class HttpLink:
         self.revision = "2026-07-28"
         self.modern = True
         self.session_id: str | None = None
+        self._listening = trio.CancelScope()
         #: Tool name -> its ``x-mcp-header`` parameters (filled by the session).
         self.param_headers: dict[str, list[ParamHeader]] = {}
 
@@ -236,8 +240,46 @@ class HttpLink:
     async def respond(self, message: JsonObject) -> None:
         await self._post(message)
 
+    def session_opened(self) -> None:
+        """Open the session's ``GET`` stream: a handshake-era server sends its own
+        requests and notifications not tied to a POST there (revision 2025-11-25,
+        "Listening for Messages from the Server")."""
+        if not self.modern and self.session_id is not None:
+            self._listening = trio.CancelScope()
+            self._nursery.start_soon(self._listen_session, self._listening)
+
+    async def _listen_session(self, scope: trio.CancelScope) -> None:
+        """Hold the ``GET`` stream open while the session lasts; reopen it (0.5 s
+        doubling to 30 s) when it drops; stop at a status that says there is none."""
+        delay = 0.5
+        with scope:
+            while self.session_id is not None:
+                try:
+                    if not await self._session_stream():
+                        return
+                except Transport as exc:
+                    log.debug("%s: the session stream broke: %s", self.source, exc)
+                await trio.sleep(delay)
+                delay = min(delay * 2, 30.0)
+
+    async def _session_stream(self) -> bool:
+        """Read the ``GET`` stream to its end; False if the server has none."""
+        headers = await self._request_headers({})
+        async with self._pool.request("GET", headers) as response:
+            kind = response.headers.get("content-type", "").split(";")[0].strip()
+            if response.status != 200 or kind.lower() != "text/event-stream":
+                return False
+            parser = SseParser(self.source, MAX_MESSAGE_BYTES)
+            while chunk := await response.receive():
+                for data in parser.feed(chunk):
+                    incoming = decode(data, source=self.source)
+                    if incoming.kind != "response":
+                        await self._route(incoming, _ignore)
+        return True
+
     async def end_session(self) -> None:
         """``DELETE`` the handshake-era session (best effort, within a second)."""
+        self._listening.cancel()
         if self.modern or self.session_id is None:
             return
         with trio.move_on_after(1.0):
@@ -251,6 +293,10 @@ class HttpLink:
 
     async def aclose(self) -> None:
         await self._pool.aclose()
+
+
+async def _ignore(_: Incoming) -> None:
+    return None
 
 
 def _refuse_redirect(response: HttpResponse, source: str) -> None:

@@ -88,6 +88,10 @@ class Link(Protocol):
         """Send the answer to a server's own request."""
         ...
 
+    def session_opened(self) -> None:
+        """A handshake-era session began (HTTP: open its ``GET`` stream)."""
+        ...
+
     async def end_session(self) -> None:
         """End a handshake-era session the transport holds (HTTP: ``DELETE``)."""
         ...
@@ -151,6 +155,9 @@ class StreamLink:
 
     async def respond(self, message: JsonObject) -> None:
         await self._send(message)
+
+    def session_opened(self) -> None:
+        """Nothing to open: the stream carries everything."""
 
     async def end_session(self) -> None:
         """Nothing to end: a stream's session ends with the stream."""

@@ -166,6 +166,7 @@ class Session:
         await self.link.notify(
             {"jsonrpc": "2.0", "method": "notifications/initialized"}
         )
+        self.link.session_opened()
         return ServerInfo.of(result, revision, result.get("serverInfo"))
 
     # -- requests ---------------------------------------------------------------
