@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from bench_server import server
 
 from trio_mcp import Limits
-from trio_mcp._transports._blocked import watch_blocking
+from trio_mcp._blocked import watch_blocking
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

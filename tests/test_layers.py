@@ -36,6 +36,8 @@ LAYERS = {
     "_metrics": 3,
     "_redis": 3,  # the Redis connection of RedisStore and RedisBroadcast (coredis lazily)
     "_changes": 3,  # broadcast, Redis, listen streams: know no catalog or call
+    "_interrupt": 3,  # Ctrl-C while serving, for every transport
+    "_blocked": 3,  # the blocked-loop watch (Limits.blocked_warning), for every transport
     "_declare": 4,
     "_dispatch": 5,
     "_store": 5,  # shared state (buckets, task records): below the dispatcher's users
@@ -43,7 +45,7 @@ LAYERS = {
     "_tasks": 6,  # the tasks extension runs calls through the dispatcher's runner
     "_transports": 7,
     "_http": 7,
-    "_legacy": 7,  # the handshake-era edge in front of a transport's message loop
+    "_legacy": 8,  # the handshake-era session machine in front of the transports
     "_server": 8,
     "_server_options": 8,  # Server(...)'s keywords beyond those it names
     "_serving": 8,  # the ways to serve a Server (a base of Server)
@@ -329,12 +331,6 @@ def test_the_protocol_layer_does_no_io(module: str) -> None:
     assert [] == io
 
 
-#: Packages still in one import cycle: the handshake-era edge (``_legacy``) and the
-#: transports around it, which the legacy session machine (issue 41) takes apart.
-#: Once it has, this is empty and the test below holds every package of trio_mcp.
-PENDING_CYCLE = frozenset({"_transports", "_http", "_legacy"})
-
-
 def child_graph() -> dict[str, set[str]]:
     """Which direct children of trio_mcp (modules and packages) import which,
     counting every import: lazy ones and those for the type checker too."""
@@ -380,10 +376,4 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 def test_no_two_packages_import_each_other() -> None:
     """Issue 41: no cycle between trio_mcp's packages (or top-level modules),
     through any chain of imports, type-checking and lazy ones included."""
-    found = cycles(child_graph())
-    pending = [c for c in found if c <= PENDING_CYCLE]
-
-    assert [] == [c for c in found if c not in pending]
-    assert PENDING_CYCLE <= set().union(*pending), (
-        "the legacy cycle is gone: empty PENDING_CYCLE in tests/test_layers.py"
-    )
+    assert [] == cycles(child_graph())

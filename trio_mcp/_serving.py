@@ -27,12 +27,13 @@ import attrs
 import trio
 
 from ._authority import Grants
+from ._blocked import watch_blocking
 from ._errors import AlreadyRunning, InvalidArgument
 from ._http._options import HttpOptions
+from ._interrupt import interrupts_unwrapped
 from ._json import JsonValue
 from ._limits import LimitFields, Limits, StdioFields
 from ._protocol._wire import SUPPORTED_VERSIONS
-from ._transports._blocked import watch_blocking
 from ._transports._entry import (
     AnnouncingStatus,
     banner,
@@ -40,9 +41,8 @@ from ._transports._entry import (
     require_trio,
     stop_on_signals,
 )
-from ._transports._interrupt import interrupts_unwrapped
 from ._transports._stream import (
-    Edge,
+    MakeFront,
     Oversized,
     one_by_one,
     serve_messages,
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from ._http._app import McpAsgiApp
     from ._http._oauth import BearerGate
     from ._http._options import PrincipalResolver
-    from ._legacy._http import LegacyServing
+    from ._legacy._asgi import LegacyApp
     from ._legacy._hub import Hub
     from ._protocol._state import KeyConfig
     from ._rate_limit import RateLimit
@@ -116,7 +116,7 @@ class Serving:
         self.version = version
         self.state_key = state_key
         self._dispatcher = dispatcher
-        self._apps: weakref.WeakSet[McpAsgiApp] = weakref.WeakSet()
+        self._apps: weakref.WeakSet[McpAsgiApp | LegacyApp] = weakref.WeakSet()
         """The apps ``mount()`` and ``serve_http()`` made (``shutdown()`` ends them)."""
         self._legacy = False
         self._hub: Hub | None = None
@@ -143,22 +143,22 @@ class Serving:
                 self._hub = Hub(self._dispatcher.store)
         self._dispatcher.versions = versions
 
-    def _legacy_serving(self) -> LegacyServing | None:
-        """What this server's HTTP apps need to serve handshake-era sessions: one
-        hub per server, so apps of one process share what the process holds."""
+    def _wrapped(self, app: McpAsgiApp) -> McpAsgiApp | LegacyApp:
+        """``app``, with handshake-era sessions in front when ``legacy`` is on: one
+        hub per server, so the apps of one process share what the process holds."""
         if not self._legacy or self._hub is None:
-            return None
-        from ._legacy._http import LegacyServing
+            return app
+        from ._legacy._asgi import LegacyApp
 
-        return LegacyServing(self._hub, self._output_schema)
+        return LegacyApp(app, self._hub, self._output_schema)
 
-    def _edge(self) -> Edge | None:
-        """The legacy edge of a stream transport, when ``legacy`` is on."""
+    def _front(self) -> MakeFront | None:
+        """The legacy session in front of a stream transport, when ``legacy`` is on."""
         if not self.legacy:
             return None
-        from ._legacy import legacy_edge
+        from ._legacy import stream_front
 
-        return cast("Edge", legacy_edge(self._output_schema))
+        return stream_front(self._output_schema)
 
     def _output_schema(self, name: str) -> JsonValue:
         """The output schema tool ``name`` is served with now (None: none)."""
@@ -241,7 +241,7 @@ class Serving:
             one_by_one(send_text),
             caller=stream_caller(allow, principal),
             limits=Limits.of(limits, fields, deprecated_in="serve_messages"),
-            edge=self._edge(),
+            front=self._front(),
         )
 
     @_runs_tasks
@@ -302,7 +302,7 @@ class Serving:
                 kept=named,
             ),
             allow=allow,
-            edge=self._edge(),
+            front=self._front(),
             task_status=AnnouncingStatus(
                 task_status, lambda _: start_line(self, "stdio", allow)
             ),
@@ -407,7 +407,9 @@ class Serving:
         )
         await serve_websocket(endpoint, host=host, port=port, task_status=announcing)
 
-    def mount(self, path: str = "/mcp", **options: Unpack[HttpOptions]) -> McpAsgiApp:
+    def mount(
+        self, path: str = "/mcp", **options: Unpack[HttpOptions]
+    ) -> McpAsgiApp | LegacyApp:
         """Return an ASGI 3 app serving the catalog over Streamable HTTP at ``path``.
 
         The app needs no web framework: run it on Hypercorn's Trio worker or mount it
@@ -429,14 +431,11 @@ class Serving:
 
     def _http_app(
         self, path: str, options: HttpOptions, *, check_host: bool
-    ) -> McpAsgiApp:
+    ) -> McpAsgiApp | LegacyApp:
         from ._http._app import McpAsgiApp  # loaded on use: no web stack
 
-        return McpAsgiApp(
-            self._dispatcher,
-            legacy=self._legacy_serving(),
-            **_app_options(path, options, check_host),
-        )
+        app = McpAsgiApp(self._dispatcher, **_app_options(path, options, check_host))
+        return self._wrapped(app)
 
     @_runs_tasks
     async def serve_http(

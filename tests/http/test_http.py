@@ -595,6 +595,7 @@ async def test_requests_beyond_max_concurrent_wait_instead_of_failing() -> None:
 
     server = Server("limits", "1", tools=[slow, fast])
     app = server.mount(limits=Limits(max_concurrent=1))
+    assert isinstance(app, McpAsgiApp)  # a modern-only server's app
     responses: dict[str, httpx.Response] = {}
 
     async def call(client: httpx.AsyncClient, url: str, name: str) -> None:

@@ -6,7 +6,7 @@ import pytest
 import trio
 from trio.testing import MockClock
 
-from trio_mcp._transports._interrupt import interrupts_unwrapped
+from trio_mcp._interrupt import interrupts_unwrapped
 
 
 async def _raise(error: BaseException) -> None:

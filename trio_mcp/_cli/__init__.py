@@ -23,7 +23,7 @@ from typing import NoReturn
 from trio_mcp import McpError
 from trio_mcp._version import __version__
 
-from .._transports._interrupt import interrupt_in
+from .._interrupt import interrupt_in
 from ._commands import COMMANDS
 from ._load import CliError
 from ._logs import LEVELS, BadLevel, configure_logging, level_from

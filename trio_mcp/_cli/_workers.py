@@ -19,13 +19,14 @@ import time
 from .._changes._redis import RedisBroadcast
 from .._http._app import McpAsgiApp
 from .._http._workers import WorkerSpec, run_workers
+from .._legacy._asgi import LegacyApp
 from ._load import load_server
 from ._logs import configure_logging
 
 __all__ = ["main", "worker_app"]
 
 
-def worker_app() -> McpAsgiApp:
+def worker_app() -> McpAsgiApp | LegacyApp:
     """Build this worker's app from the spec in the environment.
 
     Raises:
@@ -44,9 +45,7 @@ def worker_app() -> McpAsgiApp:
         server.broadcast = RedisBroadcast(url)
     if spec.legacy:
         server.legacy = True
-    return McpAsgiApp(
-        server._dispatcher, legacy=server._legacy_serving(), **spec.options
-    )
+    return server._wrapped(McpAsgiApp(server._dispatcher, **spec.options))
 
 
 def main(argv: list[str] | None = None) -> int:

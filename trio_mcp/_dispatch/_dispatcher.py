@@ -307,11 +307,15 @@ class Dispatcher(Calls):
                 return self._reply(checked.id, result), _code(result)
             if isinstance(result, Reply):
                 return result, None
-            return Reply(self.encode_result(checked.id, result)), None
+            body = self.encode_result(checked.id, result)
+            return Reply(body, values=(result, None)), None
         except Failure as failure:
             _otel.annotate({"rpc.jsonrpc.error_code": failure.code})
-            fault = failure.fault(request.id)
-            reply = Reply(encode_message(fault.to_message()), fault.http_status)
+            message = failure.fault(request.id).to_message()
+            status = failure.http_status
+            reply = Reply(
+                encode_message(message), status, values=(None, message["error"])
+            )
             return reply, failure.code
         except Exception as exc:
             return _internal(request, exc), wire.INTERNAL_ERROR
@@ -357,12 +361,13 @@ class Dispatcher(Calls):
                 encoded_id,
                 ending.encoded(),
             )
+        values = (ending.result, ending.error)
         if not ending.headers:
-            return Reply(body, ending.http_status)
+            return Reply(body, ending.http_status, (), values)
         headers = tuple(
             (k.encode("latin-1"), v.encode("latin-1")) for k, v in ending.headers
         )
-        return Reply(body, ending.http_status, headers)
+        return Reply(body, ending.http_status, headers, values)
 
     def log_receipt(self, receipt: Receipt) -> None:
         """Log a receipt on ``trio_mcp.receipts`` (a refusal made outside a call)."""

@@ -61,6 +61,9 @@ class Reply:
     http_status: int = 200
     headers: tuple[tuple[bytes, bytes], ...] = ()
     """Extra HTTP response headers, as ASGI sends them (``WWW-Authenticate``)."""
+    values: tuple[JsonObject | None, JsonValue] | None = None
+    """The result and the error the body encodes, when the dispatcher had them as
+    values (not for a page of a list, spliced from encoded entries)."""
 
     @property
     def message(self) -> JsonObject:
@@ -68,6 +71,15 @@ class Reply:
         value = loads(self.body)
         assert isinstance(value, dict)
         return value
+
+    def parts(self) -> tuple[JsonObject | None, JsonValue]:
+        """The result (None for an error) and the error, as values: what the legacy
+        edge shapes into its revision, without decoding the body where it can."""
+        if self.values is not None:
+            return self.values
+        message = self.message
+        result = message.get("result")
+        return (result if isinstance(result, dict) else None), message.get("error")
 
 
 @attrs.frozen(eq=False)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Final, Unpack
 
@@ -49,17 +50,15 @@ import trio
 
 from .. import _metrics
 from .._authority import Grants
+from .._blocked import watch_blocking
 from .._changes import LISTEN_METHOD
 from .._dispatch import Caller, Dispatcher, Reply
 from .._dispatch._call import BUSY_RETRY_AFTER
+from .._interrupt import interrupts_unwrapped
 from .._json import encode_message
-from .._legacy._http import LegacyHttp, LegacyServing
 from .._loopback import arrived_on_loopback
 from .._protocol import _wire as wire
-from .._protocol._jsonrpc import Request
-from .._transports._blocked import watch_blocking
-from .._transports._interrupt import interrupts_unwrapped
-from .._transports._stream import busy_fault
+from .._protocol._jsonrpc import Request, busy_fault
 from ._access import Access
 from ._body import read_message
 from ._disconnect import cancel_on_disconnect, watch
@@ -82,11 +81,14 @@ from ._response import (
     send_plain,
 )
 
-__all__ = ["McpAsgiApp", "PrincipalResolver"]
+__all__ = ["McpAsgiApp", "PrincipalResolver", "Run"]
 
 log = logging.getLogger("trio_mcp.http")
 
 HEALTH_PATH: Final = "/healthz"
+
+Run = Callable[[Request, Caller, Response], Awaitable[Reply]]
+"""What answers a request on its response (``McpAsgiApp.dispatch``)."""
 
 
 def _normalize_path(path: str) -> str:
@@ -105,7 +107,6 @@ class McpAsgiApp:
         *,
         path: str = "/mcp",
         check_host: bool = True,
-        legacy: LegacyServing | None = None,
         **options: Unpack[HttpOptions],
     ) -> None:
         self.dispatcher = dispatcher
@@ -149,21 +150,6 @@ class McpAsgiApp:
             enable_metrics()
         self.closing = trio.Event()
         """Set by ``close()``: open listen streams end with their result."""
-        self.legacy = (
-            None
-            if legacy is None
-            else LegacyHttp(
-                legacy,
-                self.edge,
-                self.limits,
-                self.closing,
-                self.listens,
-                self.gate.rate_limiter,
-            )
-        )
-        """Handshake-era sessions (``Server(legacy=True)``; ``trio_mcp._legacy``)."""
-        if legacy is not None:
-            self.access.cors.with_sessions()
 
     def close(self) -> None:
         """Shut down gracefully: every open listen stream gets its result and ends.
@@ -186,9 +172,11 @@ class McpAsgiApp:
         and serve on.
         """
         with interrupts_unwrapped():
-            await self._serve(scope, receive, send)
+            await self.serve(scope, receive, send)
 
-    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one ASGI connection scope, unprotected (an app in front of this
+        one protects it)."""
         kind = scope["type"]
         if kind == "lifespan":
             await self._lifespan(receive, send)
@@ -198,12 +186,11 @@ class McpAsgiApp:
             if kind == "websocket":
                 await send({"type": "websocket.close", "code": 1000})
             return
-        if not self.require_auth and not arrived_on_loopback(scope):
-            await self._refuse_insecure(scope, send)
+        opened = await self.open(scope, send)
+        if opened is None:
             return
-        headers = request_headers(scope)
-        send = self.access.cors.wrap(headers, send)
-        route = self._route_path(scope)
+        headers, send = opened
+        route = self.route_of(scope)
         method = scope["method"]
         metadata = self.protection.is_metadata_request(scope, route)
         if method == "OPTIONS" and (route == self.path or metadata):
@@ -226,7 +213,18 @@ class McpAsgiApp:
             return
         await self._serve_mcp(scope, headers, receive, send)
 
-    def _route_path(self, scope: Scope) -> str:
+    async def open(
+        self, scope: Scope, send: Send
+    ) -> tuple[dict[str, str], Send] | None:
+        """An HTTP request's headers and its ``send`` (CORS headers added); None
+        once a request beyond loopback that nothing authenticates is refused."""
+        if not self.require_auth and not arrived_on_loopback(scope):
+            await self._refuse_insecure(scope, send)
+            return None
+        headers = request_headers(scope)
+        return headers, self.access.cors.wrap(headers, send)
+
+    def route_of(self, scope: Scope) -> str:
         """The path below where this app is mounted (Starlette keeps the full path)."""
         path: str = scope.get("path", "/")
         root: str = scope.get("root_path", "")
@@ -277,8 +275,32 @@ class McpAsgiApp:
     async def _serve_mcp(
         self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send
     ) -> None:
-        legacy = self.legacy
-        session = legacy is not None and legacy.claims(headers)
+        caller = await self.admit(scope, headers, send)
+        if caller is None:
+            return
+        message = await read_message(headers, receive, self.limits)
+        if message is None:
+            return  # the client left before sending its message: nothing to answer
+        if not isinstance(message, Request):
+            await message(send)
+            return
+        await self.serve_request(message, caller, receive, send)
+
+    async def admit(
+        self,
+        scope: Scope,
+        headers: dict[str, str],
+        send: Send,
+        *,
+        session: bool = False,
+    ) -> Caller | None:
+        """The caller of a request to the endpoint, once ``Origin``, ``Host``, the
+        method, the token and the media types are checked; None once refused.
+
+        A handshake-era ``session``'s request may be a ``GET`` or ``DELETE``, and
+        its caller carries no headers (the dispatcher's header checks are the
+        2026-07-28 routing headers, which handshake-era clients never send).
+        """
         refusal = self.access.refusal(scope, headers, session=session)
         admission = None
         if refusal is None:
@@ -293,25 +315,17 @@ class McpAsgiApp:
             refusal = partial(send_fault, status=status, text=text, extra=extra)
         if refusal is not None:
             await refusal(send)
-            return
-        if session:  # a handshake-era session's POST, GET or DELETE
-            assert legacy is not None
-            caller = self._caller(scope, headers, principal, admission)
-            await legacy.serve(scope["method"], headers, caller, receive, send)
-            return
-        message = await read_message(headers, receive, self.limits)
-        if message is None:
-            return  # the client left before sending its message: nothing to answer
-        if not isinstance(message, Request):
-            await message(send)
-            return
-        caller = self._caller(scope, headers, principal, admission)
-        if legacy is not None and legacy.opens(message):
-            await legacy.initialize(message, caller, send)
-        elif message.method == LISTEN_METHOD:
-            await self._listen(message, caller, receive, send)
+            return None
+        return self._caller(scope, headers, principal, admission, session)
+
+    async def serve_request(
+        self, request: Request, caller: Caller, receive: Receive, send: Send
+    ) -> None:
+        """Answer a 2026-07-28 request read from the body."""
+        if request.method == LISTEN_METHOD:
+            await self._listen(request, caller, receive, send)
         else:
-            await self._dispatch(message, caller, receive, send)
+            await self.dispatch(request, caller, receive, send)
 
     def _caller(
         self,
@@ -319,12 +333,13 @@ class McpAsgiApp:
         headers: dict[str, str],
         principal: object | None,
         admission: Admission | None,
+        session: bool,
     ) -> Caller:
         client = scope.get("client")
         caller = Caller(
             principal=principal,
             allow=self.allow,
-            headers=headers,
+            headers=None if session else headers,
             closing=self.closing,
             peer=self.addresses.client(str(client[0]) if client else None, headers),
         )
@@ -346,7 +361,7 @@ class McpAsgiApp:
             await send_json(send, 503, body, [retry_after_header(BUSY_RETRY_AFTER)])
             return
         with self.listens.held(key):
-            await self._dispatch(request, caller, receive, send)
+            await self.dispatch(request, caller, receive, send)
 
     async def _principal(
         self, scope: Scope, admission: Admission | None
@@ -367,28 +382,43 @@ class McpAsgiApp:
         auth: object | None = scope.get("auth")
         return auth
 
-    async def _dispatch(
-        self, request: Request, caller: Caller, receive: Receive, send: Send
-    ) -> None:
+    async def dispatch(
+        self,
+        request: Request,
+        caller: Caller,
+        receive: Receive,
+        send: Send,
+        run: Run | None = None,
+    ) -> Response:
+        """Answer ``request`` on its own response, cancelled if the client leaves;
+        ``run`` answers it (by default through the app's edge). Returns the
+        response, finished."""
         scope = trio.CancelScope()
         response = Response(send, scope, self.limits.keepalive_interval)
+        run = run or self._handle
         # A listen stream is long by nature: watched (and kept alive) from its start.
         watched = None if request.method == LISTEN_METHOD else watch(receive, scope)
         if watched is None:
-            await self._dispatch_watching(request, caller, receive, response)
+            await self._dispatch_watching(request, caller, receive, response, run)
         else:
             with scope:
                 try:
-                    reply = await self._handle(request, caller, response)
+                    reply = await run(request, caller, response)
                 finally:
                     watched.done()
                 await response.finish(reply)
         # Whatever still runs for this request (an abandoned worker thread) now
         # sees ``ctx.cancel`` fire.
         scope.cancel()
+        return response
 
     async def _dispatch_watching(
-        self, request: Request, caller: Caller, receive: Receive, response: Response
+        self,
+        request: Request,
+        caller: Caller,
+        receive: Receive,
+        response: Response,
+        run: Run,
     ) -> None:
         """Run the request beside its own disconnect watcher (and keep-alive comments)."""
         scope = response.scope
@@ -397,7 +427,7 @@ class McpAsgiApp:
             with scope:
                 if request.method == LISTEN_METHOD:
                     nursery.start_soon(response.keep_alive)
-                reply = await self._handle(request, caller, response)
+                reply = await run(request, caller, response)
                 await response.finish(reply, shield=True)
             nursery.cancel_scope.cancel()
 

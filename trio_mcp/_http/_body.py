@@ -20,8 +20,13 @@ import trio
 from .._json import JsonValue, could_exceed, depth_exceeds, encode_message, loads
 from .._limits import Limits
 from .._protocol import _wire as wire
-from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
-from .._transports._stream import oversized_fault
+from .._protocol._jsonrpc import (
+    Fault,
+    Notification,
+    Request,
+    oversized_fault,
+    parse_message,
+)
 from ._response import Answer, Receive, send_json, send_plain
 
 __all__ = ["read_body", "read_json", "read_message", "slow_body_fault"]

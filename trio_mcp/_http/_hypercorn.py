@@ -18,7 +18,7 @@ import errno
 import logging
 import socket
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import trio
 
@@ -26,9 +26,10 @@ if TYPE_CHECKING:
     from hypercorn.config import Config
 
 from .._errors import Transport
+from .._interrupt import interrupts_unwrapped
+from .._limits import Limits
 from .._loopback import check_binding
-from .._transports._interrupt import interrupts_unwrapped
-from ._app import McpAsgiApp
+from ._response import Receive, Scope, Send
 
 __all__ = [
     "bind_socket",
@@ -88,8 +89,18 @@ def hypercorn_config(config_class: type[Config]) -> Config:
     return config
 
 
+class Served(Protocol):
+    """What Hypercorn serves: an ASGI app (``McpAsgiApp``, or a dual-era server's
+    app in front of it), its limits and the event ``close()`` sets."""
+
+    limits: Limits
+    closing: trio.Event
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None: ...
+
+
 async def serve_hypercorn(
-    app: McpAsgiApp,
+    app: Served,
     *,
     host: str,
     port: int,
@@ -134,7 +145,7 @@ async def serve_hypercorn(
         raise KeyboardInterrupt
 
 
-async def _closed(app: McpAsgiApp, closed: list[bool]) -> None:
+async def _closed(app: Served, closed: list[bool]) -> None:
     """Hypercorn's shutdown trigger: ``app.close()``, noted in ``closed``."""
     await app.closing.wait()
     closed.append(True)

@@ -92,13 +92,15 @@ class Response:
     last_write: float = attrs.field(factory=trio.current_time)
     lock: trio.Lock = attrs.field(factory=trio.Lock)
 
-    async def emit(self, note: JsonObject) -> None:
-        """Send a notification, starting the event stream if it is the first."""
+    async def emit(self, note: JsonObject | bytes) -> None:
+        """Send a message (encoded, or a value to encode) before the reply, starting
+        the event stream if it is the first."""
         if self.scope.cancel_called:
             return
+        data = note if isinstance(note, bytes) else encode_message(note)
         async with self.lock:
             await self._start_stream()
-            await self._write(_sse_data(encode_message(note)))
+            await self._write(_sse_data(data))
 
     async def open_stream(self) -> None:
         """Start the event stream now, before anything is sent on it (a handshake-era

@@ -6,33 +6,33 @@
 the transport, message by message.
 
 - ``_session``: the ``Session`` value (revision, the client's capabilities and info,
-  log level, subscriptions) and ``negotiate``;
+  log level, subscriptions), ``negotiate`` and the modern params of a request;
 - ``_shapes``: modern results in a legacy revision's shapes (pure);
-- ``_translate``: one legacy request as the modern one and its reply back (pure: what
-  every transport's edge does per request);
-- ``_rounds``: a modern ``input_required`` round as server-to-client requests (pure,
-  plus ``drive_round`` parameterised by how a request is asked);
-- ``_listens``: updates and list changes from one internal ``subscriptions/listen``;
-- ``_edge``: all of it in front of a stream transport's message loop (stdio), which
-  reads it through ``_input`` in its own task;
-- ``_http``: Streamable HTTP sessions in front of the mounted app (``initialize``,
-  ``Mcp-Session-Id``, requests, answers, cancellation, ``DELETE``), with ``_get``
-  (the session's ``GET`` stream), ``_sessions`` (where sessions are kept: memory or
-  Redis) and ``_hub`` (what this process holds of them, and the routing to it from
-  other replicas).
+- ``_rounds``: a call carried through the core, its rounds asked of the client as
+  server-to-client requests, and their bounds (pure);
+- ``_machine``: the session machine, sans I/O: routing, the internal listen, and
+  stdio's whole session (``StreamMachine``, the ``Front`` of a stream's loop);
+- ``_asgi``: Streamable HTTP sessions, an ASGI app in front of the modern one, with
+  ``_get`` (the session's ``GET`` stream), ``_sessions`` (where sessions are kept:
+  memory or Redis) and ``_hub`` (what this process holds of them, and the routing
+  to it from other replicas).
 """
 
-from ._edge import legacy_edge
-from ._session import ALL_REVISIONS, REVISIONS, Session, negotiate
-from ._translate import legacy_reply, modern_params, round_of
+from collections.abc import Callable
 
-__all__ = [
-    "ALL_REVISIONS",
-    "REVISIONS",
-    "Session",
-    "legacy_edge",
-    "legacy_reply",
-    "modern_params",
-    "negotiate",
-    "round_of",
-]
+from .._limits import Limits
+from ._machine import StreamMachine
+from ._session import ALL_REVISIONS, REVISIONS, Session, negotiate
+from ._shapes import OutputSchemaOf
+
+__all__ = ["ALL_REVISIONS", "REVISIONS", "Session", "negotiate", "stream_front"]
+
+
+def stream_front(output_schema: OutputSchemaOf) -> Callable[[Limits], StreamMachine]:
+    """What a stream transport puts in front of its loop for a dual-era server: a
+    ``StreamMachine`` per stream (the loop performs its effects)."""
+
+    def front(limits: Limits) -> StreamMachine:
+        return StreamMachine(limits, output_schema)
+
+    return front

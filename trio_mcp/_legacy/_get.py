@@ -38,16 +38,17 @@ from .._http._response import (
     retry_after_header,
     send_fault,
 )
-from .._json import JsonObject, JsonValue
+from .._json import JsonObject
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Request
 from .._store import StoreUnavailable
 from ._hub import Stream
-from ._session import ACKNOWLEDGED, LIST_FLAGS
+from ._machine import legacy_note, listen_filter, listen_flags
+from ._session import ACKNOWLEDGED
 from ._sessions import Record, owner_of
 
 if TYPE_CHECKING:
-    from ._http import LegacyHttp
+    from ._asgi import LegacyApp as LegacyHttp
 
 __all__ = ["serve_stream"]
 
@@ -126,7 +127,7 @@ async def _claimed(
             "allowed per session",
         )
         return
-    stream = _Stream(http, sid, record, token, attrs.evolve(caller, headers=None), send)
+    stream = _Stream(http, sid, record, token, caller, send)
     try:
         await stream.run(receive)
     finally:
@@ -176,13 +177,7 @@ class _Stream:
         self._nursery: trio.Nursery | None = None
         self._lock = trio.Lock()
         self.client_left = False
-        capabilities = http.edge.dispatcher.capabilities
-        self.flags: JsonObject = {
-            flag: True
-            for kind, flag in LIST_FLAGS.items()
-            if isinstance(advertised := capabilities.get(kind), dict)
-            and advertised.get("listChanged") is True
-        }
+        self.flags = listen_flags(http.edge.dispatcher.capabilities)
 
     async def run(self, receive: Receive) -> None:
         hub = self.http.hub
@@ -246,10 +241,7 @@ class _Stream:
         new one is acknowledged."""
         async with self._lock:
             self.record = record
-            wanted = dict(self.flags)
-            if record.session.subscriptions:
-                uris: list[JsonValue] = [*sorted(record.session.subscriptions)]
-                wanted["resourceSubscriptions"] = uris
+            wanted = listen_filter(self.flags, record.session)
             previous = self.current
             self.current = None
             if wanted and self._nursery is not None:
@@ -289,17 +281,7 @@ class _Stream:
         listen = self.listens.get(listen_id)
         if listen is None:
             return  # replaced or ended
-        method = note.get("method")
-        if method == ACKNOWLEDGED:
+        if note.get("method") == ACKNOWLEDGED:
             listen.acked.set()
             return
-        params = note.get("params")
-        out: JsonObject = {"jsonrpc": wire.JSONRPC, "method": method}
-        rest = (
-            {k: v for k, v in params.items() if k != "_meta"}
-            if isinstance(params, dict)
-            else {}
-        )
-        if rest:
-            out["params"] = rest
-        await self.response.emit(out)
+        await self.response.emit(legacy_note(note))

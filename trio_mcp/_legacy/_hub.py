@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Final
 
 import attrs
@@ -38,7 +38,7 @@ from .._store import RedisStore, Store, StoreUnavailable
 from ._rounds import Answer
 from ._sessions import MemorySessions, RedisSessions, Sessions
 
-__all__ = ["Asked", "Hub", "Stream"]
+__all__ = ["Hub", "Inbox", "Stream"]
 
 log = logging.getLogger("trio_mcp.http")
 
@@ -46,13 +46,8 @@ log = logging.getLogger("trio_mcp.http")
 KIND: Final = "legacy"
 
 
-@attrs.define(eq=False)
-class Asked:
-    """A server-to-client request waiting for the client's answer."""
-
-    sid: str
-    done: trio.Event = attrs.Factory(trio.Event)
-    answer: Answer = attrs.Factory(Answer)
+Inbox = trio.MemorySendChannel[tuple[str, Answer]]
+"""Where the answers to one round's requests go: the POST that asked them."""
 
 
 @attrs.define(eq=False)
@@ -74,7 +69,8 @@ class Hub:
         self.sessions: Sessions = (
             RedisSessions(shared) if shared is not None else MemorySessions()
         )
-        self.asked: dict[str, Asked] = {}
+        self.asked: dict[str, tuple[str, Inbox]] = {}
+        """Each waiting server-to-client request's session and inbox, by id."""
         self.calls: dict[tuple[str, str | int], Callable[[], None]] = {}
         """How to cancel each running call here, by session and client request id."""
         self.streams: dict[str, Stream] = {}
@@ -84,15 +80,19 @@ class Hub:
             shared.notices[KIND] = self._on_notice
 
     # -- server-to-client requests -----------------------------------------------------
-    def ask(self, sid: str) -> tuple[str, Asked]:
-        """A new waiting request of session ``sid``: its id and its entry."""
-        request_id = f"{self.origin}.{next(self._ids)}"
-        asked = self.asked[request_id] = Asked(sid)
-        return request_id, asked
+    def new_id(self) -> str:
+        """The id of a new server-to-client request: ``<origin>.<n>``."""
+        return f"{self.origin}.{next(self._ids)}"
 
-    def forget(self, request_id: str) -> bool:
-        """The request no longer waits; whether it still did."""
-        return self.asked.pop(request_id, None) is not None
+    def expect(self, sid: str, ids: Iterable[str | int], inbox: Inbox) -> None:
+        """The requests ``ids`` of session ``sid`` wait: their answers go to ``inbox``."""
+        for request_id in ids:
+            self.asked[str(request_id)] = (sid, inbox)
+
+    def forget(self, ids: Iterable[str | int]) -> None:
+        """The requests ``ids`` wait no more."""
+        for request_id in ids:
+            self.asked.pop(str(request_id), None)
 
     async def answer(self, sid: str, request_id: JsonValue, answer: Answer) -> bool:
         """Deliver the client's ``answer`` to the request ``request_id``, wherever
@@ -119,11 +119,10 @@ class Hub:
 
     def _deliver(self, sid: str, request_id: str, answer: Answer) -> bool:
         asked = self.asked.get(request_id)
-        if asked is None or asked.sid != sid:
+        if asked is None or asked[0] != sid:
             return False
         del self.asked[request_id]
-        asked.answer = answer
-        asked.done.set()
+        asked[1].send_nowait((request_id, answer))  # room for each request asked
         return True
 
     # -- calls -------------------------------------------------------------------------
@@ -173,7 +172,7 @@ class Hub:
             if held == sid:
                 cancel()
         for request_id, asked in list(self.asked.items()):
-            if asked.sid == sid:
+            if asked[0] == sid:
                 del self.asked[request_id]
 
     # -- the GET stream -------------------------------------------------------------------

@@ -3,11 +3,11 @@
 A handler asks once (``NeedsInput``); for a modern client the core answers
 ``input_required`` and the client retries with ``inputResponses``. A handshake-era
 client instead receives ``elicitation/create``, ``sampling/createMessage`` or
-``roots/list`` as JSON-RPC requests from the server and answers them; these
-functions turn the round's ``inputRequests`` into those requests and the answers
-into the retry's ``inputResponses``, so the same round completes and handlers are
-written once. Pure functions; how requests travel and answers come back is the
-transport's (``drive_round``'s ``ask``).
+``roots/list`` as JSON-RPC requests from the server and answers them; a ``Carried``
+call turns the round's ``inputRequests`` into those requests and the answers into
+the retry's ``inputResponses``, so the same round completes and handlers are
+written once. ``Rounds`` holds the bounds, for one stdio stream or one HTTP app.
+No I/O: the adapters send what a ``Step`` says and feed the answers back in.
 
 Only what the session's ``initialize`` declared is sent: the edge passes the
 client's capabilities on to the core, which already refuses (-32021) a round that
@@ -17,25 +17,18 @@ needs another, so a request here never reaches a client that cannot answer it.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Final
 
 import attrs
-import trio
 
-from .._json import JsonObject, JsonValue
+from .._json import JsonObject, JsonValue, encode_message
+from .._limits import Limits
 from .._protocol import _wire as wire
 from ._session import Session
+from ._shapes import OutputSchemaOf, legacy_reply, round_of
 
-__all__ = [
-    "MAX_ROUNDS",
-    "Answer",
-    "ClientRequest",
-    "RoundFailed",
-    "client_requests",
-    "drive_round",
-    "next_params",
-]
+__all__ = ["MAX_ROUNDS", "Answer", "Carried", "Rounds", "Step", "cancelled_note"]
 
 #: Most rounds one legacy request may take; beyond it the request fails (-32603).
 MAX_ROUNDS: Final = 32
@@ -52,13 +45,6 @@ class RoundFailed(Exception):
         self.code = code
         self.data = data
         super().__init__(message)
-
-    def error(self) -> JsonObject:
-        """The JSON-RPC ``error`` object."""
-        error: JsonObject = {"code": self.code, "message": str(self)}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
 
 
 @attrs.frozen
@@ -78,14 +64,164 @@ class Answer:
     error: JsonValue = None
 
 
-def client_requests(round_result: JsonObject, session: Session) -> list[ClientRequest]:
+@attrs.frozen
+class Step:
+    """What a carried call does next: ``out`` for the client, in order; then the
+    retry's modern ``params`` (the next round), or ``done`` (its reply is in
+    ``out``), or neither (it waits for the client's answers)."""
+
+    out: list[bytes]
+    retry: JsonObject | None = None
+    done: bool = False
+
+
+@attrs.define(eq=False)
+class Carried:
+    """One legacy request on its way through the core, round by round."""
+
+    client_id: str | int
+    method: str
+    params: JsonObject
+    """The modern params of the current round."""
+    session: Session
+    core_id: str = ""
+    """The id of the current round's request in the core (stdio's)."""
+    rounds: int = 0
+    round: JsonObject = attrs.Factory(dict)
+    """The ``input_required`` result being answered."""
+    asked: dict[str | int, ClientRequest] = attrs.Factory(dict)
+    """The round's requests the client has not answered yet, by id."""
+    responses: JsonObject = attrs.Factory(dict)
+
+    def fail(self, code: int, message: str, data: JsonValue = None) -> bytes:
+        """The client's error reply, encoded."""
+        return encode_message(wire.error_message(self.client_id, code, message, data))
+
+
+def cancelled_note(request_id: str | int) -> bytes:
+    """``notifications/cancelled`` for a request the server no longer needs answered."""
+    note = wire.notification_message(
+        "notifications/cancelled", {"requestId": request_id}
+    )
+    return encode_message(note)
+
+
+class Rounds:
+    """The rounds of one stdio stream or one HTTP app.
+
+    At most ``max_concurrent + max_waiting`` wait for the client at once (beyond,
+    the request is answered "server busy"), each request at most ``MAX_ROUNDS``;
+    ``ended`` (a stream's input ended) fails any round that would begin.
+    """
+
+    def __init__(
+        self,
+        limits: Limits,
+        output_schema: OutputSchemaOf,
+        new_id: Callable[[], str | int],
+    ) -> None:
+        self.bound = limits.max_concurrent + limits.max_waiting
+        self.output_schema = output_schema
+        self.new_id = new_id
+        """The id of a new server-to-client request (the transport routes answers by it)."""
+        self.waiting = 0
+        self.ended = False
+
+    def replied(
+        self, call: Carried, result: JsonObject | None, error: JsonValue
+    ) -> Step:
+        """The core's reply to ``call``'s current round: the client's reply (shaped
+        into its revision, encoded once), or the requests of a new round."""
+        needs = round_of(call.method, result)
+        if needs is None:
+            out = legacy_reply(call, result, error, self.output_schema)
+            return Step([out], done=True)
+        try:
+            self._check(call)
+            requests = _client_requests(needs, call.session)
+        except RoundFailed as exc:
+            return Step([call.fail(exc.code, str(exc), exc.data)], done=True)
+        call.round, call.responses = needs, {}
+        call.asked = {self.new_id(): request for request in requests}
+        if not call.asked:
+            return self._retry(call)
+        self.waiting += 1
+        return Step([_ask(i, r) for i, r in call.asked.items()])
+
+    def _check(self, call: Carried) -> None:
+        if self.waiting >= self.bound:
+            raise RoundFailed(
+                wire.SERVER_BUSY,
+                wire.busy_message(f"{self.bound} requests wait for client input"),
+                {"retryable": True},
+            )
+        if call.rounds >= MAX_ROUNDS:
+            raise RoundFailed(
+                wire.INTERNAL_ERROR,
+                f"the request asked for input {MAX_ROUNDS} times; it was stopped",
+            )
+        if self.ended:
+            raise RoundFailed(
+                wire.INTERNAL_ERROR,
+                "the client's input has ended, so it cannot be asked for input",
+            )
+
+    def answered(self, call: Carried, request_id: str | int, answer: Answer) -> Step:
+        """The client's ``answer`` to the request ``request_id`` of ``call``'s round."""
+        request = call.asked.pop(request_id)
+        try:
+            call.responses[request.key] = _input_response(request, answer)
+        except RoundFailed as exc:
+            notes = self.dropped(call)
+            return Step([*notes, call.fail(exc.code, str(exc), exc.data)], done=True)
+        if call.asked:
+            return Step([])
+        self.waiting -= 1
+        return self._retry(call)
+
+    def _retry(self, call: Carried) -> Step:
+        call.rounds += 1
+        retry = {
+            k: v
+            for k, v in call.params.items()
+            if k not in ("inputResponses", "requestState")
+        }
+        retry["inputResponses"] = call.responses
+        if "requestState" in call.round:
+            retry["requestState"] = call.round["requestState"]
+        call.params = retry
+        return Step([], retry=retry)
+
+    def dropped(self, call: Carried) -> list[bytes]:
+        """``call`` waits no more (it failed, its client cancelled it, its stream
+        ended): the notes telling the client its open requests need no answer."""
+        if not call.asked:
+            return []
+        self.waiting -= 1
+        notes = [cancelled_note(request_id) for request_id in call.asked]
+        call.asked.clear()
+        return notes
+
+
+def _ask(request_id: str | int, request: ClientRequest) -> bytes:
+    return encode_message(
+        {
+            "jsonrpc": wire.JSONRPC,
+            "id": request_id,
+            "method": request.method,
+            "params": request.params,
+        }
+    )
+
+
+def _client_requests(needs: JsonObject, session: Session) -> list[ClientRequest]:
     """The requests to send for an ``input_required`` result, in the session's shapes.
 
     Raises:
         RoundFailed: for a request the session's revision cannot carry (URL
             elicitation before 2025-11-25), or a malformed round.
     """
-    asked = round_result.get("inputRequests")
+    asked = needs.get("inputRequests")
     if not isinstance(asked, dict):
         asked = {}
     out = []
@@ -156,7 +292,7 @@ def _has_multi_select(params: JsonObject) -> bool:
     )
 
 
-def input_response(request: ClientRequest, answer: Answer) -> JsonValue:
+def _input_response(request: ClientRequest, answer: Answer) -> JsonValue:
     """The ``inputResponses`` entry for the client's ``answer`` to ``request``.
 
     Raises:
@@ -172,44 +308,3 @@ def input_response(request: ClientRequest, answer: Answer) -> JsonValue:
         )
     # The modern responses have no _meta (ElicitResult, ListRootsResult).
     return {k: v for k, v in answer.result.items() if k != "_meta"}
-
-
-def next_params(
-    params: JsonObject, round_result: JsonObject, responses: JsonObject
-) -> JsonObject:
-    """The modern params of the retry: the same request, the answers, the state."""
-    retry = {
-        k: v for k, v in params.items() if k not in ("inputResponses", "requestState")
-    }
-    retry["inputResponses"] = responses
-    if "requestState" in round_result:
-        retry["requestState"] = round_result["requestState"]
-    return retry
-
-
-Ask = Callable[[ClientRequest], Awaitable[Answer]]
-"""Sends one request to the client and waits for its answer (the transport's)."""
-
-
-async def drive_round(requests: list[ClientRequest], ask: Ask) -> JsonObject:
-    """Ask every request at once; return the ``inputResponses`` of the answers.
-
-    Raises:
-        RoundFailed: if any answer is an error (the others are then abandoned).
-    """
-    responses: JsonObject = {}
-    failures: list[RoundFailed] = []
-
-    async def one(request: ClientRequest, cancel: trio.CancelScope) -> None:
-        try:
-            responses[request.key] = input_response(request, await ask(request))
-        except RoundFailed as exc:
-            failures.append(exc)
-            cancel.cancel()
-
-    async with trio.open_nursery() as nursery:
-        for request in requests:
-            nursery.start_soon(one, request, nursery.cancel_scope)
-    if failures:
-        raise failures[0]
-    return responses

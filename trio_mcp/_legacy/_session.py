@@ -23,12 +23,14 @@ from .._protocol._jsonrpc import Fault, Request
 
 __all__ = [
     "ACKNOWLEDGED",
+    "FORWARDED",
     "LATEST",
     "LIST_FLAGS",
     "MAX_SUBSCRIPTIONS",
     "REVISIONS",
     "BadInitialize",
     "Session",
+    "modern",
     "negotiate",
     "subscription_uri",
 ]
@@ -47,6 +49,27 @@ MAX_SUBSCRIPTIONS: Final = 1024
 #: size is bounded as its count is. Real clients send well under 1 KiB.
 MAX_CLIENT_BYTES: Final = 16 * 1024
 
+#: Legacy methods the core serves once translated (the others are the edge's own).
+FORWARDED: Final = frozenset(
+    {
+        "tools/list",
+        "tools/call",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+        # the skills extension (SEP-2640), when the server has skills
+        "skills/list",
+        "skills/get",
+        "resources/directory/read",
+    }
+)
+#: Params a legacy request cannot carry into the core: the edge's rounds own the
+#: first two, and 2025-11-25's in-core tasks are not served.
+_DROPPED: Final = ("inputResponses", "requestState", "task")
+
 #: The core's notification that a listen is open: the edge's own listen (stdio) and a
 #: session's ``GET`` stream (HTTP) wait for it before they report anything.
 ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
@@ -57,6 +80,12 @@ LIST_FLAGS: Final = {
     "prompts": "promptsListChanged",
     "resources": "resourcesListChanged",
 }
+
+
+def modern(params: JsonValue) -> bool:
+    """Whether a request carries 2026-07-28 ``_meta`` (then it is served statelessly)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and wire.META_PROTOCOL_VERSION in meta
 
 
 def subscription_uri(request: Request, subscribable: bool) -> str | Fault:
@@ -95,6 +124,11 @@ class Session:
     client_info: JsonObject
     log_level: str | None = None
     subscriptions: frozenset[str] = frozenset()
+    _modern_caps: JsonObject = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        # Made once per session value: every request of the session carries them.
+        object.__setattr__(self, "_modern_caps", self.modern_capabilities())
 
     def has(self, feature: str) -> bool:
         """Whether this session's revision has ``feature`` (see ``FEATURES``)."""
@@ -130,11 +164,22 @@ class Session:
                 if not k.startswith(_RESERVED_PREFIX)
             }
         meta[wire.META_PROTOCOL_VERSION] = wire.PROTOCOL_VERSION
-        meta[wire.META_CLIENT_CAPABILITIES] = self.modern_capabilities()
+        meta[wire.META_CLIENT_CAPABILITIES] = self._modern_caps
         meta[wire.META_CLIENT_INFO] = self.client_info
         if self.log_level is not None:
             meta[wire.META_LOG_LEVEL] = self.log_level
         return meta
+
+    def modern_params(self, params: JsonValue) -> JsonObject | None:
+        """The params of the modern request for a legacy request's ``params``
+        (None: they are neither absent nor an object)."""
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            return None
+        out = {k: v for k, v in params.items() if k not in _DROPPED}
+        out["_meta"] = self.modern_meta(params.get("_meta"))
+        return out
 
 
 _RESERVED_PREFIX: Final = "io.modelcontextprotocol/"

@@ -21,23 +21,30 @@ schema forbids it:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from .._json import JsonObject, JsonValue
+from .._json import JsonObject, JsonValue, encode_message
 from .._protocol import _wire as wire
 from ._session import Session
+
+if TYPE_CHECKING:
+    from ._rounds import Carried
 
 __all__ = [
     "RESOURCE_NOT_FOUND",
     "initialize_result",
     "legacy_error",
+    "legacy_reply",
     "legacy_result",
+    "round_of",
     "wraps",
 ]
 
 #: The resource-not-found code of the handshake-era revisions.
 RESOURCE_NOT_FOUND: Final = -32002
 
+#: The methods whose reply may be ``input_required`` (a round).
+ROUND_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 #: Result keys of 2026-07-28 that no earlier revision has.
 _MODERN_ONLY: Final = ("resultType", "ttlMs", "cacheScope")
 
@@ -227,3 +234,34 @@ def initialize_result(discovered: JsonObject, session: Session) -> JsonObject:
     if isinstance(instructions, str):
         result["instructions"] = instructions
     return result
+
+
+def round_of(method: str, result: JsonObject | None) -> JsonObject | None:
+    """``result`` if it is the ``input_required`` result of a round method."""
+    if (
+        result is not None
+        and method in ROUND_METHODS
+        and result.get("resultType") == "input_required"
+    ):
+        return result
+    return None
+
+
+def legacy_reply(
+    call: Carried,
+    result: JsonObject | None,
+    error: JsonValue,
+    output_schema: OutputSchemaOf,
+) -> bytes:
+    """The response a handshake-era client gets for the core's final reply to
+    ``call`` (its ``result`` or its ``error``), encoded: the one encoding it gets."""
+    if result is not None:
+        shaped = legacy_result(
+            call.method, call.params, result, call.session, output_schema
+        )
+        return encode_message(wire.result_message(call.client_id, shaped))
+    if isinstance(error, dict):
+        error = legacy_error(call.method, error)
+    return encode_message(
+        {"jsonrpc": wire.JSONRPC, "id": call.client_id, "error": error}
+    )

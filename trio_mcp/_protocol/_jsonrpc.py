@@ -11,7 +11,14 @@ import attrs
 from .._json import JsonObject, JsonValue, could_exceed, depth_exceeds, loads
 from . import _wire as wire
 
-__all__ = ["Fault", "Notification", "Request", "parse_message"]
+__all__ = [
+    "Fault",
+    "Notification",
+    "Request",
+    "busy_fault",
+    "oversized_fault",
+    "parse_message",
+]
 
 
 @attrs.frozen
@@ -115,4 +122,24 @@ def _invalid(reason: str, request_id: str | int | None = None) -> Fault:
         f"invalid request: {reason}",
         request_id=request_id,
         http_status=400,
+    )
+
+
+def oversized_fault(limit: int) -> Fault:
+    """Return the -32600 reply for a message too large to read (its id is unknown)."""
+    return Fault(
+        wire.INVALID_REQUEST,
+        f"invalid request: the message exceeds the {limit}-byte limit and was skipped",
+        http_status=413,
+    )
+
+
+def busy_fault(request: Request, what: str) -> Fault:
+    """The immediate answer to a request beyond the limits (-32000, HTTP 503)."""
+    return Fault(
+        wire.SERVER_BUSY,
+        wire.busy_message(what),
+        {"retryable": True},
+        request.id,
+        503,
     )

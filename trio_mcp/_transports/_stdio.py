@@ -45,7 +45,7 @@ from .._dispatch import Dispatcher
 from .._errors import Transport
 from .._limits import Limits
 from ._stream import (
-    Edge,
+    MakeFront,
     Oversized,
     Received,
     first_exception,
@@ -80,7 +80,7 @@ async def serve_stdio(
     *,
     limits: Limits,
     allow: Grants = (),
-    edge: Edge | None = None,
+    front: MakeFront | None = None,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve newline-delimited JSON-RPC on the process's stdin and stdout.
@@ -112,7 +112,7 @@ async def serve_stdio(
                     writer,
                     limits=limits,
                     allow=allow,
-                    edge=edge,
+                    front=front,
                     task_status=task_status,
                 )
         await _handler_threads_returned(THREADS_EXIT_WAIT)
@@ -155,7 +155,7 @@ async def _serve(
     *,
     limits: Limits,
     allow: Grants,
-    edge: Edge | None,
+    front: MakeFront | None,
     task_status: trio.TaskStatus[None],
 ) -> None:
     """Run the line reader and the message loop; surface a transport failure alone."""
@@ -175,7 +175,7 @@ async def _serve(
                 _WriteLines(writer),
                 caller=stream_caller(allow),
                 limits=limits,
-                edge=edge,
+                front=front,
             )
     except* Transport as group:
         # A new exception: re-raising a member of the group would re-wrap it.

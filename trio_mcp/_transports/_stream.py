@@ -31,9 +31,8 @@ Invariants:
 from __future__ import annotations
 
 import math
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar
 
 import attrs
 import trio
@@ -47,12 +46,19 @@ from .._dispatch._call import busy
 from .._dispatch._dispatcher import Edge as DispatchEdge
 from .._json import JsonObject, encode_message
 from .._limits import Limits
-from .._protocol import _wire as wire
-from .._protocol._jsonrpc import Fault, Notification, Request, parse_message
+from .._protocol._jsonrpc import (
+    Fault,
+    Notification,
+    Request,
+    busy_fault,
+    oversized_fault,
+    parse_message,
+)
 
 __all__ = [
     "CALL_METHODS",
-    "Edge",
+    "Front",
+    "MakeFront",
     "Oversized",
     "first_exception",
     "one_by_one",
@@ -65,14 +71,6 @@ Send = Callable[[bytes], Awaitable[None]]
 
 Write = Callable[[list[bytes]], Awaitable[None]]
 """Writes whole encoded messages in order, as one write where the framing allows."""
-
-
-Edge = Callable[
-    [trio.abc.ReceiveChannel[Any], Write, Limits],
-    AbstractAsyncContextManager[tuple[trio.abc.ReceiveChannel[Any], Write]],
-]
-"""Sits in front of the loop, message by message (the legacy edge, ``_legacy``):
-given the transport's input and writer, it yields the loop's."""
 
 
 def stream_caller(allow: Grants, principal: object | None = None) -> Caller:
@@ -118,33 +116,36 @@ class Oversized:
 Received = str | bytes | Oversized
 """One message as the framing layer read it."""
 Taken = Received | Request | Notification | Fault
-"""What the loop takes: a message as read, or as an ``Edge`` already parsed it."""
+"""What the loop takes: a message as read, or as a ``Front`` already parsed it."""
+Act = bytes | Oversized | Request | Notification | Fault
+"""What a ``Front`` asks of the loop: write the message, or take it."""
 
 
-def oversized_fault(limit: int) -> Fault:
-    """Return the -32600 reply for a message too large to read (its id is unknown)."""
-    return Fault(
-        wire.INVALID_REQUEST,
-        f"invalid request: the message exceeds the {limit}-byte limit and was skipped",
-        http_status=413,
-    )
+class Front(Protocol):
+    """Sits in front of the loop, message by message (a dual-era server's legacy
+    session, ``_legacy``): what it returns, the loop does, in order."""
+
+    def take(self, raw: Taken) -> Sequence[Act]:
+        """The acts for one message the client sent."""
+
+    def reply(self, request: Request, reply: Reply) -> Sequence[Act] | None:
+        """The acts for the core's reply to ``request`` (None: write it as it is)."""
+
+    def note(self, request: Request, note: JsonObject) -> Sequence[Act] | None:
+        """The acts for a notification of ``request`` (None: write it as it is)."""
+
+    def ended(self) -> Sequence[Act]:
+        """The acts once the client's input ended."""
+
+
+MakeFront = Callable[[Limits], Front]
+"""Makes the ``Front`` of one stream, with the stream's limits."""
 
 
 #: Calls: they run user code, so they take a ``max_concurrent`` slot.
 CALL_METHODS = frozenset(
     {"tools/call", "prompts/get", "resources/read", "completion/complete"}
 )
-
-
-def busy_fault(request: Request, what: str) -> Fault:
-    """The immediate answer to a request beyond the limits (-32000, HTTP 503)."""
-    return Fault(
-        wire.SERVER_BUSY,
-        wire.busy_message(what),
-        {"retryable": True},
-        request.id,
-        503,
-    )
 
 
 @attrs.define(eq=False)
@@ -186,7 +187,7 @@ async def serve_messages(
     *,
     caller: Caller,
     limits: Limits = DEFAULT_LIMITS,
-    edge: Edge | None = None,
+    front: MakeFront | None = None,
     through: DispatchEdge | None = None,
 ) -> None:
     """Serve messages from ``incoming`` until it ends, writing replies with ``write``.
@@ -194,22 +195,14 @@ async def serve_messages(
     An item of ``incoming`` is one message or, from a reader that splits a read
     into lines, every message of one read. When ``incoming`` ends, requests still
     running get ``limits.grace_period`` seconds to finish and are then cancelled.
-    ``edge`` (a dual-era server's) translates between the client and the loop;
-    ``through`` is the dispatcher's edge with the transport's own steps
-    (WebSocket's rate limit and token checks), the plain one by default.
+    ``front`` makes what sits between the client and the loop (a dual-era
+    server's legacy session); ``through`` is the dispatcher's edge with the
+    transport's own steps (WebSocket's rate limit and token checks), the plain one
+    by default.
     """
-    if edge is not None:
-        async with edge(incoming, write, limits) as (incoming, write):
-            await serve_messages(
-                dispatcher,
-                incoming,
-                write,
-                caller=caller,
-                limits=limits,
-                through=through,
-            )
-        return
-    loop = _Loop(dispatcher, caller, limits, through or dispatcher.plain)
+    made = None if front is None else front(limits)
+    loop = _Loop(dispatcher, caller, limits, through or dispatcher.plain, made)
+    take = loop.take if made is None else loop.take_front
     # One writer task owns ``write``: a request's cancel scope can stop it from
     # handing a message over, never interrupt the write of one already handed over.
     async with (
@@ -217,11 +210,14 @@ async def serve_messages(
         loop.to_writer,
         trio.open_nursery() as nursery,
     ):
+        loop.nursery = nursery
         writing.start_soon(loop.write_all, write)
         async with incoming:
             async for item in incoming:
                 for raw in item if isinstance(item, list) else (item,):
-                    await loop.take(raw, nursery)
+                    await take(raw, nursery)
+        if made is not None:
+            await loop.perform(made.ended())
         deadline = loop.input_ended()
         nursery.cancel_scope.deadline = deadline
         # The writer gets the same deadline: a client that stops reading cannot
@@ -238,8 +234,11 @@ class _Loop:
         caller: Caller,
         limits: Limits,
         through: DispatchEdge,
+        front: Front | None = None,
     ) -> None:
         self.dispatcher = dispatcher
+        self.front = front
+        self.nursery: trio.Nursery
         self.through = through
         """The edge requests come through (the transport's steps)."""
         self.caller = caller
@@ -277,6 +276,27 @@ class _Loop:
                     break
             await write(batch)
 
+    async def take_front(self, raw: Taken, nursery: trio.Nursery) -> None:
+        """Act on one incoming message as the front says."""
+        assert self.front is not None
+        await self.perform(self.front.take(raw))
+
+    async def perform(self, acts: Sequence[Act]) -> None:
+        """Do what a front asked, in order."""
+        for act in acts:
+            if isinstance(act, bytes):
+                await self.hand_over(act)
+            else:
+                await self.take(act, self.nursery)
+
+    async def deliver(self, request: Request, reply: Reply) -> None:
+        """The reply to ``request``: written, or what the front makes of it."""
+        acts = None if self.front is None else self.front.reply(request, reply)
+        if acts is None:
+            await self.hand_over(reply.body)
+        else:
+            await self.perform(acts)
+
     async def take(self, raw: Taken, nursery: trio.Nursery) -> None:
         """Act on one incoming message; never waits for a call slot."""
         message = _read(raw, self.limits.max_depth)
@@ -286,7 +306,10 @@ class _Loop:
             self.cancel(message)
         elif _is_quick(message):
             reply = await self.through.handle(message, self.caller)
-            await self.hand_over(reply.body)
+            if self.front is None:
+                await self.hand_over(reply.body)
+            else:
+                await self.deliver(message, reply)
         elif (reason := self.load.admit(message)) is not None:
             await self.refuse_busy(message, reason)
         else:
@@ -352,8 +375,14 @@ class _Loop:
         loop took its call slot for it (``_take_slot``)."""
 
         async def emit(note: JsonObject) -> None:
-            if not scope.cancel_called:
+            if scope.cancel_called:
+                return
+            front = self.front
+            acts = None if front is None else front.note(request, note)
+            if acts is None:
                 await self.hand_over(encode_message(note))
+            else:
+                await self.perform(acts)
 
         self.running[scope] = request
         try:
@@ -363,8 +392,12 @@ class _Loop:
                     reply = await self.through.handle(request, self.caller, emit, scope)
                 else:
                     reply = await self._queued(request, emit, scope, task_status)
-                if not scope.cancel_called:
+                if scope.cancel_called:
+                    pass
+                elif self.front is None:
                     await self.hand_over(reply.body)
+                else:
+                    await self.deliver(request, reply)
         except BaseException:
             # Ended unfinished (the grace period ran out, the stream failed):
             # whatever still runs for it (an abandoned worker thread) now sees

@@ -40,7 +40,7 @@ from types import FrameType
 
 import trio
 
-from .._context import context_in
+from ._context import context_in
 
 __all__ = ["watch_blocking"]
 

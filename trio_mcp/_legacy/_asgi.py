@@ -1,0 +1,518 @@
+"""Handshake-era clients over Streamable HTTP: an ASGI app in front of the modern one.
+
+MCP revision 2025-11-25 (and 2025-06-18, 2025-03-26), Streamable HTTP, "Session
+Management": ``initialize`` (a POST) opens a session whose id the response's
+``Mcp-Session-Id`` carries; every later request carries it. ``LegacyApp`` wraps the
+2026-07-28 app (``McpAsgiApp``) and takes from it only what is a session's, after
+the app's own ``Origin``/``Host``, token, principal and media-type checks
+(``McpAsgiApp.admit``), so those hold for every legacy request as for modern ones:
+
+- a POST without ``Mcp-Session-Id`` whose message is ``initialize`` without
+  2026-07-28 ``_meta``: the session is negotiated, its capabilities are the
+  catalog's (a ``server/discover`` through the app's edge), and it is kept in the
+  hub's table, bound to the principal (``owner_of``); any other request is the
+  modern app's (``McpAsgiApp.serve_request``);
+- a POST carrying ``Mcp-Session-Id``: the session is looked up (unknown, expired,
+  closed or another principal's: 404, so the client initializes again) and the
+  message routed by the session machine (``route``): ``ping``, ``logging/setLevel``
+  and ``resources/(un)subscribe`` here; a ``Carried`` call through the app's edge
+  (``McpAsgiApp.dispatch``), its rounds asked on this POST's event stream
+  (``Rounds``), the client answering each with a POST (202) that the hub routes to
+  the waiting call. ``notifications/cancelled`` cancels the call (the response
+  then ends without a reply);
+- ``GET``: the session's stream of notifications (``_get``); ``DELETE``: the
+  session ends (later requests get 404).
+
+Status codes: a JSON-RPC error in answer to a legacy request is HTTP 200 (a
+handshake-era client reads 404 as "session gone" and drops other bodies), except
+the refusals whose status says what to do (401, 403, 429, 503 and their headers).
+A missing session id is 400, a ``MCP-Protocol-Version`` that is not a served
+handshake-era revision 400, a second ``initialize`` in a session -32600 (400), a
+client answer to no waiting request 400.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from typing import Final
+
+import attrs
+import trio
+
+from .._dispatch import Caller, Reply
+from .._dispatch._call import BUSY_RETRY_AFTER
+from .._http._app import McpAsgiApp
+from .._http._body import read_json, read_message
+from .._http._forwarded import caller_key
+from .._http._gate import rate_limited
+from .._http._response import (
+    Receive,
+    Response,
+    Scope,
+    Send,
+    retry_after_header,
+    send_fault,
+    send_json,
+)
+from .._interrupt import interrupts_unwrapped
+from .._json import JsonObject, JsonValue, encode_message
+from .._protocol import _wire as wire
+from .._protocol._jsonrpc import Fault, Notification, Request, classify
+from .._store import StoreUnavailable
+from ._get import serve_stream
+from ._hub import Hub
+from ._machine import Level, Subscribe, fault_bytes, result_bytes, route
+from ._rounds import Answer, Carried, Rounds, Step
+from ._session import REVISIONS, BadInitialize, modern, negotiate
+from ._sessions import Record, SessionsFull, TooManySubscriptions, owner_of
+from ._shapes import OutputSchemaOf, initialize_result
+
+__all__ = ["SESSION_HEADER", "LegacyApp"]
+
+log = logging.getLogger("trio_mcp.http")
+
+#: The request and response header naming a session (lower-cased, as ASGI has it).
+SESSION_HEADER: Final = "mcp-session-id"
+#: Statuses a legacy reply keeps: each says what to do (authenticate, wait).
+KEPT: Final = frozenset({401, 403, 429, 503})
+_AGAIN: Final = (
+    "invalid request: this session is already initialized (revision {}); send "
+    "initialize without Mcp-Session-Id for a new session"
+)
+_GONE: Final = (
+    "not found: this session does not exist (it expired, was ended, or was opened "
+    "by someone else); send initialize for a new one"
+)
+
+
+class LegacyApp:
+    """An ASGI 3 app: ``app`` (2026-07-28), with handshake-era sessions in front."""
+
+    def __init__(
+        self, app: McpAsgiApp, hub: Hub, output_schema: OutputSchemaOf
+    ) -> None:
+        self.app = app
+        self.hub = hub
+        self.edge = app.edge
+        self.limits = app.limits
+        self.closing = app.closing
+        self.listens = app.listens
+        """The app's open listen streams: a ``GET`` stream counts as one."""
+        self.rate_limiter = app.gate.rate_limiter
+        """The app's ``RateLimit``: ``initialize``, ``GET`` and ``DELETE`` take a
+        token as a call does."""
+        self.rounds = Rounds(app.limits, output_schema, hub.new_id)
+        """This app's rounds: at most ``max_concurrent + max_waiting`` wait."""
+        app.access.cors.with_sessions()
+
+    def close(self) -> None:
+        """Shut down gracefully (``McpAsgiApp.close``)."""
+        self.app.close()
+
+    @trio.lowlevel.enable_ki_protection
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one ASGI connection scope (protected as ``McpAsgiApp.__call__``)."""
+        with interrupts_unwrapped():
+            app = self.app
+            if (
+                scope["type"] != "http"
+                or scope["method"] == "OPTIONS"
+                or app.route_of(scope) != app.path
+            ):
+                await app.serve(scope, receive, send)
+                return
+            opened = await app.open(scope, send)
+            if opened is not None:
+                await self._endpoint(scope, *opened, receive)
+
+    async def _endpoint(
+        self, scope: Scope, headers: dict[str, str], send: Send, receive: Receive
+    ) -> None:
+        app, method = self.app, scope["method"]
+        session = SESSION_HEADER in headers
+        caller = await app.admit(scope, headers, send, session=session)
+        if caller is None:
+            return
+        if session:
+            await self._session(method, headers, caller, receive, send)
+            return
+        message = await read_message(headers, receive, self.limits)
+        if message is None:
+            return  # the client left before sending its message: nothing to answer
+        if not isinstance(message, Request):
+            await message(send)
+        elif message.method == "initialize" and not modern(message.params):
+            await self._initialize(message, caller, send)
+        else:
+            await app.serve_request(message, caller, receive, send)
+
+    async def _initialize(self, request: Request, caller: Caller, send: Send) -> None:
+        """Open a session: negotiate, discover the capabilities, keep it, answer."""
+        if await self._limited(caller, request.method, send, request.id):
+            return
+        try:
+            session = negotiate(request.params)
+        except BadInitialize as exc:
+            fault = Fault(wire.INVALID_PARAMS, str(exc), None, request.id)
+            await send_json(send, 200, fault_bytes(fault))
+            return
+        params: JsonObject = {"_meta": session.modern_meta(None)}
+        caller = attrs.evolve(caller, headers=None)  # see McpAsgiApp.admit
+        reply = await self.edge.handle(
+            Request(request.id, "server/discover", params), caller
+        )
+        result, _ = reply.parts()
+        if result is None:
+            await _send_reply(send, reply.body, reply)
+            return
+        owner = owner_of(caller.principal)
+        key = caller_key(caller.principal, caller.peer)
+        try:
+            sid = await self.hub.sessions.open(session, owner, key, self.limits)
+        except SessionsFull:
+            full = f"{self.limits.max_sessions} handshake-era sessions are open"
+            busy = Fault(
+                wire.SERVER_BUSY,
+                wire.busy_message(full),
+                {"retryable": True},
+                request.id,
+            )
+            retry = [retry_after_header(BUSY_RETRY_AFTER)]
+            await send_json(send, 503, fault_bytes(busy), retry)
+            return
+        except StoreUnavailable as exc:
+            await _unavailable(send, exc)
+            return
+        body = result_bytes(request.id, initialize_result(result, session))
+        await send_json(send, 200, body, [(SESSION_HEADER.encode(), sid.encode())])
+
+    # -- a session's requests ------------------------------------------------------------
+    async def _session(
+        self,
+        method: str,
+        headers: dict[str, str],
+        caller: Caller,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """A ``GET``, ``DELETE`` or POST of a session."""
+        sid = headers[SESSION_HEADER]
+        version = headers.get("mcp-protocol-version")
+        if version is not None and version.strip() not in REVISIONS:
+            await send_fault(
+                send,
+                400,
+                f"bad request: MCP-Protocol-Version {version!r} is not a revision "
+                f"this session can speak ({', '.join(REVISIONS)})",
+            )
+            return
+        if method == "POST":
+            await self._post(sid, headers, caller, receive, send)
+            return
+        if await self._limited(caller, method, send):
+            return
+        record = await self._find(sid, caller, send)
+        if record is None:
+            return
+        if method == "GET":
+            await serve_stream(self, sid, record, headers, caller, receive, send)
+        elif method == "DELETE":
+            await self._delete(sid, send)
+        else:
+            allow = [(b"allow", b"GET, POST, DELETE")]
+            await send_fault(send, 405, "method not allowed", extra=allow)
+
+    async def _limited(
+        self,
+        caller: Caller,
+        method: str,
+        send: Send,
+        request_id: str | int | None = None,
+    ) -> bool:
+        """Take a token from the caller's bucket; False, or True once the 429 (a
+        JSON-RPC error naming ``request_id``, and ``Retry-After``) is sent."""
+        limiter = self.rate_limiter
+        wait = None if limiter is None else await limiter.wait_for(caller, method)
+        if wait is None:
+            return False
+        ending = rate_limited(wait)
+        message: JsonObject = {
+            "jsonrpc": wire.JSONRPC,
+            "id": request_id,
+            "error": ending.error,
+        }
+        headers = [(k.encode(), v.encode()) for k, v in ending.headers]
+        await send_json(send, ending.http_status, encode_message(message), headers)
+        return True
+
+    async def _find(
+        self,
+        sid: str,
+        caller: Caller,
+        send: Send,
+        request_id: str | int | None = None,
+    ) -> Record | None:
+        """The caller's session ``sid``, or None once the 404 (or 503) is sent (its
+        body naming ``request_id``, the request's, if there is one)."""
+        try:
+            record = await self.hub.sessions.find(
+                sid, owner_of(caller.principal), self.limits
+            )
+        except StoreUnavailable as exc:
+            await _unavailable(send, exc)
+            return None
+        if record is None:
+            await _gone(send, request_id)
+        return record
+
+    async def _delete(self, sid: str, send: Send) -> None:
+        try:
+            await self.hub.sessions.close(sid)
+        except StoreUnavailable as exc:
+            await _unavailable(send, exc)
+            return
+        await self.hub.ended(sid)
+        await send_json(send, 200, b"")
+
+    async def _post(
+        self,
+        sid: str,
+        headers: dict[str, str],
+        caller: Caller,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        read = await read_json(headers, receive, self.limits)
+        if read is None:
+            return  # the client left before its message arrived
+        if not isinstance(read, tuple):
+            await read(send)
+            return
+        (value,) = read
+        record = await self._find(sid, caller, send, _request_id(value))
+        if record is None:
+            return
+        if _is_response(value):
+            assert isinstance(value, dict)
+            await self._answered(sid, value.get("id"), value, send)
+            return
+        message = classify(value)
+        if isinstance(message, Fault):
+            await send_json(send, 400, fault_bytes(message))
+        elif isinstance(message, Notification):
+            params = message.params
+            if message.method == "notifications/cancelled" and isinstance(params, dict):
+                await self.hub.cancel(sid, params.get("requestId"))
+            # notifications/initialized, roots/list_changed: nothing depends on them
+            await send_json(send, 202, b"")
+        else:
+            await self._request(sid, record, message, caller, receive, send)
+
+    async def _answered(
+        self, sid: str, request_id: JsonValue, value: dict[str, JsonValue], send: Send
+    ) -> None:
+        """A client's answer to a server-to-client request, wherever it waits."""
+        answer = Answer(value.get("result"), value.get("error"))
+        if await self.hub.answer(sid, request_id, answer):
+            await send_json(send, 202, b"")
+            return
+        await send_fault(
+            send,
+            400,
+            "bad request: no request of this session waits for this answer "
+            f"(id {request_id!r}); it was answered, cancelled, or never asked",
+        )
+
+    async def _request(
+        self,
+        sid: str,
+        record: Record,
+        request: Request,
+        caller: Caller,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        session = record.session
+        resources = self.edge.dispatcher.capabilities.get("resources")
+        subscribable = (
+            isinstance(resources, dict) and resources.get("subscribe") is True
+        )
+        routed = route(request, session, subscribable, _AGAIN.format(session.revision))
+        if isinstance(routed, Carried):
+            await self._call(sid, routed, caller, receive, send)
+            return
+        try:
+            if isinstance(routed, Fault):
+                await send_json(send, routed.http_status, fault_bytes(routed))
+            elif isinstance(routed, Level):
+                found = await self.hub.sessions.set_level(sid, routed.level)
+                await _done(send, request.id, found)
+            elif isinstance(routed, Subscribe):
+                await self._subscribe(sid, record, request, routed, send)
+            else:
+                await send_json(send, 200, result_bytes(request.id, routed))
+        except StoreUnavailable as exc:
+            await _unavailable(send, exc)
+
+    async def _subscribe(
+        self,
+        sid: str,
+        record: Record,
+        request: Request,
+        change: Subscribe,
+        send: Send,
+    ) -> None:
+        try:
+            changed = await self.hub.sessions.subscribe(
+                sid, change.uri, change.wanted, self.limits
+            )
+        except TooManySubscriptions:
+            text = (
+                "this session already holds the most subscriptions it may; "
+                "unsubscribe from some first"
+            )
+            fault = Fault(wire.INVALID_PARAMS, text, None, request.id)
+            await send_json(send, 200, fault_bytes(fault))
+            return
+        if changed:
+            # The stream follows before the answer, so no update after it is lost.
+            await self.hub.refresh(sid, record.stream)
+        await _done(send, request.id, changed is not None)
+
+    # -- calls ---------------------------------------------------------------------------
+    async def _call(
+        self,
+        sid: str,
+        call: Carried,
+        caller: Caller,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """A carried call, rounds and all, on its own response (JSON, or an event
+        stream once something precedes the reply)."""
+        cancelled: list[bool] = []
+        run = partial(self._rounds, sid, call, cancelled)
+        request = Request(call.client_id, call.method, call.params)
+        response = await self.app.dispatch(request, caller, receive, send, run)
+        if cancelled and response.scope.cancelled_caught:
+            await response.abandon()
+
+    async def _rounds(
+        self,
+        sid: str,
+        call: Carried,
+        cancelled: list[bool],
+        request: Request,
+        caller: Caller,
+        response: Response,
+    ) -> Reply:
+        """Serve the call, asking the client for what each round needs."""
+
+        def cancel() -> None:
+            cancelled.append(True)
+            response.scope.cancel()
+
+        done = self.hub.running(sid, call.client_id, cancel)
+        try:
+            while True:
+                reply = await self.edge.handle(
+                    request, caller, response.emit, response.scope
+                )
+                result, error = reply.parts()
+                step = self.rounds.replied(call, result, error)
+                while not step.done and step.retry is None:
+                    step = await self._ask(sid, call, step, response)
+                if step.done:
+                    for note in step.out[:-1]:
+                        await response.emit(note)
+                    return _reply(step.out[-1], reply)
+                request = Request(call.client_id, call.method, call.params)
+        finally:
+            done()
+
+    async def _ask(
+        self, sid: str, call: Carried, step: Step, response: Response
+    ) -> Step:
+        """Send the round's requests on the POST's stream; take the client's answers
+        (routed here by the hub) until the round is over."""
+        ids = [*call.asked]
+        inbox, answers = trio.open_memory_channel[tuple[str, Answer]](len(ids))
+        self.hub.expect(sid, ids, inbox)
+        try:
+            async with trio.open_nursery() as nursery:
+                # The user may take minutes: keep proxies from closing the stream.
+                nursery.start_soon(response.keep_alive)
+                for data in step.out:
+                    await response.emit(data)
+                while not step.done and step.retry is None:
+                    request_id, answer = await answers.receive()
+                    step = self.rounds.answered(call, request_id, answer)
+                nursery.cancel_scope.cancel()
+        finally:
+            self.hub.forget(ids)
+            # Not answered (the call ends): tell the client it need not answer.
+            notes = self.rounds.dropped(call)
+            with trio.CancelScope(shield=True), trio.move_on_after(1):
+                for note in notes:
+                    await response.emit(note)
+        return step
+
+
+def _is_response(value: JsonValue) -> bool:
+    return (
+        isinstance(value, dict)
+        and "method" not in value
+        and "id" in value
+        and ("result" in value or "error" in value)
+    )
+
+
+def _request_id(value: JsonValue) -> str | int | None:
+    """The id of a request (a message with a method), if ``value`` is one."""
+    if not isinstance(value, dict) or "method" not in value:
+        return None
+    found = value.get("id")
+    return (
+        found if isinstance(found, str | int) and not isinstance(found, bool) else None
+    )
+
+
+def _reply(body: bytes, reply: Reply) -> Reply:
+    """The HTTP reply carrying ``body``: 200 unless the core's ``reply`` has a
+    status that says what to do (401, 403, 429, 503, with their headers)."""
+    if reply.http_status in KEPT:
+        return Reply(body, reply.http_status, reply.headers)
+    return Reply(body)
+
+
+async def _send_reply(send: Send, body: bytes, reply: Reply) -> None:
+    answer = _reply(body, reply)
+    await send_json(send, answer.http_status, body, list(answer.headers) or None)
+
+
+async def _done(send: Send, request_id: str | int, found: bool) -> None:
+    """The empty result of a change to the session, or 404 if it is gone."""
+    if found:
+        await send_json(send, 200, result_bytes(request_id, {}))
+    else:
+        await _gone(send, request_id)
+
+
+async def _gone(send: Send, request_id: str | int | None) -> None:
+    """404: the session is unknown, expired, ended or another principal's. The body
+    is a JSON-RPC error naming the request, if there is one (the 2025-06-18 and
+    2025-03-26 schemas require an id on every error)."""
+    error = wire.error_message(request_id, wire.INVALID_REQUEST, _GONE)
+    await send_json(send, 404, encode_message(error))
+
+
+async def _unavailable(send: Send, exc: StoreUnavailable) -> None:
+    log.warning("handshake-era session: the store failed: %s", exc)
+    await send_fault(
+        send,
+        503,
+        "service unavailable: the session store did not answer; retry shortly",
+        wire.SERVER_BUSY,
+        [(b"retry-after", b"1")],
+    )
