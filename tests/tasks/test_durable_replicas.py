@@ -8,6 +8,7 @@ another one over HTTP, as a client would.
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from typing import Any
@@ -52,7 +53,8 @@ def text(task: dict[str, Any]) -> str:
 async def test_a_durable_task_of_a_killed_replica_completes_on_another_and_a_plain_one_fails(
     env: dict[str, str], replicas: Replicas
 ) -> None:
-    a, b = replicas.pair(env)
+    a = replicas.start("replica-a", env=env).url
+    b = replicas.start("replica-b", "--metrics-path", "/metrics", env=env).url
     durable = await create(a, "durable_work", n=7, seconds=2.0)
     plain = await create(a, "plain_work", seconds=30.0)
     await task_until(b, durable, "working")
@@ -60,6 +62,8 @@ async def test_a_durable_task_of_a_killed_replica_completes_on_another_and_a_pla
     replicas.kill("replica-a")
     done = await task_until(b, durable, "completed", "failed")
     failed = await task_until(b, plain, "failed", "completed")
+    async with httpx.AsyncClient() as client:
+        scraped = (await client.get(b.removesuffix("/mcp") + "/metrics")).text
 
     assert "completed" == done["status"], done
     assert text(done).startswith("7@replica-b:")
@@ -69,6 +73,8 @@ async def test_a_durable_task_of_a_killed_replica_completes_on_another_and_a_pla
         "the process running this task stopped before the task finished"
         == failed["error"]["message"]
     )
+    assert 'trio_mcp_tasks_resumed_total{reason="heartbeat"} 1.0' in scraped
+    assert 'trio_mcp_tasks_abandoned_total{reason="not_durable"} 1.0' in scraped
 
 
 async def test_a_graceful_stop_hands_over_at_once_and_leaves_nothing_working(
@@ -256,3 +262,34 @@ async def test_redis_holds_no_secret_argument_and_no_token_and_every_key_expires
     assert text(done).endswith("#2")
     for key, ttl in {**ttls, **ttls_after}.items():
         assert ttl > 0 or ttl == -2, (key, ttl)  # -2: it went meanwhile
+
+
+async def test_a_redis_outage_fails_loudly_and_durable_tasks_recover_by_themselves(
+    env: dict[str, str], redis_server: RedisServer, replicas: Replicas
+) -> None:
+    """redis-server paused (SIGSTOP) past the heartbeat: reads answer 503 at once;
+    once it continues the task ends with one outcome and new tasks work."""
+    a, b = replicas.pair(env)
+    task_id = await create(a, "durable_work", n=8, seconds=3.0)
+    await task_until(b, task_id, "working")
+    assert redis_server.process is not None
+    pid = redis_server.process.pid
+
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        with trio.fail_after(5):
+            status, during = await rpc(b, "tasks/get", task_id, taskId=task_id)
+        await trio.sleep(2.0)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    done = await task_until(b, task_id, "completed", "failed")
+    again = await create(b, "durable_work", n=9, seconds=0.1)
+    later = await task_until(a, again, "completed", "failed")
+    seen = [await get(url, task_id) for url in (a, b)]
+
+    assert (503, -32603) == (status, during["error"]["code"])
+    assert "cannot be reached now" in during["error"]["message"]
+    assert "completed" == done["status"], done
+    assert text(done).startswith("8@")
+    assert [done["result"]] * 2 == [view["result"] for view in seen]
+    assert text(later).startswith("9@replica-b:")

@@ -531,7 +531,7 @@ class RedisStore(Store):
         """
         key = self._alive_key(self.origin)
         ms = max(1, round(self.heartbeat * 1000))
-        await client.set(key, b"1", px=ms)
+        await self._command(lambda c: c.set(key, b"1", px=ms))
         task_status.started()
         while True:
             if self.on_beat is not None:
@@ -539,7 +539,7 @@ class RedisStore(Store):
             with trio.move_on_after(self.heartbeat / 3):
                 await self._beat_now.wait()
             self._beat_now = trio.Event()
-            await client.set(key, b"1", px=ms)
+            await self._command(lambda c: c.set(key, b"1", px=ms))
 
     async def _write_unsaved(
         self,
