@@ -125,6 +125,7 @@ class Soak:
     attempts: dict[str, int] = attrs.field(factory=dict)
     resumes: list[float] = attrs.field(factory=list)
     unclaimed: int = 0
+    produced: bool = False
     watching: dict[str, tuple[float, str]] = attrs.field(factory=dict)
     """Task id -> (when its holder was killed, that holder), until claimed."""
 
@@ -150,11 +151,27 @@ class Soak:
         return message
 
     async def create(self, n: int, ms: int) -> None:
-        url = self.replicas[n % len(self.replicas)].url
-        message = await self.rpc(
-            url, "tools/call", name="job", arguments={"n": n, "ms": ms}
-        )
-        self.tasks.append(message["result"]["taskId"])
+        """Create task ``n`` on the next replica that answers."""
+        for k in range(len(self.replicas)):
+            url = self.replicas[(n + k) % len(self.replicas)].url
+            try:
+                message = await self.rpc(
+                    url, "tools/call", name="job", arguments={"n": n, "ms": ms}
+                )
+            except (httpx.HTTPError, ValueError):
+                continue  # killed a moment ago
+            if "result" in message:
+                self.tasks.append(message["result"]["taskId"])
+                return
+
+    async def produce(self, args: argparse.Namespace) -> None:
+        """Create the tasks at a steady rate over the chaos, so every kill finds
+        tasks running on its victim."""
+        spread = args.kills * (args.period + args.restart_after)
+        for n in range(args.tasks):
+            await self.create(n, random.randint(args.min_ms, args.max_ms))
+            await trio.sleep(spread / args.tasks)
+        self.produced = True
 
     def note(self, task_id: str, view: dict[str, Any]) -> None:
         """Keep what a read showed of a finished task (every distinct outcome)."""
@@ -183,7 +200,7 @@ class Soak:
             sample = random.sample(finished, min(5, len(finished)))
             for task_id in pending + sample:
                 await self.read_anywhere(task_id)
-            if not pending:
+            if not pending and self.produced:
                 return
             await trio.sleep(0.2)
 
@@ -232,15 +249,15 @@ class Soak:
             await trio.to_thread.run_sync(victim.start)
 
     async def run(self, args: argparse.Namespace) -> None:
-        for n in range(args.tasks):
-            await self.create(n, random.randint(args.min_ms, args.max_ms))
         client: coredis.Redis[bytes] = coredis.Redis.from_url(self.redis_url)
         deadline = trio.current_time() + args.time_limit
         async with client, trio.open_nursery() as nursery:
             nursery.start_soon(self.watch, client)
             with trio.move_on_at(deadline):
                 async with trio.open_nursery() as inner:
+                    inner.start_soon(self.produce, args)
                     inner.start_soon(self.poll, deadline)
+                    await trio.sleep(args.period / 2)
                     await self.chaos(
                         client, args.kills, args.period, args.restart_after
                     )

@@ -203,7 +203,14 @@ class Handover:
             snapshot = {}
         gave_up = claim.released or claim.holder
         how = "released it" if claim.released else "stopped renewing its heartbeat"
-        if claim.kind == "resume" and self.runner.nursery is not None:
+        nursery = self.runner.nursery
+        if claim.kind == "resume" and nursery is None:
+            # Claimed as this process began to stop: give it straight back.
+            await self.shared.leases.release(claim.task_id, claim.fence)
+            await self.shared.notify(RELEASED_NOTICE, {})
+            return
+        if claim.kind == "resume":
+            assert nursery is not None
             log.warning(
                 "task %s: attempt %d claimed by %s (tool %r); %s %s",
                 claim.task_id,
@@ -216,7 +223,7 @@ class Handover:
             _metrics.count_task(
                 "resumed", "released" if claim.released else "heartbeat"
             )
-            self.runner.nursery.start_soon(self.resume, claim, snapshot)
+            nursery.start_soon(self.resume, claim, snapshot)
             return
         status, message = self._ending(claim)
         log.warning(
@@ -242,8 +249,6 @@ class Handover:
                 "process running each one stopped before it finished; it is not run "
                 "again"
             )
-        if claim.kind == "resume":  # no nursery: this process is stopping
-            return "failed", "the process that claimed this task was stopping"
         return _ENDINGS[claim.kind]
 
     async def write_end(
