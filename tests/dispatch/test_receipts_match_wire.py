@@ -3,7 +3,8 @@ are those of the reply the client received.
 
 A result without ``isError`` is ``ok`` with no error type; an ``isError`` result is
 ``error``, ``refused``, ``invalid`` or ``timeout`` as its detail's ``kind`` says; a
-JSON-RPC error is ``internal`` (-32603), ``invalid`` (-32602) or ``refused``
+JSON-RPC error is ``internal`` (-32603), ``invalid`` (-32602), ``not_found`` (-32602
+for a resource that is not there, issue 45) or ``refused``
 (-32021, -32000, -31403); and every receipt but an ``ok`` one names its error. The
 audit's cases: a reply that failed to encode (-32603 on the wire, ``ok`` in its
 receipt) and -32021 answers without an ``error_type``; the survey found refusals,
@@ -223,7 +224,7 @@ CASES: dict[str, tuple[Request, str, str | None]] = {
     ),
     "missing resource": (
         ("resources/read", {"uri": "doc://missing"}),
-        "invalid",
+        "not_found",
         "trio_mcp.ResourceNotFound",
     ),
     "escaping uri": (
@@ -254,7 +255,8 @@ def outcome_of_wire(message: dict[str, Any]) -> set[str]:
         if code == -32603:
             return {"internal"}
         if code == -32602:
-            return {"invalid"}
+            found = message["error"]["message"].startswith("resource not found: ")
+            return {"not_found"} if found else {"invalid"}
         assert code in REFUSING_CODES, code
         return {"refused"}
     result = message["result"]

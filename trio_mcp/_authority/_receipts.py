@@ -26,8 +26,18 @@ from .._instance import instance_id
 __all__ = ["Outcome", "Receipt", "ReceiptSink", "receipt_logger"]
 
 Outcome: TypeAlias = Literal[
-    "ok", "error", "refused", "invalid", "cancelled", "timeout", "internal"
+    "ok",
+    "error",
+    "refused",
+    "invalid",
+    "not_found",
+    "cancelled",
+    "timeout",
+    "internal",
 ]
+"""How a call ended. ``not_found``: a resource read whose URI matched a template but
+named nothing (the reader raised ``ResourceNotFound``); ``invalid`` is for a request
+that is malformed or does not fit."""
 
 receipt_logger = logging.getLogger("trio_mcp.receipts")
 

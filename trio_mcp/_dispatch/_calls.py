@@ -104,7 +104,7 @@ class Calls:
         uri = required_str(request, "uri")
         found = self.catalog.find_resource(uri)
         if found is None:
-            raise Failure.invalid(f"resource not found: {uri}", {"uri": uri})
+            raise Failure.not_found(uri)
         entry, variables = found
         call = new_call(request, entry, uri, variables)
         return await request.edge.chain(call)

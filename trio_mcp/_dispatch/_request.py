@@ -208,6 +208,18 @@ class Failure(Exception):
         )
 
     @classmethod
+    def not_found(cls, uri: str, *, error_type: str | None = None) -> Failure:
+        """-32602 with ``data.uri`` (the revision's "resource not found"); its
+        receipt says ``not_found``, apart from a request that does not fit."""
+        return cls(
+            wire.INVALID_PARAMS,
+            f"resource not found: {uri}",
+            {"uri": uri},
+            outcome="not_found",
+            error_type=error_type,
+        )
+
+    @classmethod
     def of(cls, fault: Fault) -> Failure:
         """A failure carrying a fault built elsewhere (the header checks)."""
         return cls(fault.code, fault.message, fault.data, http_status=fault.http_status)

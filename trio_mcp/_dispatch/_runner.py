@@ -491,6 +491,7 @@ def _binding(call: Call) -> Binding:
 _UNNAMED: dict[str, str] = {
     "error": "trio_mcp.ToolError",
     "invalid": "trio_mcp.InvalidParams",
+    "not_found": "trio_mcp.ResourceNotFound",
     "refused": REFUSED_TYPE,
     "timeout": TIMEOUT_TYPE,
     "cancelled": CANCELLED_TYPE,

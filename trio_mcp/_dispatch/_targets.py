@@ -293,11 +293,7 @@ class ResourceTarget(_EntryTarget):
                 ResourceRead(uri, variables, call.request_id, call.principal)
             )
         except ResourceNotFound as exc:
-            raise Failure.invalid(
-                f"resource not found: {uri}",
-                {"uri": uri},
-                error_type=qualified(type(exc)),
-            ) from exc
+            raise Failure.not_found(uri, error_type=qualified(type(exc))) from exc
         _expect(reply, ResourceReply, self.declaration)
         return reply  # type: ignore[no-any-return]
 
