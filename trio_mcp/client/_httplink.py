@@ -163,6 +163,9 @@ class HttpLink:
         self, response: HttpResponse, rid: str | int, on_notice: Notice
     ) -> JsonObject:
         _refuse_redirect(response, self.source)
+        if response.status == 404 and not self.modern and self.session_id is not None:
+            # Revision 2025-11-25: the session is gone; the session opens another.
+            raise HttpStatus(404, f"{self.source} no longer knows the session")
         kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind == "text/event-stream" and response.status == 200:
             return await self._from_stream(response, rid, on_notice)
