@@ -52,6 +52,7 @@ from trio_mcp import (
     Sample,
     Secret,
     Server,
+    ServerInfo,
     Skill,
     TextContent,
     TextResourceContents,
@@ -448,9 +449,7 @@ CASES: dict[str, Case] = {
             "instructions": None,
             "state_key": KEY,
             "middleware": [],
-            "title": "Desk",
-            "website_url": None,
-            "icons": (),
+            "info": ServerInfo(title="Desk"),
         },
         {
             "name": NOT_STR,
@@ -458,6 +457,13 @@ CASES: dict[str, Case] = {
             "instructions": NOT_OPT_STR,
             "state_key": st.sampled_from([5, "short", [], [KEY, 7]]),
             "middleware": st.sampled_from([5, [5], ["step"]]),
+            "info": st.sampled_from([5, "Desk", {"title": "Desk"}]),
+        },
+    ),
+    "ServerInfo": Case(
+        ServerInfo,
+        {"title": "Desk", "website_url": None, "icons": ()},
+        {
             "title": NOT_OPT_STR,
             "website_url": NOT_OPT_STR,
             "icons": st.sampled_from([5, "icon", [None]]),

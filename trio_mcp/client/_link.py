@@ -28,6 +28,7 @@ import trio
 
 from .._errors import Transport
 from .._json import JsonObject
+from .._protocol._wire import SERVER_BUSY, busy_message
 from ._jsonrpc import Incoming, RequestId, decode, encode, notification, response
 
 #: Headers of the request being sent in this task besides the client's
@@ -232,8 +233,8 @@ class StreamLink:
             await handler(incoming)
         elif self._answering >= _MAX_ANSWERING:
             busy: JsonObject = {
-                "code": -32000,
-                "message": "the client is busy; try again later",
+                "code": SERVER_BUSY,
+                "message": busy_message("the client answers too many requests"),
             }
             self._nursery.start_soon(
                 self._send_quietly, response(incoming.id or 0, error=busy)
