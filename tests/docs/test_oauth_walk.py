@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guides" / "oauth.md"
 SECTION = "## Trying it with a real authorization server"
 DPOP_SECTION = "### Trying DPoP"
+EXCHANGE_SECTION = "### Trying token exchange"
 PORTS_LINE = "ISSUER_PORT=9400 MCP_PORT=8000"
 LINKED = (".venv", "tests", "examples")
 
@@ -150,3 +151,17 @@ def test_the_dpop_walk_runs_as_written(tmp_path: Path) -> None:
     assert lines[3].startswith('401 DPoP error="invalid_token"')
     assert "the token is DPoP-bound" in lines[3]
     assert 4 == len(lines)
+
+
+def test_the_token_exchange_walk_runs_as_written(tmp_path: Path) -> None:
+    """ "Trying token exchange": the upstream names the caller, the gateway's
+    client and its own audience; no token is in the servers' log."""
+    done = walk(tmp_path, "\n".join(bash_blocks(EXCHANGE_SECTION)), free_port())
+
+    assert 0 == done.returncode, done.stdout + done.stderr
+    provider = ("ready http://127.0.0.1:", "oidc-provider NOTICE: ")
+    lines = [ln for ln in done.stdout.splitlines() if not ln.startswith(provider)]
+    assert ["agent through gateway, for https://search.example/mcp"] == lines
+    log = (tmp_path / "gateway.log").read_text()
+    assert "serving gateway 1.0" in log
+    assert "eyJ" not in log  # no JWT, the caller's or the exchanged one

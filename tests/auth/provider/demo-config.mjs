@@ -2,15 +2,17 @@
 // resource with two scopes. The OAuth guide's hands-on (docs/guides/oauth.md) starts
 // with it; the tests write their own (tests/auth/oauth_provider.py).
 //
-//   node demo-config.mjs RESOURCE PORT > config.json
+//   node demo-config.mjs RESOURCE PORT [UPSTREAM] > config.json
 //
 // The client is `agent` with the secret `agent-secret` (a demo: nothing to keep);
-// it may ask for `notes:read` and `notes:write`. Tokens for RESOURCE are JWTs.
+// it may ask for `notes:read` and `notes:write`. Tokens for RESOURCE are JWTs. With
+// UPSTREAM (a second resource, behind a gateway), the client `gateway` (secret
+// `gateway-secret`) may exchange tokens for it (RFC 8693).
 import { generateKeyPairSync } from 'node:crypto';
 
-const [resource, port] = process.argv.slice(2);
+const [resource, port, upstream] = process.argv.slice(2);
 if (!resource || !port) {
-  process.stderr.write('usage: node demo-config.mjs RESOURCE PORT > config.json\n');
+  process.stderr.write('usage: node demo-config.mjs RESOURCE PORT [UPSTREAM] > config.json\n');
   process.exit(2);
 }
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -22,4 +24,10 @@ const config = {
   clients: [{ client_id: 'agent', client_secret: 'agent-secret', scope }],
   resources: { [resource]: { scope, format: 'jwt' } },
 };
+if (upstream) {
+  config.clients.push({
+    client_id: 'gateway', client_secret: 'gateway-secret', scope, token_exchange: true,
+  });
+  config.resources[upstream] = { scope, format: 'jwt' };
+}
 process.stdout.write(`${JSON.stringify(config, null, 2)}\n`);
