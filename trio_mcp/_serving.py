@@ -318,6 +318,7 @@ class Serving:
         limits: Limits | None = None,
         allow: Grants = (),
         allowed_origins: Iterable[str] = (),
+        allowed_hosts: Iterable[str] | None = None,
         require_auth: bool = False,
         auth: BearerGate | None = None,
         principal: PrincipalResolver | None = None,
@@ -349,6 +350,10 @@ class Serving:
             allowed_origins: ``Origin`` values accepted besides loopback pages
                 (``"https://app.example"``; ``"*"`` accepts any). Other browser
                 pages are refused with 403; clients without ``Origin`` pass.
+            allowed_hosts: ``Host`` values accepted besides loopback names, as
+                for ``serve_http``: a loopback bind checks ``Host`` (a foreign one
+                is 421, before the handshake completes: DNS rebinding); a bind
+                beyond loopback accepts any unless this is given.
             require_auth: Refuse a handshake without a principal (401). Needed
                 (or ``auth``) to bind beyond loopback.
             auth: An OAuth resource server (``trio_mcp.auth.BearerAuth``) that
@@ -377,7 +382,7 @@ class Serving:
                 cannot be bound.
         """
         from ._http._forwarded import ClientAddresses
-        from ._loopback import check_binding
+        from ._loopback import check_binding, is_loopback
         from ._transports._websocket import (  # loaded on use
             WebSocketEndpoint,
             serve_websocket,
@@ -392,6 +397,8 @@ class Serving:
             Limits.of(limits, fields, deprecated_in="serve_websocket"),
             allow,
             allowed_origins,
+            allowed_hosts=allowed_hosts,
+            check_host=is_loopback(host) or allowed_hosts is not None,
             auth=auth,
             require_auth=require_auth,
             principal=principal,

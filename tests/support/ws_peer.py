@@ -106,14 +106,16 @@ async def handshake_answer(
     path: str = "/mcp",
     headers: dict[str, str] | None = None,
     protocols: str | None = "mcp",
+    host: str | None = None,
 ) -> tuple[int, dict[str, str]]:
     """Send an opening handshake by hand (trio-websocket 0.12's client leaks its
-    socket when refused), offering the subprotocols ``protocols`` (none if None);
-    return the HTTP status and lower-cased headers."""
+    socket when refused), offering the subprotocols ``protocols`` (none if None),
+    with ``Host: host`` (by default the address connected to); return the HTTP
+    status and lower-cased headers."""
     offered = [] if protocols is None else [f"Sec-WebSocket-Protocol: {protocols}"]
     lines = [
         f"GET {path} HTTP/1.1",
-        f"Host: 127.0.0.1:{port}",
+        f"Host: {host or f'127.0.0.1:{port}'}",
         "Upgrade: websocket",
         "Connection: Upgrade",
         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",

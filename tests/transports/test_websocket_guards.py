@@ -72,6 +72,32 @@ async def test_no_other_option_stands_in_for_authentication(
         await server.serve_websocket("192.0.2.1", 0, **option)
 
 
+@pytest.mark.parametrize(
+    ("allowed_hosts", "host", "status"),
+    [
+        (None, "localhost:{port}", 101),
+        (None, "[::1]:{port}", 101),
+        (None, "evil.example", 421),
+        (None, "evil.example:{port}", 421),
+        (["mcp.example"], "mcp.example", 101),
+        (["mcp.example"], "mcp.example:8443", 101),
+        (["mcp.example:8443"], "mcp.example:9000", 421),
+        (["mcp.example"], "rebound.example", 421),
+        (["*"], "anything.example", 101),
+    ],
+)
+async def test_the_host_is_checked_before_the_handshake_completes(
+    allowed_hosts: list[str] | None, host: str, status: int
+) -> None:
+    """As ``serve_http`` checks it: a page whose DNS name was rebound to loopback
+    cannot open a connection (421), a name in ``allowed_hosts`` can."""
+    server = Server("ws", "1", tools=[echo])
+    async with serving_websocket(server, allowed_hosts=allowed_hosts) as port:
+        answered, _ = await handshake_answer(port, host=host.format(port=port))
+
+    assert status == answered
+
+
 async def test_require_auth_refuses_a_handshake_without_a_principal() -> None:
     server = Server("ws", "1", tools=[who])
     async with serving_websocket(server, require_auth=True, principal=ws_user) as port:

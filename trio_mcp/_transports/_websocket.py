@@ -12,7 +12,10 @@ Invariants:
 - A browser page may open a WebSocket to loopback from any site, so a handshake
   whose ``Origin`` is neither loopback nor in ``allowed_origins`` is refused with
   403 (as Streamable HTTP does against DNS rebinding). Without ``Origin`` the
-  client is not a browser and passes.
+  client is not a browser and passes. ``Host`` is checked as ``serve_http`` checks
+  it (``allowed_hosts``, loopback names; off beyond loopback unless given): a
+  foreign one is 421 before the handshake completes, so a rebound DNS name cannot
+  reach a loopback server from a page either.
 - Serving beyond loopback needs authentication, as ``serve_http`` does:
   ``Server.serve_websocket`` refuses the bind otherwise (``InsecureBinding``).
   With ``auth=``, the handshake's ``Authorization`` bearer token is checked by the
@@ -48,6 +51,7 @@ from .._authority import Grants
 from .._dispatch import Caller, Dispatcher, Middleware
 from .._dispatch._dispatcher import Edge as DispatchEdge
 from .._errors import Transport
+from .._http._access import Access
 from .._http._forwarded import ClientAddresses
 from .._http._gate import RateLimiter
 from .._http._oauth import BearerGate, Challenge, Presented, Protection
@@ -108,6 +112,9 @@ class WebSocketEndpoint:
     limits: Limits
     allow: Grants = ()
     allowed_origins: frozenset[str] = attrs.field(default=(), converter=_origins)
+    allowed_hosts: Iterable[str] | None = None
+    check_host: bool = True
+    """Whether ``Host`` is checked (a loopback bind, or ``allowed_hosts`` given)."""
     auth: BearerGate | None = None
     require_auth: bool = False
     principal: PrincipalResolver | None = None
@@ -118,8 +125,16 @@ class WebSocketEndpoint:
     through: DispatchEdge = attrs.field(init=False)
     """The dispatcher's edge of every connection: the rate limit, the token's
     checks."""
+    hosts: Access = attrs.field(init=False)
+    """The ``Host`` rule, shared with Streamable HTTP (``_http._access``)."""
 
     def __attrs_post_init__(self) -> None:
+        self.hosts = Access(
+            check_host=self.check_host,
+            allowed_hosts=self.allowed_hosts,
+            allowed_origins=None,
+            cors_origins=None,
+        )
         self.require_auth = self.require_auth or self.auth is not None
         self.protection = Protection(self.auth, None, self.path)
         steps: list[Middleware] = list(self.protection.stream_steps[:1])
@@ -137,6 +152,11 @@ class WebSocketEndpoint:
             return 403, (
                 b"cross-origin WebSocket connections are refused; add the origin "
                 b"to allowed_origins to permit it\n"
+            )
+        if not self.hosts.any_host and not self.hosts.host_allowed(_host(request)):
+            return 421, (
+                b"misdirected request: this Host is not served here; a server "
+                b"reached by another name lists it in allowed_hosts\n"
             )
         if urlsplit(request.path).path != self.path:
             return 404, b"no MCP endpoint at this path\n"
@@ -212,11 +232,23 @@ def handshake_scope(request: WebSocketRequest) -> dict[str, Any]:
         "raw_path": target.path.encode("latin-1", "replace"),
         "query_string": target.query.encode("latin-1", "replace"),
         "root_path": "",
-        "headers": [(k.lower(), v) for k, v in request.headers],
+        "headers": [
+            *([(b"host", host.encode("latin-1"))] if (host := _host(request)) else []),
+            *((k.lower(), v) for k, v in request.headers),
+        ],
         "client": _endpoint(request, "remote"),
         "server": _endpoint(request, "local"),
         "subprotocols": list(request.proposed_subprotocols),
     }
+
+
+def _host(request: WebSocketRequest) -> str | None:
+    """The handshake's ``Host``. wsproto parses it out of the headers into its
+    ``Request`` event's ``host``, and trio-websocket's request exposes only the
+    other headers, so it is read from the event."""
+    event = getattr(request, "_event", None)
+    host = getattr(event, "host", None)
+    return host if isinstance(host, str) else None
 
 
 def _endpoint(request: WebSocketRequest, which: str) -> tuple[str, int] | None:
