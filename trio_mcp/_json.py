@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TypeAlias
 
 __all__ = [
+    "DuplicateKey",
     "JsonObject",
     "JsonValue",
     "could_exceed",
@@ -109,18 +110,54 @@ def escaped(text: str, *, ascii: bool = False) -> bytes | None:
         return None
 
 
+class DuplicateKey(ValueError):
+    """A JSON object names one member twice.
+
+    RFC 8259 §4 leaves such an object to each parser (most keep the last value, some
+    the first, some refuse), so a gateway and this server could read two different
+    requests from the same bytes: it is refused, whichever value came last.
+    """
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the member name {_shown(key)} appears twice in one object")
+        self.key = key
+
+
+def _shown(key: str, most: int = 64) -> str:
+    """``key`` quoted for a message, cut to ``most`` characters."""
+    return repr(key if len(key) <= most else key[:most] + "...")
+
+
+def _object(pairs: list[tuple[str, JsonValue]]) -> JsonObject:
+    """Each object the scanner reads: a dict, unless a name repeats.
+
+    The C scanner hands the members over as a list (``object_pairs_hook``): one
+    ``dict`` of them, and comparing the two lengths, is the whole cost.
+    """
+    made = dict(pairs)
+    if len(made) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
+    return made
+
+
 def _reject_constant(name: str) -> float:
     raise ValueError(f"{name} is not JSON")
 
 
-_decoder = json.JSONDecoder(parse_constant=_reject_constant)
+_decoder = json.JSONDecoder(parse_constant=_reject_constant, object_pairs_hook=_object)
 #: The scanner ``_decoder.decode`` runs after skipping whitespace (an instance
 #: attribute ``JSONDecoder.__init__`` sets, with the decoder's settings).
 _scan_once: Callable[[str, int], tuple[JsonValue, int]] = vars(_decoder)["scan_once"]
 
 
 def loads(text: str | bytes) -> JsonValue:
-    """Decode strict JSON (no NaN or Infinity). Raises ValueError or RecursionError.
+    """Decode strict JSON (no NaN or Infinity, no member name twice in an object).
+
+    Raises ValueError (``DuplicateKey`` for a repeated name) or RecursionError.
 
     A text that is one value from its first character to its last is scanned
     directly; anything else (surrounding whitespace, extra data, no value at all)

@@ -10,7 +10,8 @@ by accident; everything else carries whatever Hypothesis drew.
   ``params``, ``_meta`` and its keys, the tool name, the arguments) removed or
   replaced by an arbitrary JSON value: every field wrong in turn.
 - ``Raw``: bytes as they are: arbitrary bytes, invalid UTF-8 spliced into a valid
-  request, deep nesting, huge numbers, messages around the size limit, blank lines.
+  request, a member name written twice, deep nesting, huge numbers, messages around
+  the size limit, blank lines.
 """
 
 from __future__ import annotations
@@ -298,6 +299,30 @@ def deep(draw: st.DrawFn) -> Raw:
     return Raw(text.encode())
 
 
+#: The member names of an ``echo`` call, each the first of its name in the text.
+REPEATABLE = [
+    "jsonrpc",
+    "id",
+    "method",
+    "params",
+    "name",
+    "arguments",
+    "text",
+    META_VERSION,
+]
+
+
+@st.composite
+def repeated(draw: st.DrawFn) -> Raw:
+    """A valid ``echo`` call with one member name written twice in its object,
+    any value first: the parser differential of duplicate keys."""
+    template = _echo_call(draw, draw(texts))
+    name = json.dumps(draw(st.sampled_from(REPEATABLE))).encode() + b":"
+    value = to_json(draw(json_values)).encode()
+    at = template.index(name)
+    return Raw(template[:at] + name + value + b"," + template[at:])
+
+
 def sized(limit: int) -> st.SearchStrategy[Raw]:
     """A valid request whose size lies around ``limit``, never past 1.5 x limit."""
 
@@ -322,6 +347,7 @@ raw_junk = st.one_of(
     ),
     spliced(),
     deep(),
+    repeated(),
     st.sampled_from(
         [b"1" * 5000, b"-" + b"9" * 4400, b"1e999", b"NaN", b"[Infinity]", b'"\\ud800"']
     ).map(Raw),

@@ -105,10 +105,20 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _unique_members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    names = [name for name, _ in pairs]
+    if len(set(names)) != len(names):
+        raise ValueError("a member name appears twice in one object")
+    return dict(pairs)
+
+
 def strict_json(data: bytes | str) -> Any:
-    """Decode strict JSON (no NaN, no Infinity); bytes must be valid UTF-8."""
+    """Decode strict JSON (no NaN, no Infinity, no member name twice in an object);
+    bytes must be valid UTF-8."""
     text = data.decode("utf-8") if isinstance(data, bytes) else data
-    return json.loads(text, parse_constant=_reject_constant)
+    return json.loads(
+        text, parse_constant=_reject_constant, object_pairs_hook=_unique_members
+    )
 
 
 def _too_deep(value: Any, limit: int) -> bool:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import attrs
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from support.strategies import json_trees
 
 from trio_mcp._json import (
+    DuplicateKey,
     JsonValue,
     could_exceed,
     depth_exceeds,
@@ -153,3 +155,77 @@ def test_encode_message_keeps_text_as_is_unless_a_surrogate_forces_escapes() -> 
 def test_encode_message_refuses_nan_and_infinity(number: float) -> None:
     with pytest.raises(ValueError, match="not JSON compliant"):
         encode_message({"x": [number]})
+
+
+# -- a member name twice in one object ----------------------------------------------------
+@attrs.frozen
+class Members:
+    """A JSON object as written: its members in order, a name possibly repeated."""
+
+    pairs: tuple[tuple[str, Any], ...]
+
+
+def written(tree: Any) -> str:
+    """``tree`` as JSON text, each ``Members`` with every member it holds."""
+    if isinstance(tree, Members):
+        inner = ",".join(f"{json.dumps(k)}:{written(v)}" for k, v in tree.pairs)
+        return "{" + inner + "}"
+    if isinstance(tree, list):
+        return "[" + ",".join(written(v) for v in tree) + "]"
+    return json.dumps(tree)
+
+
+def repeated(tree: Any) -> set[str]:
+    """The names some object of ``tree`` holds twice (the oracle, by counting)."""
+    found: set[str] = set()
+    children: list[Any] = tree if isinstance(tree, list) else []
+    if isinstance(tree, Members):
+        names = [k for k, _ in tree.pairs]
+        found |= {k for k in names if names.count(k) > 1}
+        children = [v for _, v in tree.pairs]
+    for child in children:
+        found |= repeated(child)
+    return found
+
+
+#: Few names, so objects often repeat one; text too (escapes, surrogates).
+NAMES = st.sampled_from(["id", "method", "a", "", "\ud800"]) | st.text(max_size=3)
+trees = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.lists(st.tuples(NAMES, inner), max_size=4).map(
+            lambda pairs: Members(tuple(pairs))
+        )
+    ),
+    max_leaves=20,
+)
+
+
+@example(Members((("method", "tools/call"), ("method", "tools/list"))))
+@example(Members((("params", Members((("a", 1), ("b", [Members((("a", 2),))])))),)))
+@example(
+    [Members((("x", 1),)), Members((("x", 2), ("y", Members((("y", 3), ("y", 4))))))]
+)
+@given(trees)
+def test_a_repeated_name_is_always_refused_and_nothing_else_is(tree: Any) -> None:
+    """Property: ``loads`` refuses a text exactly when an object in it names a member
+    twice (``DuplicateKey``, naming one such name), and otherwise reads what the
+    standard parser reads; it never fails another way."""
+    text = written(tree)
+    names = repeated(tree)
+    if names:
+        with pytest.raises(DuplicateKey) as refused:
+            loads(text)
+        assert refused.value.key in names
+    else:
+        assert json.loads(text) == loads(text)
+
+
+def test_a_long_repeated_name_is_cut_in_the_message() -> None:
+    name = "k" * 500
+    with pytest.raises(DuplicateKey) as refused:
+        loads(f'{{"{name}":1,"{name}":2}}')
+
+    assert name == refused.value.key
+    assert len(str(refused.value)) < 120

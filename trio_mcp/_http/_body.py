@@ -17,7 +17,7 @@ from typing import Final
 
 import trio
 
-from .._json import JsonValue, could_exceed, depth_exceeds, encode_message, loads
+from .._json import JsonValue, encode_message
 from .._limits import Limits
 from .._protocol import _wire as wire
 from .._protocol._jsonrpc import (
@@ -26,6 +26,7 @@ from .._protocol._jsonrpc import (
     Request,
     oversized_fault,
     parse_message,
+    parse_value,
 )
 from ._response import Answer, Receive, send_json, send_plain
 
@@ -84,17 +85,10 @@ async def read_json(
     body = await read_body(headers, receive, limits)
     if not isinstance(body, bytes):
         return body
-    depth = limits.max_depth
-    try:
-        value = loads(body)
-        too_deep = could_exceed(body, depth) and depth_exceeds(value, depth)
-    except (ValueError, RecursionError):  # not UTF-8, not JSON
-        too_deep = None
-    if too_deep is not False:
-        why = "is not valid JSON" if too_deep is None else f"nests deeper than {depth}"
-        fault = Fault(wire.PARSE_ERROR, f"parse error: the message {why}")
-        encoded = encode_message(fault.to_message())
-        return partial(send_json, status=400, body=encoded)
+    value = parse_value(body, max_depth=limits.max_depth)
+    if isinstance(value, Fault):
+        encoded = encode_message(value.to_message())
+        return partial(send_json, status=value.http_status, body=encoded)
     return (value,)
 
 

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import attrs
 
-from .._json import JsonObject, JsonValue, could_exceed, depth_exceeds, loads
+from .._json import (
+    DuplicateKey,
+    JsonObject,
+    JsonValue,
+    could_exceed,
+    depth_exceeds,
+    loads,
+)
 from . import _wire as wire
 
 __all__ = [
@@ -18,6 +25,7 @@ __all__ = [
     "busy_fault",
     "oversized_fault",
     "parse_message",
+    "parse_value",
 ]
 
 
@@ -68,26 +76,39 @@ def parse_message(
 ) -> Request | Notification | Fault:
     """Parse one message.
 
-    Malformed JSON, invalid UTF-8 or nesting deeper than ``max_depth`` is -32700; a
-    batch, a response or anything that is not a request object is -32600.
+    What ``parse_value`` refuses is -32700; a batch, a response or anything that
+    is not a request object is -32600.
+    """
+    value = parse_value(data, max_depth=max_depth)
+    if isinstance(value, Fault):
+        return value
+    return classify(value)
+
+
+def parse_value(data: bytes | str, *, max_depth: int = 128) -> JsonValue | Fault:
+    """The JSON value of one message, or the -32700 fault (HTTP 400) refusing it.
+
+    Every transport's bytes are read here (``parse_message``, and the handshake-era
+    HTTP edge, which also reads responses): malformed JSON, invalid UTF-8, a member
+    name twice in one object (named: RFC 8259 §4 lets parsers differ on which value
+    wins, so a gateway could read another request from the same bytes) and nesting
+    deeper than ``max_depth``.
     """
     try:
         if isinstance(data, bytes):
             data = data.decode("utf-8")
         value = loads(data)
+    except DuplicateKey as exc:
+        return _unparsed(f"{exc}; send each member name once")
     except (ValueError, RecursionError):
-        return Fault(
-            wire.PARSE_ERROR,
-            "parse error: the message is not valid JSON",
-            http_status=400,
-        )
+        return _unparsed("the message is not valid JSON")
     if could_exceed(data, max_depth) and depth_exceeds(value, max_depth):
-        return Fault(
-            wire.PARSE_ERROR,
-            f"parse error: the message nests deeper than {max_depth} levels",
-            http_status=400,
-        )
-    return classify(value)
+        return _unparsed(f"the message nests deeper than {max_depth} levels")
+    return value
+
+
+def _unparsed(why: str) -> Fault:
+    return Fault(wire.PARSE_ERROR, f"parse error: {why}", http_status=400)
 
 
 def classify(value: JsonValue) -> Request | Notification | Fault:
