@@ -107,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # `trio-mcp call TOOL ... -- COMMAND ...`: the command after '--' is the target.
     stdio_command = None
-    if argv[:1] == ["call"] and "--" in argv:
+    if argv[:1] in (["call"], ["proxy"]) and "--" in argv:
         at = argv.index("--")
         argv, stdio_command = argv[:at], argv[at + 1 :]
     top = parser()

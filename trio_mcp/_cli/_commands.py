@@ -28,6 +28,7 @@ from ._common import (
 )
 from ._load import CliError, LoadError, open_server
 from ._logs import LEVELS, level_from, notification_line
+from ._proxy import proxy, proxy_arguments
 from ._serve import serve, serve_arguments, serve_http
 
 __all__ = ["COMMANDS", "catalog_entries", "summary"]  # the last two: _common's
@@ -430,6 +431,11 @@ COMMANDS: dict[str, Command] = {
         "a command after '--'); print the result",
         _call_arguments,
         _call,
+    ),
+    "proxy": (
+        "serve one upstream (a URL, or a command after '--') over stdio or HTTP",
+        proxy_arguments,
+        proxy,
     ),
     "lock": ("write mcp.lock, or check it with --check", _lock_arguments, _lock),
     "install": (

@@ -17,7 +17,7 @@ from typing import Any
 
 from ._load import CliError
 
-__all__ = ["is_remote", "remote_call"]
+__all__ = ["headers_of", "is_remote", "remote_call", "token_of"]
 
 
 def is_remote(target: str | list[str]) -> bool:
@@ -28,7 +28,7 @@ def is_remote(target: str | list[str]) -> bool:
     return scheme in ("http", "https", "ws", "wss")
 
 
-def _headers(args: argparse.Namespace) -> dict[str, str]:
+def headers_of(args: argparse.Namespace) -> dict[str, str]:
     headers: dict[str, str] = {}
     for item in args.header or []:
         name, colon, value = item.partition(":")
@@ -38,7 +38,7 @@ def _headers(args: argparse.Namespace) -> dict[str, str]:
     return headers
 
 
-def _token(args: argparse.Namespace) -> str | None:
+def token_of(args: argparse.Namespace) -> str | None:
     if args.auth_env is None:
         return None
     token = os.environ.get(args.auth_env)
@@ -59,8 +59,8 @@ async def remote_call(
     method, params = _request(args, arguments)
     async with Client(
         target,
-        headers=_headers(args),
-        auth=_token(args),
+        headers=headers_of(args),
+        auth=token_of(args),
         timeout=args.timeout,
     ) as client:
         try:
