@@ -14,9 +14,10 @@ __all__ = ["listed"]
 async def listed(
     list_tools: Callable[[], Awaitable[Sequence[Any]]],
     name: str,
-    within: float = 10.0,
+    within: float = 30.0,
 ) -> list[str]:
-    """The tool names ``list_tools()`` gives once ``name`` is among them (bounded):
+    """The tool names ``list_tools()`` gives once ``name`` is among them (bounded;
+    an upstream on a loaded machine may take seconds to start):
     ``list_tools`` is a test client's or a ``trio_mcp.client.Client``'s."""
     with trio.fail_after(within):
         while True:

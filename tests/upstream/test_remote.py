@@ -9,9 +9,11 @@ handler within a second.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Literal
 
@@ -22,7 +24,7 @@ from support.gateway import listed
 from support.tools import echo as own_echo
 from support.upstream import make_server, stdio_command, wait_for_text
 
-from trio_mcp import Server, Upstream, tool
+from trio_mcp import McpError, Server, Upstream, tool
 from trio_mcp.client import Client
 from trio_mcp.testing import McpTestClient
 
@@ -184,3 +186,51 @@ async def test_an_upstreams_catalog_change_reaches_the_gateways_clients() -> Non
 
     assert "notifications/tools/list_changed" == notice["method"]
     assert {"d_echo", "d_late"} == set(names)
+
+
+@pytest.mark.parametrize("kind", ["http", "stdio"])
+async def test_an_inbound_http_client_that_goes_away_cancels_the_upstream_handler(
+    kind: str, tmp_path: Path
+) -> None:
+    """The gateway served over HTTP; the inbound client cancels its call, which
+    closes its stream: the gateway's call, and the upstream's handler, end."""
+    mark = tmp_path / "mark"
+    async with target_of(kind) as target:
+        gateway = Server("gw", "1", upstreams=[Upstream(target)])
+        async with serving(gateway) as base, Client(f"{base}/mcp") as inbound:
+            await listed(inbound.list_tools, "wait_cancel")
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(
+                    partial(inbound.call_tool, "wait_cancel", {"mark": str(mark)})
+                )
+                await wait_for_text(mark, "started")
+                nursery.cancel_scope.cancel()
+            took = await wait_for_text(mark, "cancelled", within=5.0)
+
+    assert took < 1.0
+
+
+async def test_the_gateways_shutdown_cancels_the_upstream_handler(
+    tmp_path: Path,
+) -> None:
+    mark = tmp_path / "mark"
+    stop = trio.CancelScope()
+
+    async def serve(gateway: Server, *, task_status: trio.TaskStatus[int]) -> None:
+        with stop:
+            await gateway.serve_http(port=0, task_status=task_status)
+
+    async def call(inbound: Client) -> None:
+        with contextlib.suppress(McpError.Transport):  # the gateway went away
+            await inbound.call_tool("wait_cancel", {"mark": str(mark)})
+
+    async with http_upstream() as url, trio.open_nursery() as nursery:
+        port = await nursery.start(serve, Server("gw", "1", upstreams=[Upstream(url)]))
+        async with Client(f"http://127.0.0.1:{port}/mcp") as inbound:
+            await listed(inbound.list_tools, "wait_cancel")
+            nursery.start_soon(call, inbound)
+            await wait_for_text(mark, "started")
+            stop.cancel()  # the gateway stops serving
+            took = await wait_for_text(mark, "cancelled", within=5.0)
+
+    assert took < 1.0
