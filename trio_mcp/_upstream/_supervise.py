@@ -48,6 +48,7 @@ FIRST_DELAY = 0.5
 MAX_DELAY = 30.0
 #: Seconds between pings of a handshake-era session (its liveness).
 _PING = 10.0
+_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 _FILTER: JsonObject = {
     "toolsListChanged": True,
     "promptsListChanged": True,
@@ -82,17 +83,32 @@ async def supervise(upstream: Upstream, publish: Publish) -> None:
 
 
 async def _connection(upstream: Upstream, remote: Remote, publish: Publish) -> str:
-    """Serve one connection to ``upstream``; return why it ended."""
+    """Serve one connection to ``upstream``; return why it ended.
+
+    The stream of changes is open (its acknowledgement received) before the first
+    listing, so no change falls between the two.
+    """
     from ..client import Client  # the client layer, loaded by a remote upstream only
 
-    changed = trio.Event()
+    following, changed = trio.Event(), trio.Event()
 
     async def on_change(method: str) -> None:
-        if method.endswith("list_changed"):
+        if method == _ACKNOWLEDGED:
+            following.set()
+        elif method.endswith("list_changed"):
             changed.set()
 
-    async def relist(client: Client) -> None:
+    async def serve(client: Client) -> None:
         nonlocal changed
+        with trio.move_on_after(upstream.connect_timeout):
+            await following.wait()
+        publish(await _listing(upstream, remote, client))
+        remote.client = client
+        log.info(
+            "upstream %s is served (revision %s)",
+            upstream.label,
+            client.server.revision,
+        )
         while True:
             await changed.wait()
             changed = trio.Event()
@@ -107,16 +123,9 @@ async def _connection(upstream: Upstream, remote: Remote, publish: Publish) -> s
             era=upstream.era,
             on_change=on_change,
         ) as client:
-            publish(await _listing(upstream, remote, client))
-            remote.client = client
-            log.info(
-                "upstream %s is served (revision %s)",
-                upstream.label,
-                client.server.revision,
-            )
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(relist, client)
-                reason = await _follow(client)
+                nursery.start_soon(serve, client)
+                reason = await _follow(client, following)
                 nursery.cancel_scope.cancel()
             return reason
     except Exception as exc:  # Trio's cancellation is not one: it goes on
@@ -135,9 +144,10 @@ def _reason(exc: BaseException) -> str:
     return f"it failed unexpectedly ({type(exc).__name__})"
 
 
-async def _follow(client: Client) -> str:
+async def _follow(client: Client, following: trio.Event) -> str:
     """Keep a listen stream open (2026-07-28; an upstream without one is pinged
-    instead), or ping a handshake-era session; return why the connection ended."""
+    instead), or ping a handshake-era session (whose changes come unasked); return
+    why the connection ended. ``following`` is set once changes are followed."""
     if client.server.modern:
         try:
             await client.request(
@@ -146,6 +156,7 @@ async def _follow(client: Client) -> str:
             return "the upstream ended its listen stream"
         except RemoteError:
             pass  # no listen stream: its catalog is not followed, its life is
+    following.set()
     while True:
         await trio.sleep(_PING)
         await client.request("ping", timeout=_PING)

@@ -71,12 +71,10 @@ Changed = Callable[[str], Awaitable[None]]
 
 
 def _changes(on_change: Changed) -> Callable[[Incoming], Awaitable[None]]:
-    """The session's hook for ``on_change``: the method of every notification but
-    the acknowledgement of a listen stream."""
+    """The session's hook for ``on_change``: the method of each notification."""
 
     async def changed(incoming: Incoming) -> None:
-        if incoming.method != "notifications/subscriptions/acknowledged":
-            await on_change(incoming.method)
+        await on_change(incoming.method)
 
     return changed
 
@@ -98,7 +96,9 @@ class Client:
     async callable) receives the method of each notification the server sends
     unasked about what it serves (``notifications/tools/list_changed``, ...,
     ``notifications/resources/updated``): a handshake-era session's, or a listen
-    stream's (``request("subscriptions/listen", ...)``).
+    stream's (``request("subscriptions/listen", ...)``, whose
+    ``notifications/subscriptions/acknowledged`` says changes are followed from
+    then on).
 
     Raises (from its methods):
         McpError.Remote: the server answered with a JSON-RPC error.
