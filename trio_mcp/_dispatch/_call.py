@@ -156,8 +156,6 @@ class Call:
 
 
 def _headers(value: object) -> tuple[tuple[str, str], ...]:
-    if value == ():
-        return ()  # the default, on every call: nothing to check
     pairs: tuple[object, ...] = checks.as_tuple(
         value,  # type: ignore[arg-type]
         "Ending.headers",
@@ -190,7 +188,7 @@ class Ending:
     result: JsonObject | None = None
     error: JsonObject | None = None
     http_status: int = 200
-    headers: tuple[tuple[str, str], ...] = attrs.field(default=(), converter=_headers)
+    headers: tuple[tuple[str, str], ...] = ()
     error_type: str | None = None
     """The qualified class of the exception that ended the call, if any."""
     error_ref: str | None = None
@@ -201,7 +199,10 @@ class Ending:
 
     def __attrs_post_init__(self) -> None:
         # One check of every field, not a validator each: two endings are made
-        # per call (and no ``dict | None``, which builds a union each time).
+        # per call (and no ``dict | None``, which builds a union each time). The
+        # headers, empty on nearly every call, are checked only when given.
+        if self.headers != ():
+            object.__setattr__(self, "headers", _headers(self.headers))
         result, error = self.result, self.error
         if (
             self.outcome not in _OUTCOMES

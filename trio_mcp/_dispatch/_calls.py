@@ -161,6 +161,7 @@ def new_call(
     closed = caller.closing if caller.stream else None
     meta = request.meta
     client_info = meta.get(wire.META_CLIENT_INFO)
+    token = meta.get(wire.META_PROGRESS_TOKEN)
     context = ToolContext(
         request_id=request.id,
         principal=caller.principal,
@@ -170,7 +171,7 @@ def new_call(
         cancel=CancelToken(scope, closed=closed, request=request.scope),
         declared=target.required,
         granted=resolve_grants(caller.allow, caller.principal),
-        progress_token=_progress_token(meta),
+        progress_token=None if token is None else _progress_token(token),
         log_level=meta.get(wire.META_LOG_LEVEL),  # type: ignore[arg-type]
         emit=request.emit,
         name=name,
@@ -192,8 +193,7 @@ def new_call(
     )
 
 
-def _progress_token(meta: JsonObject) -> str | int | None:
-    token = meta.get(wire.META_PROGRESS_TOKEN)
+def _progress_token(token: object) -> str | int | None:
     if isinstance(token, str) or (
         isinstance(token, int) and not isinstance(token, bool)
     ):

@@ -276,7 +276,12 @@ class Dispatcher(Calls):
         raw_meta = (
             request.params.get("_meta") if isinstance(request.params, dict) else None
         )
-        method = self._metric_method(request.method)  # no client-made names
+        method = request.method
+        if method not in self.methods:
+            # A method this server serves, else _OTHER, as a metric label and a
+            # span name: no request can add a series or a span name (as the
+            # OpenTelemetry HTTP conventions do for request methods).
+            method = _metrics.OTHER
         measure = _metrics.start(method)
         error_code: int | None = None
         with _otel.request_span(
@@ -304,7 +309,8 @@ class Dispatcher(Calls):
             checked = self.check(request, caller, edge, emit, scope)
             result = await self.methods[checked.method](checked)
             if isinstance(result, Ending):
-                return self._reply(checked.id, result), _code(result)
+                code = None if result.error is None else _code(result)
+                return self._reply(checked.id, result), code
             if isinstance(result, Reply):
                 return result, None
             body = self.encode_result(checked.id, result)
@@ -319,12 +325,6 @@ class Dispatcher(Calls):
             return reply, failure.code
         except Exception as exc:
             return _internal(request, exc), wire.INTERNAL_ERROR
-
-    def _metric_method(self, method: str) -> str:
-        """The method as a metric label and a span name: a method this server
-        serves, else ``_OTHER``, so no request can add a series or a span name (as
-        the OpenTelemetry HTTP conventions do for request methods)."""
-        return method if method in self.methods else _metrics.OTHER
 
     def _metric_name(self, request: Request) -> str | None:
         """The tool or prompt a request names as a metric label: the catalog's
@@ -347,7 +347,9 @@ class Dispatcher(Calls):
             ValueError: for a result a step built that is not JSON (NaN, infinity);
                 TypeError for one that is not a JSON value at all.
         """
-        encoded_id = _encoded_id(request_id)
+        encoded_id = (
+            b"%d" % request_id if type(request_id) is int else _encoded_id(request_id)
+        )
         if ending.error is not None:
             _otel.annotate({"rpc.jsonrpc.error_code": _code(ending)})
             body = b'{"jsonrpc":"2.0","id":%s,"error":%s}' % (
@@ -429,7 +431,9 @@ class Dispatcher(Calls):
             raise Failure.invalid(
                 f"'{wire.META_LOG_LEVEL}' must be one of {', '.join(wire.LOG_LEVELS)}"
             )
-        return Checked(request, params, meta, caller, edge, emit, scope)
+        return Checked(
+            request, params, meta, caller, edge, emit, scope, request.id, method
+        )
 
     # -- discovery and lists --------------------------------------------------------------
     async def _discover(self, request: Checked) -> JsonObject:

@@ -127,16 +127,10 @@ class Checked:
     edge: Edge
     emit: Emit
     scope: trio.CancelScope | None
-
-    @property
-    def id(self) -> str | int:
-        """The request's id."""
-        return self.request.id
-
-    @property
-    def method(self) -> str:
-        """The request's method."""
-        return self.request.method
+    id: str | int
+    """The request's id (``request.id``, read on every call's way)."""
+    method: str
+    """The request's method (``request.method``)."""
 
 
 #: The receipt's ``error_type`` of a call whose result masking would have broken.

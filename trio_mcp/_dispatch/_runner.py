@@ -209,7 +209,7 @@ class Runner:
         started, t0 = time.time(), time.perf_counter()
         ending = _CANCELLED
         try:
-            with serving.scope():
+            with serving:  # counts the call as serving (``require()``)
                 try:
                     ending = await next(call)
                 except Failure as failure:  # a step's way to end the call
@@ -219,8 +219,13 @@ class Runner:
                         raise
                     ending = crash(call, exc)
                 finally:
-                    _annotate_span(call, ending)
-                    _metrics.note_outcome(ending.outcome, busy=_is_busy(ending))
+                    if _otel.spanning():
+                        _annotate_span(call, ending)
+                    # Refused for want of room (503): busy, not a refusal.
+                    _metrics.note_outcome(
+                        ending.outcome,
+                        busy=ending.http_status == 503 and ending.outcome == "refused",
+                    )
                     if self.receipts is not None or _receipt_logger.isEnabledFor(
                         logging.INFO
                     ):
@@ -262,7 +267,7 @@ class Runner:
     # -- 4. the grants ------------------------------------------------------------------
     async def grant(self, call: Call, next: Next) -> Ending:
         """Refuse a caller the host did not grant every capability the call needs."""
-        missing = call.required - call.context.granted
+        missing = call.target.required - call.context.granted
         if missing:
             return call.target.failed(Failure.refused(min(missing)))
         return await next(call)
@@ -445,11 +450,6 @@ def log_receipt(receipt: Receipt) -> None:
         _receipt_logger.info("receipt", extra={"receipt": receipt.as_record()})
 
 
-def _is_busy(ending: Ending) -> bool:
-    """Whether the call was refused for want of room (503): busy, not a refusal."""
-    return ending.http_status == 503 and ending.outcome == "refused"
-
-
 def crash(call: Call, exc: BaseException) -> Ending:
     """-32603 for what nobody planned for (a panic too), logged under a reference."""
     target = call.target
@@ -522,9 +522,7 @@ def _receipt(call: Call, ending: Ending, started: float, duration: float) -> Rec
 
 
 def _annotate_span(call: Call, ending: Ending) -> None:
-    """Put the call's name and outcome on the request's span, if it has one."""
-    if not _otel.spanning():
-        return
+    """Put the call's name and outcome on the request's span (there is one)."""
     kind = call.target.kind
     uri = kind == "resource"
     _otel.annotate(

@@ -299,12 +299,16 @@ class _Loop:
 
     async def take(self, raw: Taken, nursery: trio.Nursery) -> None:
         """Act on one incoming message; never waits for a call slot."""
-        message = _read(raw, self.limits.max_depth)
+        if isinstance(raw, (str, bytes)):  # a tuple: no union built per message
+            message = parse_message(raw, max_depth=self.limits.max_depth)
+        else:
+            message = _read(raw, self.limits.max_depth)
         if isinstance(message, Fault):
             await self.hand_over(encode_message(message.to_message()))
         elif isinstance(message, Notification):
             self.cancel(message)
-        elif _is_quick(message):
+        elif message.method not in CALL_METHODS and message.method != LISTEN_METHOD:
+            # Quick: no user code runs for it, so the loop answers it itself.
             reply = await self.through.handle(message, self.caller)
             if self.front is None:
                 await self.hand_over(reply.body)
@@ -460,11 +464,6 @@ def _read(raw: Taken, max_depth: int) -> Request | Notification | Fault:
     if isinstance(raw, Request | Notification | Fault):
         return raw  # parsed (depth limit included) by an edge
     return parse_message(raw, max_depth=max_depth)
-
-
-def _is_quick(request: Request) -> bool:
-    """Whether the loop answers ``request`` itself: no user code runs for it."""
-    return request.method not in CALL_METHODS and request.method != LISTEN_METHOD
 
 
 def _notify(
