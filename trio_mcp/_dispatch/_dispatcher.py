@@ -34,14 +34,15 @@ from .._changes._listen import LISTEN_METHOD, BadFilter, honour, stream
 from .._context import Emit, no_emit
 from .._json import JsonObject, encode_message
 from .._protocol import _wire as wire
-from .._protocol._headers import check_routing_headers, check_version_header
-from .._protocol._jsonrpc import Fault, Request
+from .._protocol._jsonrpc import Request
 from .._protocol._state import StateSealer
 from .._store import MemoryStore, Store
-from ._call import Call, Ending, Middleware, Next
+from ._call import Ending, Middleware
 from ._calls import Calls, TaskHost, new_call
 from ._catalog import Catalog
+from ._checks import check
 from ._complete import completable, completion_call
+from ._edge import Admission, Edge
 from ._pages import InvalidCursor
 from ._request import Caller as Caller
 from ._request import Checked, Failure, Reply
@@ -396,44 +397,13 @@ class Dispatcher(Calls):
         emit: Emit = no_emit,
         scope: trio.CancelScope | None = None,
     ) -> Checked:
-        """Run the ordered checks of the revision ("Request checks").
+        """Run the ordered checks of the revision (``_checks.check``) for a method
+        of this dispatcher.
 
         Raises:
             Failure: with the first failing check's error.
         """
-        headers = caller.headers
-        method = request.method
-        if method in wire.REMOVED_METHODS:
-            raise _removed(method)
-        params = _params(request)
-        meta = _meta(params)
-        version = meta[wire.META_PROTOCOL_VERSION]
-        assert isinstance(version, str)
-        if headers is not None:
-            _fail_on(check_version_header(headers, version, request.id))
-        if version not in wire.SUPPORTED_VERSIONS:
-            raise Failure(
-                wire.UNSUPPORTED_PROTOCOL_VERSION,
-                "Unsupported protocol version",
-                {"supported": list(wire.SUPPORTED_VERSIONS), "requested": version},
-                http_status=400,
-            )
-        if headers is not None:
-            _fail_on(check_routing_headers(headers, method, params, request.id))
-        if method not in self.methods:
-            raise Failure(
-                wire.METHOD_NOT_FOUND,
-                f"method '{method}' is not served here",
-                http_status=404,
-            )
-        level = meta.get(wire.META_LOG_LEVEL)
-        if level is not None and level not in wire.LOG_LEVEL_RANK:
-            raise Failure.invalid(
-                f"'{wire.META_LOG_LEVEL}' must be one of {', '.join(wire.LOG_LEVELS)}"
-            )
-        return Checked(
-            request, params, meta, caller, edge, emit, scope, request.id, method
-        )
+        return check(request, caller, edge, emit, scope, self.methods)
 
     # -- discovery and lists --------------------------------------------------------------
     async def _discover(self, request: Checked) -> JsonObject:
@@ -494,18 +464,6 @@ class Dispatcher(Calls):
         return await stream(request, wanted, self.broadcast, self.tasks.view)
 
 
-def _removed(method: str) -> Failure:
-    """-32601 (HTTP 404) for a method this revision removed, naming what is served."""
-    return Failure(
-        wire.METHOD_NOT_FOUND,
-        f"method '{method}' does not exist in protocol revision "
-        f"{wire.PROTOCOL_VERSION}; this server supports only "
-        f"{', '.join(wire.SUPPORTED_VERSIONS)} (send server/discover)",
-        {"supported": list(wire.SUPPORTED_VERSIONS)},
-        http_status=404,
-    )
-
-
 def _encoded_id(request_id: str | int) -> bytes:
     """A request id as JSON: an integer's digits directly, a string through the
     encoder (``classify`` admits no other type, not even ``bool``)."""
@@ -520,102 +478,8 @@ def _code(ending: Ending) -> int | None:
     return code if isinstance(code, int) else None
 
 
-def _params(request: Request) -> JsonObject:
-    params = request.params
-    if not isinstance(params, dict):
-        raise Failure.invalid(
-            "params with _meta is required on every request", http_status=400
-        )
-    return params
-
-
-def _meta(params: JsonObject) -> JsonObject:
-    """The request's ``_meta``, with the keys every request must carry.
-
-    Raises:
-        Failure: -32602 (HTTP 400) naming what is missing.
-    """
-    meta = params.get("_meta")
-    if not isinstance(meta, dict):
-        raise Failure.invalid(
-            "params._meta is required on every request", http_status=400
-        )
-    if not isinstance(meta.get(wire.META_PROTOCOL_VERSION), str):
-        raise Failure.invalid(
-            f"params._meta must carry '{wire.META_PROTOCOL_VERSION}'", http_status=400
-        )
-    if not isinstance(meta.get(wire.META_CLIENT_CAPABILITIES), dict):
-        raise Failure.invalid(
-            f"params._meta must carry '{wire.META_CLIENT_CAPABILITIES}' (an object)",
-            http_status=400,
-        )
-    return meta
-
-
-def _fail_on(fault: Fault | None) -> None:
-    if fault is not None:
-        raise Failure.of(fault)
-
-
 def _internal(request: Request, exc: Exception) -> Reply:
     """-32603 for a failure outside any call (a bug of ours): logged with a reference."""
     failure = Failure.unexpected(exc, "%s, outside any call,", request.method)
     fault = failure.fault(request.id)
     return Reply(encode_message(fault.to_message()), fault.http_status)
-
-
-class Edge:
-    """A transport's way into a dispatcher, with the steps it adds to every call.
-
-    Made once per transport (``Dispatcher.edge``): both of its chains are built
-    then (``Runner.chain``), so no call assembles anything. ``task_chain`` is the
-    chain of a tool that may run as a task: the tasks extension's steps around it.
-    """
-
-    def __init__(
-        self,
-        dispatcher: Dispatcher,
-        steps: Sequence[Middleware] = (),
-        admission: Admission | None = None,
-    ) -> None:
-        self.dispatcher = dispatcher
-        self.admission = admission
-        """The step that holds a call slot while its request is unanswered, if
-        any: given back here once the request is answered (a call that became a
-        task goes on without it)."""
-        steps = tuple(steps) if admission is None else (admission.admit, *steps)
-        self.steps = steps
-        runner, tasks = dispatcher.runner, dispatcher.tasks
-        self.chain: Next = runner.chain(self.steps)
-        self.task_chain: Next = runner.chain(
-            self.steps, outer=(tasks.outer,), inner=(tasks.inner,)
-        )
-
-    async def handle(
-        self,
-        request: Request,
-        caller: Caller,
-        emit: Emit = no_emit,
-        scope: trio.CancelScope | None = None,
-    ) -> Reply:
-        """``Dispatcher.handle`` through this edge."""
-        admission = self.admission
-        if admission is None:
-            return await self.dispatcher.handle(request, caller, emit, scope, edge=self)
-        if scope is None:
-            scope = trio.CancelScope()  # what the admission holds its slot for
-        try:
-            return await self.dispatcher.handle(request, caller, emit, scope, edge=self)
-        finally:
-            admission.answered(scope)
-
-
-class Admission(Protocol):
-    """A transport's admission of calls (``_http._gate.Gate``): its ``admit`` step
-    holds a call slot on behalf of the request (its scope), which ``answered``
-    gives back (idempotent: the step gives it back itself when the call ends
-    first; a call that became a task goes on without it)."""
-
-    async def admit(self, call: Call, next: Next, /) -> Ending: ...
-
-    def answered(self, request: trio.CancelScope | None, /) -> None: ...

@@ -76,11 +76,10 @@ from ._mask import (
     may_hold,
     text_mask,
 )
+from ._receipt import annotate_span, log_receipt, receipt
 from ._request import (
     BAD_STATE_TYPE,
     CANCELLED_TYPE,
-    REFUSED_TYPE,
-    TIMEOUT_TYPE,
     Failure,
 )
 from ._rounds import Answered, BadRound, ask, open_round, round_binding
@@ -220,7 +219,7 @@ class Runner:
                     ending = crash(call, exc)
                 finally:
                     if _otel.spanning():
-                        _annotate_span(call, ending)
+                        annotate_span(call, ending)
                     # Refused for want of room (503): busy, not a refusal.
                     _metrics.note_outcome(
                         ending.outcome,
@@ -230,7 +229,7 @@ class Runner:
                         logging.INFO
                     ):
                         duration = time.perf_counter() - t0
-                        await self.leave(_receipt(call, ending, started, duration))
+                        await self.leave(receipt(call, ending, started, duration))
         finally:
             ctx.finish()
             reset_current(token)
@@ -444,12 +443,6 @@ def _beyond_ceiling(call: Call, capability: str) -> None:
     )
 
 
-def log_receipt(receipt: Receipt) -> None:
-    """Log a receipt as a structured record on ``trio_mcp.receipts``."""
-    if _receipt_logger.isEnabledFor(logging.INFO):
-        _receipt_logger.info("receipt", extra={"receipt": receipt.as_record()})
-
-
 def crash(call: Call, exc: BaseException) -> Ending:
     """-32603 for what nobody planned for (a panic too), logged under a reference."""
     target = call.target
@@ -484,52 +477,3 @@ def _binding(call: Call) -> Binding:
             "arguments": mask_write_only(params["arguments"], spec.input_schema),
         }
     return round_binding(call.method, params, call.context.principal_id)
-
-
-#: The ``error_type`` of an ending that named none (an adopter's ``ToolReply.error``,
-#: a check of an extension): every receipt but an ``ok`` one names its error.
-_UNNAMED: dict[str, str] = {
-    "error": "trio_mcp.ToolError",
-    "invalid": "trio_mcp.InvalidParams",
-    "not_found": "trio_mcp.ResourceNotFound",
-    "refused": REFUSED_TYPE,
-    "timeout": TIMEOUT_TYPE,
-    "cancelled": CANCELLED_TYPE,
-    "internal": "trio_mcp.InternalError",
-}
-
-
-def _receipt(call: Call, ending: Ending, started: float, duration: float) -> Receipt:
-    """The receipt of a call that ended with ``ending``."""
-    target, ctx = call.target, call.context
-    return Receipt(
-        kind=target.kind,
-        declaration=target.declaration,
-        name=call.name,
-        required=target.required,
-        granted=ctx.granted,
-        outcome=ending.outcome,
-        error_type=ending.error_type or _UNNAMED.get(ending.outcome),
-        principal_id=ctx.principal_id,
-        client=ctx.client.get("name") if ctx.client else None,  # type: ignore[arg-type]
-        request_id=call.request_id,
-        started=started,
-        duration=duration,
-        trace_id=_otel.parse_traceparent(call.request.meta),
-        error_ref=ending.error_ref,
-        upstream=target.upstream,
-    )
-
-
-def _annotate_span(call: Call, ending: Ending) -> None:
-    """Put the call's name and outcome on the request's span (there is one)."""
-    kind = call.target.kind
-    uri = kind == "resource"
-    _otel.annotate(
-        {
-            f"mcp.{kind}.{'uri' if uri else 'name'}": call.name,
-            "mcp.outcome": ending.outcome,
-        },
-        name=None if uri else f"{call.method} {call.name}",
-        error=ending.error_type,
-    )
