@@ -25,9 +25,7 @@ import argparse
 import collections
 import os
 import random
-import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,47 +37,13 @@ import attrs
 import coredis
 import httpx
 import trio
+from production import body, headers
+from scale import free_port, start_redis, stop, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = f"{ROOT / 'bench' / 'durable_server.py'}:server"
 KEY = "durable-soak-shared-state-key-0123456789"
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {
-        "extensions": {"io.modelcontextprotocol/tasks": {}}
-    },
-}
 TERMINAL = ("completed", "failed", "cancelled")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
-def wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            sys.exit(f"soak: a process exited at start ({process.args!r})")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"soak: nothing listened on port {port} within 30 s")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        os.kill(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.kill(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 @attrs.define
@@ -130,23 +94,10 @@ class Soak:
     """Task id -> (when its holder was killed, that holder), until claimed."""
 
     async def rpc(self, url: str, method: str, **params: Any) -> dict[str, Any]:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": method,
-            "params": {**params, "_meta": META},
-        }
-        fields = {
-            "accept": "application/json, text/event-stream",
-            "mcp-protocol-version": "2026-07-28",
-            "mcp-method": method,
-            "connection": "close",
-        }
         name = params.get("name", params.get("taskId"))
-        if isinstance(name, str):
-            fields["mcp-name"] = name
+        fields = {**headers(method, str(name)), "connection": "close"}
         async with httpx.AsyncClient(timeout=5) as client:
-            reply = await client.post(url, json=body, headers=fields)
+            reply = await client.post(url, json=body(method, **params), headers=fields)
         message: dict[str, Any] = reply.json()
         return message
 
@@ -318,27 +269,7 @@ def main() -> None:
     parser.add_argument("--max-ms", type=int, default=15_000)
     parser.add_argument("--time-limit", type=float, default=240.0)
     args = parser.parse_args()
-    redis_exe = shutil.which("redis-server")
-    if redis_exe is None:
-        sys.exit("soak: redis-server is not installed (bash scripts/bootstrap)")
-    redis_port = free_port()
-    redis = subprocess.Popen(
-        [
-            redis_exe,
-            "--port",
-            str(redis_port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--loglevel",
-            "warning",
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    redis_url = f"redis://127.0.0.1:{redis_port}/0"
+    redis, redis_url = start_redis()
     env = {
         **os.environ,
         "DURABLE_SOAK_REDIS": redis_url,
@@ -347,7 +278,6 @@ def main() -> None:
     }
     replicas = [Replica(f"replica-{i}", free_port(), env) for i in range(3)]
     try:
-        wait_for(redis_port, redis)
         for replica in replicas:
             replica.start()
         soak = Soak(replicas, redis_url)

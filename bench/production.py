@@ -26,7 +26,6 @@ import argparse
 import itertools
 import os
 import random
-import shutil
 import statistics
 import subprocess
 import sys
@@ -37,7 +36,7 @@ from typing import Any
 import attrs
 import httpx
 import trio
-from scale import free_port, stop, wait_for
+from scale import free_port, start_redis, stop, wait_for
 
 ROOT = Path(__file__).resolve().parent
 TARGET = f"{ROOT / 'prod_server.py'}:server"
@@ -227,28 +226,10 @@ class Load:
 def start_all(
     args: argparse.Namespace,
 ) -> tuple[subprocess.Popen[bytes], list[subprocess.Popen[bytes]], list[int]]:
-    redis = shutil.which("redis-server")
-    if redis is None:
-        sys.exit("redis-server is not installed (scripts/bootstrap installs it)")
-    redis_port = free_port()
-    redis_proc = subprocess.Popen(
-        [
-            redis,
-            "--port",
-            str(redis_port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
-        stdout=subprocess.DEVNULL,
-    )
-    wait_for(redis_port, redis_proc)
+    redis_proc, redis_url = start_redis()
     env = {
         **os.environ,
-        "PROD_BENCH_REDIS": f"redis://127.0.0.1:{redis_port}/0",
+        "PROD_BENCH_REDIS": redis_url,
         "TRIO_MCP_STATE_KEY": STATE_KEY,
         "TRIO_MCP_LOG_LEVEL": "error",
     }

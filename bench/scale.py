@@ -78,6 +78,30 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             process.wait()
 
 
+def start_redis() -> tuple[subprocess.Popen[bytes], str]:
+    """A redis-server on 127.0.0.1 (a free port, nothing saved), and its URL."""
+    executable = shutil.which("redis-server")
+    if executable is None:
+        sys.exit("redis-server is not installed (scripts/bootstrap installs it)")
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            executable,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    wait_for(port, process)
+    return process, f"redis://127.0.0.1:{port}/0"
+
+
 def serve(workers: int, redis_url: str) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     env = {**os.environ, "TRIO_MCP_STATE_KEY": "bench-" + "k" * 40}
@@ -157,26 +181,10 @@ def main() -> None:
     for tool, package in (("wrk", "wrk"), ("redis-server", "redis-server")):
         if shutil.which(tool) is None:
             sys.exit(f"bench: {tool} is missing; install it: apt-get install {package}")
-    redis_port = free_port()
-    redis = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(redis_port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ],
-        stdout=subprocess.DEVNULL,
-    )
+    redis, redis_url = start_redis()
     results: dict[str, list[float]] = {name: [] for name in CONFIGS}
     load_before = os.getloadavg()[0]
     try:
-        wait_for(redis_port, redis)
-        redis_url = f"redis://127.0.0.1:{redis_port}/0"
         with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
             f.write(SCRIPT)
         for round_no in range(1, args.rounds + 1):

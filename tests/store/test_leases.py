@@ -22,6 +22,7 @@ from support.scale_procs import RedisServer
 from trio_mcp import RedisStore
 from trio_mcp._json import JsonValue
 from trio_mcp._store._leases import Start
+from trio_mcp._store._redis import TaskWrite
 
 TOOL = "work"
 
@@ -73,9 +74,8 @@ async def run_step(
         version = model.version + n - 1  # n == 0: an older version, 1: the same
         body: dict[str, JsonValue] = {"step": secrets.token_hex(4)}
         terminal = op == "finish"
-        written = await store.save_task(
-            task_id, body, version, 60_000, fence, terminal=terminal
-        )
+        write = TaskWrite.of(body, version, 60_000, fence, terminal=terminal)
+        written = await store.save_task(task_id, write)
         assert written is current  # an older version of the current attempt: kept
         if current and version > model.version:
             model.version, model.terminal = version, terminal
@@ -132,3 +132,51 @@ async def test_only_the_current_fence_writes_and_a_finished_task_never_changes(
             assert ("1" if model.terminal else "0") == record["terminal"]
             if finished is not None:
                 assert finished == record["snapshot"]
+
+
+@pytest.mark.parametrize(
+    ("durable", "max_attempts", "ttl_ms", "kind"),
+    [
+        (False, 3, 60_000, "orphaned"),
+        (True, 1, 60_000, "exhausted"),
+        (True, 3, 1, "ttl"),
+        (True, 3, 60_000, "resume"),
+    ],
+)
+async def test_what_a_claim_does_with_a_task_whose_lease_ran_out(
+    redis_url: str, durable: bool, max_attempts: int, ttl_ms: int, kind: str
+) -> None:
+    store = RedisStore(redis_url, prefix=f"kinds-{secrets.token_hex(4)}")
+    store.leases.lease_ms = 1
+    async with store.running():
+        start = Start(durable, TOOL, max_attempts, "sealed", ttl_ms)
+        await store.leases.create("t", "{}", "{}", 60_000, start)
+        await trio.sleep(0.01)
+        store.leases.lease_ms = 60_000  # the claimer's own lease
+        [claim] = await store.leases.claim([TOOL])
+        again = await store.leases.claim([TOOL], "t")
+
+    assert (kind, 2) == (claim.kind, claim.fence)
+    assert ("sealed" if kind == "resume" else "") == claim.start
+    assert [] == again  # the claimer holds it now
+
+
+async def test_a_task_no_one_here_declares_is_looked_at_again_a_third_of_a_lease_later(
+    redis_url: str,
+) -> None:
+    """A bounded scan never sticks on tasks this process cannot run: each is pushed
+    a third of a lease ahead, and claimed by a process that declares its tool."""
+    store = RedisStore(redis_url, prefix=f"skip-{secrets.token_hex(4)}")
+    store.leases.lease_ms = 300
+    async with store.running():
+        start = Start(True, "elsewhere", 3, "sealed", 60_000)
+        await store.leases.create("t", "{}", "{}", 60_000, start)
+        await trio.sleep(0.35)
+        skipped = await store.leases.claim([TOOL], batch=1)
+        at_once = await store.leases.claim(["elsewhere"])
+        await trio.sleep(0.15)
+        later = await store.leases.claim(["elsewhere"])
+
+    assert [] == skipped
+    assert [] == at_once
+    assert ["resume"] == [c.kind for c in later]

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from support.scale_http import TASK_META, listening, rpc, task_until
+from support.scale_http import TASK_META, create_task, listening, rpc, task_until
 from support.scale_procs import RedisServer, Replicas
 
 from trio_mcp import RateLimit, RedisStore
@@ -29,18 +29,10 @@ def pair(redis_server: RedisServer, replicas: Replicas) -> tuple[str, str]:
     return replicas.pair({"SCALE_STORE_URL": redis_server.url})
 
 
-async def create(url: str, tool: str, **arguments: object) -> str:
-    status, message = await rpc(url, "tools/call", tool, name=tool, arguments=arguments)
-    assert 200 == status, message
-    assert "task" == message["result"]["resultType"], message
-    task_id: str = message["result"]["taskId"]
-    return task_id
-
-
 async def quick_task(on: str, read_on: str, n: int) -> tuple[str, dict[str, Any]]:
     """Start ``quick`` with ``n`` as a task on ``on``; once ``read_on`` reads it
     completed, its id and that reading."""
-    task_id = await create(on, "quick", n=n)
+    task_id = await create_task(on, "quick", n=n)
     return task_id, await task_until(read_on, task_id, "completed")
 
 
@@ -49,7 +41,7 @@ async def test_a_task_created_on_a_is_read_and_updated_on_b(
 ) -> None:
     a, b = pair
 
-    task_id = await create(a, "ask_name")
+    task_id = await create_task(a, "ask_name")
     asking = await task_until(b, task_id, "input_required")
     key = next(iter(asking["inputRequests"]))
     _, bad = await rpc(
@@ -78,7 +70,7 @@ async def test_cancel_on_b_stops_the_task_running_on_a_and_b_listens(
 ) -> None:
     a, b = pair
 
-    task_id = await create(a, "wait_cancel")
+    task_id = await create_task(a, "wait_cancel")
     async with listening(b, meta=TASK_META, taskIds=[task_id]) as listen:
         _, cancelled = await rpc(b, "tasks/cancel", task_id, taskId=task_id)
         note = await listen.next_or_end()
@@ -203,7 +195,7 @@ async def test_an_unfinished_task_of_a_killed_replica_reads_as_failed(
     """The replicas' heartbeat lasts 1 s here (scale_server.py): once A's has run
     out, B shows A's running task as failed instead of working until its TTL."""
     a, b = pair
-    task_id = await create(a, "wait_cancel")
+    task_id = await create_task(a, "wait_cancel")
     working = await task_until(b, task_id, "working")
 
     replicas.kill("replica-a")

@@ -82,6 +82,15 @@ async def rpc(url: str, method: str, routed: str | None = None, **params: Any) -
     return response.status_code, message
 
 
+async def create_task(url: str, tool: str, **arguments: object) -> str:
+    """Call ``tool`` as a task on ``url``; its task id (the call must make one)."""
+    status, message = await rpc(url, "tools/call", tool, name=tool, arguments=arguments)
+    assert 200 == status, message
+    assert "task" == message["result"]["resultType"], message
+    task_id: str = message["result"]["taskId"]
+    return task_id
+
+
 async def task_until(
     url: str, task_id: str, *statuses: str, says: str = ""
 ) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import httpx
 import pytest
 import trio
 from support.mcp_http import request_body
-from support.scale_http import TASK_META, headers, rpc, task_until
+from support.scale_http import TASK_META, create_task, headers, rpc, task_until
 from support.scale_procs import RedisServer, Replicas
 
 ALICE = {"action": "accept", "content": {"name": "Alice"}}
@@ -29,14 +29,6 @@ TOKEN = "BEARER-TOKEN-NEVER-STORED"
 @pytest.fixture
 def env(redis_server: RedisServer) -> dict[str, str]:
     return {"SCALE_STORE_URL": redis_server.url}
-
-
-async def create(url: str, tool: str, **arguments: object) -> str:
-    status, message = await rpc(url, "tools/call", tool, name=tool, arguments=arguments)
-    assert 200 == status, message
-    assert "task" == message["result"]["resultType"], message
-    task_id: str = message["result"]["taskId"]
-    return task_id
 
 
 async def get(url: str, task_id: str) -> dict[str, Any]:
@@ -55,8 +47,8 @@ async def test_a_durable_task_of_a_killed_replica_completes_on_another_and_a_pla
 ) -> None:
     a = replicas.start("replica-a", env=env).url
     b = replicas.start("replica-b", "--metrics-path", "/metrics", env=env).url
-    durable = await create(a, "durable_work", n=7, seconds=2.0)
-    plain = await create(a, "plain_work", seconds=30.0)
+    durable = await create_task(a, "durable_work", n=7, seconds=2.0)
+    plain = await create_task(a, "plain_work", seconds=30.0)
     await task_until(b, durable, "working")
 
     replicas.kill("replica-a")
@@ -87,8 +79,8 @@ async def test_a_graceful_stop_hands_over_at_once_and_leaves_nothing_working(
     a = replicas.start("replica-a", env=slow).url
     b = replicas.start("replica-b", env=slow).url
     c = replicas.start("replica-c", env=slow).url
-    durable = await create(a, "durable_work", n=1, seconds=1.0)
-    plain = await create(a, "plain_work", seconds=30.0)
+    durable = await create_task(a, "durable_work", n=1, seconds=1.0)
+    plain = await create_task(a, "plain_work", seconds=30.0)
     await task_until(b, durable, "working")
 
     stopped_at = time.monotonic()
@@ -98,7 +90,7 @@ async def test_a_graceful_stop_hands_over_at_once_and_leaves_nothing_working(
     first_took = time.monotonic() - stopped_at
     a_status = stopped.process.wait(timeout=10)
 
-    again = await create(b, "durable_work", n=2, seconds=1.0)
+    again = await create_task(b, "durable_work", n=2, seconds=1.0)
     await task_until(c, again, "working")
     stopped_at = time.monotonic()
     replicas.signal("replica-b", signal.SIGTERM)
@@ -121,8 +113,8 @@ async def test_a_paused_replica_never_changes_a_finished_outcome(
     """SIGSTOP past the heartbeat, then SIGCONT: the plain task stays failed and the
     durable one keeps the outcome of the attempt that ran on B."""
     a, b = replicas.pair(env)
-    durable = await create(a, "durable_work", n=3, seconds=2.0)
-    plain = await create(a, "plain_work", seconds=2.0)
+    durable = await create_task(a, "durable_work", n=3, seconds=2.0)
+    plain = await create_task(a, "plain_work", seconds=2.0)
     await task_until(b, durable, "working")
 
     replicas.signal("replica-a", signal.SIGSTOP)
@@ -147,7 +139,7 @@ async def test_max_attempts_is_honoured(
     fails on C saying how many attempts ran."""
     a = replicas.start("replica-a", env=env).url
     b = replicas.start("replica-b", env=env).url
-    task_id = await create(a, "durable_twice", seconds=60.0)
+    task_id = await create_task(a, "durable_twice", seconds=60.0)
     await task_until(b, task_id, "working")
     replicas.kill("replica-a")
     await task_until(b, task_id, "working", says="attempt 2")
@@ -165,8 +157,8 @@ async def test_cancel_on_another_replica_stops_every_later_attempt(
     """One task cancelled while its replica runs it, one while its replica is
     paused (it cannot answer): both end cancelled and never run again."""
     a, b = replicas.pair(env)
-    running = await create(a, "durable_work", n=4, seconds=60.0)
-    paused = await create(a, "durable_work", n=5, seconds=60.0)
+    running = await create_task(a, "durable_work", n=4, seconds=60.0)
+    paused = await create_task(a, "durable_work", n=5, seconds=60.0)
     await task_until(b, paused, "working")
 
     _, ack = await rpc(b, "tasks/cancel", running, taskId=running)
@@ -188,7 +180,7 @@ async def test_a_task_asking_for_input_starts_over_and_asks_again(
     env: dict[str, str], replicas: Replicas
 ) -> None:
     a, b = replicas.pair(env)
-    task_id = await create(a, "durable_ask")
+    task_id = await create_task(a, "durable_ask")
     first = await task_until(b, task_id, "input_required")
 
     replicas.kill("replica-a")
@@ -270,7 +262,7 @@ async def test_a_redis_outage_fails_loudly_and_durable_tasks_recover_by_themselv
     """redis-server paused (SIGSTOP) past the heartbeat: reads answer 503 at once;
     once it continues the task ends with one outcome and new tasks work."""
     a, b = replicas.pair(env)
-    task_id = await create(a, "durable_work", n=8, seconds=3.0)
+    task_id = await create_task(a, "durable_work", n=8, seconds=3.0)
     await task_until(b, task_id, "working")
     assert redis_server.process is not None
     pid = redis_server.process.pid
@@ -283,7 +275,7 @@ async def test_a_redis_outage_fails_loudly_and_durable_tasks_recover_by_themselv
     finally:
         os.kill(pid, signal.SIGCONT)
     done = await task_until(b, task_id, "completed", "failed")
-    again = await create(b, "durable_work", n=9, seconds=0.1)
+    again = await create_task(b, "durable_work", n=9, seconds=0.1)
     later = await task_until(a, again, "completed", "failed")
     seen = [await get(url, task_id) for url in (a, b)]
 

@@ -14,6 +14,7 @@ import trio
 from hypothesis import given
 from hypothesis import strategies as st
 from support.scale_procs import RedisServer
+from support.strategies import json_trees
 
 from trio_mcp import InvalidDeclaration, RedisStore, Secret, Server, ToolContext, tool
 from trio_mcp._protocol._state import InvalidState, StateSealer
@@ -46,14 +47,8 @@ async def slow_count(n: int, key: Secret[str]) -> str:
     return f"{n}:{len(key.reveal())}:attempt {ctx.attempt}"
 
 
-json_leaf = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
-json_values = st.recursive(
-    json_leaf,
-    lambda inner: (
-        st.lists(inner, max_size=3)
-        | st.dictionaries(st.text(max_size=5), inner, max_size=3)
-    ),
-    max_leaves=8,
+json_values = json_trees(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8), max_leaves=8
 )
 
 

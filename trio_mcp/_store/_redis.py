@@ -47,6 +47,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, NoReturn
 
+import attrs
 import trio
 
 from .. import _checks as checks
@@ -62,7 +63,13 @@ if TYPE_CHECKING:
 
     from .._changes._redis import RedisBroadcast
 
-__all__ = ["BUCKET_SCRIPT", "SAVE_SCRIPT", "RedisStore", "StoreUnavailable"]
+__all__ = [
+    "BUCKET_SCRIPT",
+    "SAVE_SCRIPT",
+    "RedisStore",
+    "StoreUnavailable",
+    "TaskWrite",
+]
 
 log = logging.getLogger("trio_mcp.store")
 
@@ -128,8 +135,31 @@ MAX_CACHED_VIEWS: Final = 10_000
 OpHandler = Callable[[JsonObject], Awaitable[JsonObject]]
 ChangeHandler = Callable[[str], object]
 NoticeHandler = Callable[[JsonObject], object]
-#: A queued snapshot: version, body, expiry (ms), fence, terminal.
-Unsaved = tuple[int, str, int, int, bool]
+
+
+@attrs.frozen
+class TaskWrite:
+    """One snapshot of a task to write, under the fence of the attempt that made it."""
+
+    body: str
+    """The snapshot as JSON text."""
+    version: int
+    ttl_ms: int
+    """How long the record is kept from this write."""
+    fence: int
+    terminal: bool = False
+
+    @classmethod
+    def of(
+        cls,
+        snapshot: JsonObject,
+        version: int,
+        ttl_ms: int,
+        fence: int,
+        *,
+        terminal: bool = False,
+    ) -> TaskWrite:
+        return cls(json.dumps(snapshot), version, ttl_ms, fence, terminal)
 
 
 class StoreUnavailable(Exception):
@@ -188,7 +218,7 @@ class RedisStore(Store):
         register before ``running()`` starts (it reads the channel only for them)."""
         self._scripts: dict[str, Any] = {}
         self._loaded: dict[str, Any] = {}
-        self._unsaved: dict[str, Unsaved] = {}
+        self._unsaved: dict[str, TaskWrite] = {}
         self._wake = trio.Event()
         self.leases = TaskLeases(self, max(1, round(self.heartbeat * 1000)))
         """The task leases and their fencing numbers (``_leases``)."""
@@ -377,16 +407,7 @@ class RedisStore(Store):
     def _key(self, task_id: str) -> str:
         return f"{self.prefix}:task:{task_id}"
 
-    async def save_task(
-        self,
-        task_id: str,
-        snapshot: JsonObject,
-        version: int,
-        ttl_ms: int,
-        fence: int,
-        *,
-        terminal: bool = False,
-    ) -> bool:
+    async def save_task(self, task_id: str, write: TaskWrite) -> bool:
         """Write a task's snapshot now and announce it; False if it was fenced out
         (another attempt holds the task, or it is finished).
 
@@ -394,27 +415,11 @@ class RedisStore(Store):
             StoreUnavailable: if Redis does not answer in time.
         """
         self._unsaved.pop(task_id, None)
-        entry = (version, json.dumps(snapshot), ttl_ms, fence, terminal)
-        return await self._save(task_id, entry)
+        return await self._save(task_id, write)
 
-    def save_task_soon(
-        self,
-        task_id: str,
-        snapshot: JsonObject,
-        version: int,
-        ttl_ms: int,
-        fence: int,
-        *,
-        terminal: bool = False,
-    ) -> None:
+    def save_task_soon(self, task_id: str, write: TaskWrite) -> None:
         """Queue a task's snapshot for writing; never blocks, never fails."""
-        self._unsaved[task_id] = (
-            version,
-            json.dumps(snapshot),
-            ttl_ms,
-            fence,
-            terminal,
-        )
+        self._unsaved[task_id] = write
         self._wake.set()
 
     def message(self, task_id: str, body: str) -> str:
@@ -423,20 +428,20 @@ class RedisStore(Store):
             {"o": self.origin, "id": task_id, "snapshot": json.loads(body)}
         )
 
-    async def _save(self, task_id: str, entry: Unsaved) -> bool:
-        version, body, ttl_ms, fence, terminal = entry
+    async def _save(self, task_id: str, write: TaskWrite) -> bool:
+        body, fence = write.body, write.fence
         script = self._scripts.get("save")
         written = await self._command(
             lambda _: script(  # type: ignore[misc]
                 keys=[self.leases.task_key(task_id), self.leases.key],
                 args=[
-                    version,
+                    write.version,
                     body,
-                    max(1, ttl_ms),
+                    max(1, write.ttl_ms),
                     self.channel,
                     self.message(task_id, body),
                     fence,
-                    "1" if terminal else "0",
+                    "1" if write.terminal else "0",
                     task_id,
                 ],
             )

@@ -38,6 +38,7 @@ from .._protocol._jsonrpc import Request
 from .._protocol._state import InvalidState, StateSealer
 from .._store import RedisStore, StoreUnavailable
 from .._store._leases import Claim
+from .._store._redis import TaskWrite
 from ._durable import open_start
 from ._record import TaskRecord, iso8601
 
@@ -265,9 +266,8 @@ class Handover:
         """
         ended = finished_view(snapshot, status, message)
         ended["origin"] = self.shared.origin
-        await self.shared.save_task(
-            claim.task_id, ended, 1, _retention_ms(ended), claim.fence, terminal=True
-        )
+        write = TaskWrite.of(ended, 1, _retention_ms(ended), claim.fence, terminal=True)
+        await self.shared.save_task(claim.task_id, write)
 
     # -- resuming ---------------------------------------------------------------------
     async def resume(self, claim: Claim, snapshot: JsonObject) -> None:

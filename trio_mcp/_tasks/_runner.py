@@ -55,6 +55,7 @@ from .._json import JsonObject, JsonValue
 from .._protocol import _wire as wire
 from .._store import MemoryStore, RedisStore, Store, StoreUnavailable
 from .._store._leases import Start
+from .._store._redis import TaskWrite
 from ._durable import DurableStart, seal_start
 from ._handover import Handover
 from ._record import TERMINAL, BadResponses, TaskRecord
@@ -544,14 +545,14 @@ class TaskRunner:
         shared = self._shared
         if shared is not None and record.task_id in self._records and not record.lost:
             record.version += 1
-            shared.save_task_soon(
-                record.task_id,
+            write = TaskWrite.of(
                 record.snapshot(shared.origin),
                 record.version,
                 record.retention_ms(),
                 record.fence,
                 terminal=record.terminal,
             )
+            shared.save_task_soon(record.task_id, write)
 
     def _alive(self, task_id: str) -> TaskRecord | None:
         """The task ``task_id``, unless it is unknown or finished and past its TTL."""
