@@ -55,7 +55,9 @@ async def test_the_clients_timeout_is_the_default_deadline(tmp_path: Path) -> No
             await client.call_tool("wait_cancel", {"mark": str(tmp_path / "m")})
 
 
-async def test_input_requests_are_answered_by_on_input() -> None:
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_input_requests_are_answered_by_on_input(era: str) -> None:
+    """In either era: 2026-07-28 input rounds, or the handshake era's own requests."""
     asked: list[InputRequest] = []
 
     async def on_input(request: InputRequest) -> dict[str, object]:
@@ -70,7 +72,8 @@ async def test_input_requests_are_answered_by_on_input() -> None:
             "model": "m",
         }
 
-    async with Client(make_server(), on_input=on_input) as client:
+    server = make_server(legacy=True)
+    async with Client(server, on_input=on_input, era=era) as client:  # type: ignore[arg-type]
         greeted = await client.call_tool("greet")
         both = await client.call_tool("roots_and_model")
 

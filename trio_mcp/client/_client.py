@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Self
 
 import trio
 
-from .._errors import InvalidArgument, Transport
+from .._errors import InvalidArgument, Timeout, Transport
 from .._json import JsonObject, JsonValue
 from ._jsonrpc import Incoming
 from ._link import Link, leaves, request_headers
@@ -281,23 +281,25 @@ class Client:
             request_headers.reset(reset)
 
     async def _list(self, method: str, key: str) -> list[JsonObject]:
+        """Every page of ``method``: at most ``MAX_PAGES``, all within the client's
+        timeout (one deadline for the whole list, not one per page)."""
         items: list[JsonObject] = []
         params: JsonObject = {}
-        for _ in range(MAX_PAGES):
-            result = await self.request(method, params)
-            page = result.get(key)
-            if not isinstance(page, list) or not all(isinstance(i, dict) for i in page):
-                raise Transport(
-                    f"the {method} result has no list of objects under {key!r}"
-                )
-            items += [i for i in page if isinstance(i, dict)]
-            cursor = result.get("nextCursor")
-            if cursor is None:
-                return items
-            if not isinstance(cursor, str):
-                raise Transport(f"the {method} result's nextCursor is not a string")
-            params = {"cursor": cursor}
-        raise Transport(f"{method}: the server had more than {MAX_PAGES} pages")
+        with trio.move_on_after(self.timeout):
+            for _ in range(MAX_PAGES):
+                result = await self.request(method, params)
+                items += _page(result, method, key)
+                cursor = result.get("nextCursor")
+                if cursor is None:
+                    return items
+                if not isinstance(cursor, str):
+                    raise Transport(f"the {method} result's nextCursor is not a string")
+                params = {"cursor": cursor}
+            raise Transport(f"{method}: the server had more than {MAX_PAGES} pages")
+        raise Timeout(
+            f"{method}: {len(items)} entries listed, the rest not within "
+            f"{self.timeout:g} s"
+        )
 
     async def list_tools(self) -> list[JsonObject]:
         """Every tool of every page of ``tools/list``, each as the server sent it."""
@@ -401,6 +403,13 @@ class Client:
         return Completion.of(
             await self._call("completion/complete", params, timeout, None)
         )
+
+
+def _page(result: JsonObject, method: str, key: str) -> list[JsonObject]:
+    page = result.get(key)
+    if not isinstance(page, list) or not all(isinstance(i, dict) for i in page):
+        raise Transport(f"the {method} result has no list of objects under {key!r}")
+    return [i for i in page if isinstance(i, dict)]
 
 
 def _remember_param_headers(link: Link, tools: list[JsonObject]) -> None:
