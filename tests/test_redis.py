@@ -101,7 +101,7 @@ async def test_without_coredis_running_says_what_to_install(
     monkeypatch.setitem(sys.modules, "coredis", None)
     for owner in (RedisStore(NOWHERE), RedisBroadcast(NOWHERE)):
         with pytest.raises(
-            McpError.Transport, match=r'pip install "trio-mcp\[redis\]"'
+            McpError.Transport, match=r'pip install "\.\[redis\]" in the clone'
         ):
             async with owner.running():
                 pass

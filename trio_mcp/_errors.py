@@ -40,8 +40,10 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from ._json import JsonObject, JsonValue
+from ._version import __version__
 
 __all__ = [
+    "install_hint",
     "DecodeError",
     "AlreadyRunning",
     "DuplicateName",
@@ -59,6 +61,18 @@ __all__ = [
     "ToolError",
     "Transport",
 ]
+
+
+def install_hint(extra: str) -> str:
+    """How to add an extra, in the spelling that works: trio-mcp is on no public
+    package index, so installing the extra by the project's name finds nothing in a fresh
+    virtualenv. The wheel built in a clone, or the clone itself, has the extra."""
+    wheel = f"trio_mcp-{__version__}-py3-none-any.whl"
+    return (
+        f'install the {extra} extra: pip install "/path/to/{wheel}[{extra}]" '
+        f'(the wheel built in a clone of trio-mcp), or pip install ".[{extra}]" in '
+        "the clone"
+    )
 
 
 class McpError(Exception):

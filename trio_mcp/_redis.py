@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Final, NoReturn
 
 import trio
 
-from ._errors import InvalidArgument, Transport
+from ._errors import InvalidArgument, Transport, install_hint
 
 if TYPE_CHECKING:
     import coredis
@@ -124,8 +124,7 @@ class RedisConnection:
             from coredis.retry import NoRetryPolicy
         except ImportError as exc:
             raise Transport(
-                f"{self.owner} needs coredis; install it with: "
-                'pip install "trio-mcp[redis]"'
+                f"{self.owner} needs coredis; {install_hint('redis')}"
             ) from exc
         client: coredis.Redis[bytes] = coredis.Redis.from_url(
             self.url, retry_policy=NoRetryPolicy(), connect_timeout=self.connect_timeout

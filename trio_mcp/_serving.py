@@ -480,8 +480,8 @@ class Serving:
         Raises:
             McpError.InsecureBinding: if ``host`` is not loopback and ``require_auth``
                 is false (checked before anything is bound).
-            McpError.Transport: if Hypercorn is not installed (``pip install
-                "trio-mcp[http]"``) or the address cannot be bound, or with
+            McpError.Transport: if Hypercorn is not installed (the ``http``
+                extra) or the address cannot be bound, or with
                 ``workers > 1`` if this server is not a module-level name.
             ValueError: ``StateKeyRequired``, if ``workers > 1`` and no state key
                 is configured (``state_key=`` or ``TRIO_MCP_STATE_KEY``).

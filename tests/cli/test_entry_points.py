@@ -25,6 +25,7 @@ import trio
 from cli_helpers import request_line, run_command, write_server
 
 from trio_mcp import McpError, Server, tool
+from trio_mcp._version import __version__
 
 ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = 6
@@ -169,5 +170,7 @@ def test_serve_without_hypercorn_is_one_line_with_the_fix(tmp_path: Path) -> Non
 
     assert 2 == done.returncode
     assert [
-        'trio-mcp serve: serving HTTP needs Hypercorn; install it with: pip install "trio-mcp[http]"'
+        "trio-mcp serve: serving HTTP needs Hypercorn; install the http extra: pip "
+        f'install "/path/to/trio_mcp-{__version__}-py3-none-any.whl[http]" (the wheel built in '
+        'a clone of trio-mcp), or pip install ".[http]" in the clone'
     ] == done.stderr.splitlines()

@@ -420,7 +420,9 @@ async def test_missing_hypercorn_names_the_extra(
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "hypercorn", None)
 
-    with pytest.raises(McpError.Transport, match=r'pip install "trio-mcp\[http\]"'):
+    with pytest.raises(
+        McpError.Transport, match=r'pip install "\.\[http\]" in the clone'
+    ):
         await make_server().serve_http(port=0)
 
 

@@ -56,7 +56,7 @@ _LIST_CHANGED: Final = frozenset(
 class RedisBroadcast(Broadcast):
     """Publishes changes to the listen streams of every process sharing one Redis.
 
-    Needs the ``redis`` extra (``pip install "trio-mcp[redis]"``). Give it to
+    Needs the ``redis`` extra (``pip install ".[redis]"`` in a clone, or the wheel). Give it to
     ``Server(broadcast=...)``, or pass ``--broadcast URL`` to ``trio-mcp serve``.
     The serve methods and the mounted app's ASGI lifespan keep it connected; an
     ASGI host that does not run a mounted app's lifespan enters

@@ -12,6 +12,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from .._authority import Capability
+from .._errors import install_hint
 from ._load import CliError
 
 if TYPE_CHECKING:
@@ -23,9 +24,7 @@ __all__ = ["add_auth_arguments", "bearer_auth"]
 
 def add_auth_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``--auth-*`` options of ``serve``."""
-    group = parser.add_argument_group(
-        "OAuth resource server (needs the auth extra: pip install 'trio-mcp[auth]')"
-    )
+    group = parser.add_argument_group("OAuth resource server (needs the auth extra)")
     group.add_argument(
         "--auth-issuer",
         metavar="URL",
@@ -101,7 +100,7 @@ def bearer_auth(server: Server, args: argparse.Namespace) -> BearerAuth | None:
         from trio_mcp.auth import BearerAuth
     except ImportError as exc:
         raise CliError(
-            f"--auth-issuer needs the auth extra ({exc}): pip install 'trio-mcp[auth]'"
+            f"--auth-issuer needs the auth extra ({exc}); {install_hint('auth')}"
         ) from None
     try:
         return BearerAuth(

@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import _metrics
 from .._declare._threads import thread_budget
-from .._errors import Transport
+from .._errors import Transport, install_hint
 from .._json import JsonObject, encode_message
 
 __all__ = ["enable_metrics", "health_report", "send_health", "send_metrics"]
@@ -63,8 +63,7 @@ def enable_metrics() -> None:
         _metrics.enable_prometheus()
     except ImportError as exc:
         raise Transport(
-            "metrics_path needs prometheus-client; install it with: "
-            'pip install "trio-mcp[metrics]"'
+            f"metrics_path needs prometheus-client; {install_hint('metrics')}"
         ) from exc
 
 

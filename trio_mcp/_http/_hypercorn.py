@@ -25,7 +25,7 @@ import trio
 if TYPE_CHECKING:
     from hypercorn.config import Config
 
-from .._errors import Transport
+from .._errors import Transport, install_hint
 from .._interrupt import interrupts_unwrapped
 from .._limits import Limits
 from .._loopback import check_binding
@@ -117,7 +117,7 @@ async def serve_hypercorn(
         from hypercorn.utils import wrap_app
     except ImportError as exc:
         raise Transport(
-            'serving HTTP needs Hypercorn; install it with: pip install "trio-mcp[http]"'
+            f"serving HTTP needs Hypercorn; {install_hint('http')}"
         ) from exc
     config = hypercorn_config(Config)
     config.keep_alive_timeout = app.limits.idle_timeout

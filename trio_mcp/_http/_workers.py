@@ -34,7 +34,7 @@ import trio
 
 from .._changes import Broadcast
 from .._changes._redis import RedisBroadcast
-from .._errors import InvalidArgument, Transport
+from .._errors import InvalidArgument, Transport, install_hint
 from .._protocol._state import KeyConfig, require_shared_key
 from .._store import MemoryStore, Store
 from ._options import HttpOptions, http_limits
@@ -201,7 +201,7 @@ def run_workers(spec: WorkerSpec, *, workers: int, bind: str) -> int:
         from hypercorn.run import run
     except ImportError as exc:
         raise Transport(
-            'serving HTTP needs Hypercorn; install it with: pip install "trio-mcp[http]"'
+            f"serving HTTP needs Hypercorn; {install_hint('http')}"
         ) from exc
     from ._hypercorn import hypercorn_config
 

@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Annotated, get_args, get_origin
 
 from .._authority._secrets import MASK, Secret
+from .._errors import install_hint
 from ._constraints import Field, Kind, read_extra
 from ._inspect import is_model
 from ._verbatim import merge_passthrough, passthrough_problem
@@ -236,7 +237,7 @@ def _too_old() -> str | None:
         return None
     return (
         f"pydantic {version} is installed; trio_mcp needs pydantic "
-        f"{'.'.join(map(str, OLDEST))} or newer (pip install 'trio-mcp[pydantic]')"
+        f"{'.'.join(map(str, OLDEST))} or newer ({install_hint('pydantic')})"
     )
 
 

@@ -26,6 +26,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
+from .._errors import install_hint
 from .._json import JsonObject, JsonValue
 
 if TYPE_CHECKING:
@@ -90,8 +91,7 @@ def parse_frontmatter(source: str) -> JsonObject:
         import yaml
     except ImportError:
         raise BadFrontmatter(
-            "cannot be read: serving skills needs PyYAML; install it with "
-            "pip install 'trio-mcp[skills]'"
+            f"cannot be read: serving skills needs PyYAML; {install_hint('skills')}"
         ) from None
     size = len(source.encode("utf-8"))
     if size > MAX_FRONTMATTER_BYTES:

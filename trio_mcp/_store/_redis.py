@@ -169,7 +169,7 @@ class StoreUnavailable(Exception):
 class RedisStore(Store):
     """State shared by every worker and replica through one Redis.
 
-    Needs the ``redis`` extra (``pip install "trio-mcp[redis]"``). Give it to
+    Needs the ``redis`` extra (``pip install ".[redis]"`` in a clone, or the wheel). Give it to
     ``Server(store=...)``: the rate-limit buckets, the task records (``tasks/get``,
     ``tasks/update`` and ``tasks/cancel`` work on any replica, and a finished task
     outlives its worker within its TTL) and, unless ``broadcast=`` is given, the

@@ -50,7 +50,7 @@ import trio
 from .._authority import Grants
 from .._dispatch import Caller, Dispatcher, Middleware
 from .._dispatch._dispatcher import Edge as DispatchEdge
-from .._errors import Transport
+from .._errors import Transport, install_hint
 from .._http._access import Access
 from .._http._forwarded import ClientAddresses
 from .._http._gate import RateLimiter
@@ -279,7 +279,7 @@ async def serve_websocket(
         import trio_websocket
     except ImportError as exc:
         raise Transport(
-            "serve_websocket needs trio-websocket; install trio-mcp[websocket]"
+            f"serve_websocket needs trio-websocket; {install_hint('websocket')}"
         ) from exc
 
     listen = functools.partial(

@@ -10,7 +10,7 @@ to a key need a DPoP proof (RFC 9449). ``TokenExchange`` (RFC 8693) gives a gate
 a token aimed at each upstream for its caller.
 
 ``import trio_mcp`` never imports this package (it needs ``httpx`` and ``joserfc``):
-``pip install "trio-mcp[auth]"``.
+the ``auth`` extra (``pip install ".[auth]"`` in a clone, or the wheel built there).
 """
 
 from ._bearer import BearerAuth

@@ -27,7 +27,7 @@ from urllib.parse import urlsplit
 
 import trio
 
-from .._errors import Transport
+from .._errors import Transport, install_hint
 from ._jsonrpc import MAX_MESSAGE_BYTES
 from ._link import StreamLink, leaves
 
@@ -146,7 +146,7 @@ async def open_websocket(
         import trio_websocket
     except ImportError as exc:  # pragma: no cover - the client extra is installed
         raise Transport(
-            'WebSocket targets need trio-websocket: pip install "trio-mcp[client]"'
+            f"WebSocket targets need trio-websocket; {install_hint('client')}"
         ) from exc
     parts = urlsplit(url)
     host = parts.hostname or ""
