@@ -174,7 +174,8 @@ class Server(Serving):
             receipts=receipts,
             sealer=StateSealer.from_config(state_key),
             # A remote upstream's catalog follows the upstream's: listChanged.
-            dynamic=settled.dynamic or any(u.remote for u in gateway),
+            dynamic=settled.dynamic
+            or (self._gateway is not None and self._gateway.may_change),
             broadcast=settled.broadcast,
             store=store,
             skills=self._skills or None,

@@ -272,3 +272,30 @@ async def test_the_composed_server_is_asked_with_the_inbound_grants_only() -> No
         await client.call_tool("granted")
 
     assert [frozenset({"notes.read"})] == seen
+
+
+async def test_a_composed_servers_catalog_change_reaches_the_gateways_clients() -> None:
+    @tool
+    def late() -> str:
+        """A tool added while serving."""
+        return "late"
+
+    inner = Server("inner", "1", tools=[echo], dynamic=True)
+    gateway = Server("gw", "1", upstreams=[Upstream(inner, prefix="i_")])
+    fixed = Server("fixed", "1", upstreams=[Upstream(notes_server(), prefix="n_")])
+
+    async with McpTestClient(gateway) as client:
+        async with client.listen(tools_list_changed=True) as listen:
+            inner.replace(tools=[echo, late])
+            notice = await listen.next(timeout=10)
+        names = [t["name"] for t in await client.list_tools()]
+        result = await client.call_tool("i_late")
+        changing = (await client.discover())["capabilities"]
+    async with McpTestClient(fixed) as client:
+        fixing = (await client.discover())["capabilities"]
+
+    assert "notifications/tools/list_changed" == notice["method"]
+    assert ["i_echo", "i_late"] == names
+    assert "late" == result.structured
+    assert {"listChanged": True} == changing["tools"]  # type: ignore[index,call-overload]
+    assert {"listChanged": False} == fixing["tools"]  # type: ignore[index,call-overload]

@@ -19,7 +19,7 @@ from typing import Literal
 
 import pytest
 import trio
-from support import serving
+from support import serving, serving_websocket
 from support.gateway import listed
 from support.tools import echo as own_echo
 from support.upstream import make_server, stdio_command, wait_for_text
@@ -35,7 +35,7 @@ async def http_upstream() -> AsyncIterator[str]:
         yield f"{base}/mcp"
 
 
-TARGETS = ["http", "stdio", "stdio-legacy"]
+TARGETS = ["http", "ws", "stdio", "stdio-legacy"]
 
 
 @asynccontextmanager
@@ -43,6 +43,9 @@ async def target_of(kind: str) -> AsyncIterator[str | list[str]]:
     if kind == "http":
         async with http_upstream() as url:
             yield url
+    elif kind == "ws":
+        async with serving_websocket(make_server()) as port:
+            yield f"ws://127.0.0.1:{port}/mcp"
     else:
         yield stdio_command("--legacy") if kind == "stdio-legacy" else stdio_command()
 

@@ -12,13 +12,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, NoReturn
 
 import trio
 
+from .._changes import Change
 from .._dispatch._catalog import Entry
 from .._errors import DuplicateName
 from ._inprocess import composed
 from ._value import Upstream
+
+if TYPE_CHECKING:
+    from .._serving import Serving
 
 __all__ = ["Gateway"]
 
@@ -53,6 +58,15 @@ class Gateway:
                 self._slots[i] = composed(upstream, upstream.target)  # type: ignore[arg-type]
                 _no_collision(upstream, self._slots[i], seen)
 
+    @property
+    def may_change(self) -> bool:
+        """Whether what the upstreams serve may change while serving: a remote
+        upstream, or a composed server whose own catalog may."""
+        return any(
+            upstream.remote or upstream.target._dispatcher.dynamic  # type: ignore[union-attr]
+            for upstream in self.upstreams
+        )
+
     def relayed(self) -> list[Entry]:
         """Every upstream's entries, in order of precedence."""
         return [entry for slot in self._slots for entry in slot]
@@ -85,11 +99,28 @@ class Gateway:
     async def _keep(self, index: int, upstream: Upstream) -> None:
         target = upstream.target
         if _is_server(target):
-            async with target.task_nursery():  # type: ignore[union-attr]
-                await trio.sleep_forever()
+            await self._follow_composed(index, upstream, target)  # type: ignore[arg-type]
         from ._supervise import supervise
 
         await supervise(upstream, lambda entries: self.set(index, entries))
+
+    async def _follow_composed(
+        self, index: int, upstream: Upstream, server: Serving
+    ) -> NoReturn:
+        """Run a composed server's own background work (its task nursery, its
+        upstreams) and compose it again whenever its catalog changes
+        (``replace()``, its own upstreams): a name that collides then is logged
+        and not served, as a remote upstream's is."""
+        wanted = [
+            Change.list_changed(kind) for kind in ("tools", "prompts", "resources")
+        ]
+        async with server.task_nursery():
+            with server.broadcast.subscribe(wanted) as changes:
+                async for _ in changes:
+                    self.set(index, composed(upstream, server))
+        raise AssertionError(
+            "a broadcast's subscription never ends"
+        )  # pragma: no cover
 
 
 def _nothing() -> None:
