@@ -8,6 +8,7 @@ one frozen ``Checked`` value, which every method reads.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Container
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = ["check"]
 
+log = logging.getLogger("trio_mcp")
+
 
 def check(
     request: Request,
@@ -33,8 +36,10 @@ def check(
     emit: Emit,
     scope: trio.CancelScope | None,
     methods: Container[str],
+    versions: tuple[str, ...] = wire.SUPPORTED_VERSIONS,
 ) -> Checked:
-    """Run the ordered checks of the revision ("Request checks").
+    """Run the ordered checks of the revision ("Request checks"); ``versions`` are
+    those the server serves (with the handshake-era ones of a dual-era server).
 
     Raises:
         Failure: with the first failing check's error.
@@ -42,7 +47,7 @@ def check(
     headers = caller.headers
     method = request.method
     if method in wire.REMOVED_METHODS:
-        raise _removed(method)
+        raise _removed(method, versions)
     params = _params(request)
     meta = _meta(params)
     version = meta[wire.META_PROTOCOL_VERSION]
@@ -72,15 +77,45 @@ def check(
     return Checked(request, params, meta, caller, edge, emit, scope, request.id, method)
 
 
-def _removed(method: str) -> Failure:
-    """-32601 (HTTP 404) for a method this revision removed, naming what is served."""
+def _removed(method: str, versions: tuple[str, ...]) -> Failure:
+    """-32601 (HTTP 404) for a method this revision removed, naming what is served.
+
+    ``initialize`` at a modern-only server is a handshake-era client, which cannot
+    send ``server/discover``: the message tells whoever reads it (the client's user,
+    who passes it on) that the server's operator opts in with ``legacy=True``, and
+    the operator's log says so too, once per process (``_handshake_client``).
+    """
+    served = ", ".join(versions)
+    if method == "initialize" and versions == wire.SUPPORTED_VERSIONS:
+        _handshake_client()
+        advice = (
+            f"this server serves only {served}; a client of an earlier revision "
+            "opens with initialize, and its operator serves those clients too with "
+            "Server(..., legacy=True) or trio-mcp run --legacy"
+        )
+    else:
+        advice = f"this server supports only {served} (send server/discover)"
     return Failure(
         wire.METHOD_NOT_FOUND,
         f"method '{method}' does not exist in protocol revision "
-        f"{wire.PROTOCOL_VERSION}; this server supports only "
-        f"{', '.join(wire.SUPPORTED_VERSIONS)} (send server/discover)",
+        f"{wire.PROTOCOL_VERSION}; {advice}",
         {"supported": list(wire.SUPPORTED_VERSIONS)},
         http_status=404,
+    )
+
+
+_warned: list[bool] = []
+
+
+def _handshake_client() -> None:
+    """Warn the operator, once per process, that a handshake-era client came."""
+    if _warned:
+        return
+    _warned.append(True)
+    log.warning(
+        "a client sent initialize: it speaks a handshake-era revision (2025-11-25 or "
+        "earlier), which this server does not serve; to serve it too, build the "
+        "server with Server(..., legacy=True) or run it with trio-mcp run --legacy"
     )
 
 

@@ -403,7 +403,7 @@ class Dispatcher(Calls):
         Raises:
             Failure: with the first failing check's error.
         """
-        return check(request, caller, edge, emit, scope, self.methods)
+        return check(request, caller, edge, emit, scope, self.methods, self.versions)
 
     # -- discovery and lists --------------------------------------------------------------
     async def _discover(self, request: Checked) -> JsonObject:
