@@ -6,35 +6,18 @@ session that expired is opened again."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
-
 import httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import serving_app
+from support.asgi import HeaderRecorder
+from support.tools import locate
 from support.upstream import make_server
 
-from trio_mcp import Field, Server, resource, tool
+from trio_mcp import Server, resource
 from trio_mcp._protocol._headers import decode_header_value
 from trio_mcp.client import Client
 from trio_mcp.client._httplink import header_value
-
-
-@tool
-def locate(
-    region: Annotated[str, Field(json_schema={"x-mcp-header": "Region"})],
-    shard: Annotated[int | None, Field(json_schema={"x-mcp-header": "Shard"})] = None,
-    fast: Annotated[bool, Field(json_schema={"x-mcp-header": "Fast"})] = False,
-) -> str:
-    """
-    Say where a call was routed.
-
-    Args:
-        region: The region to route to.
-        shard: The shard within the region.
-        fast: Whether to take the fast path.
-    """
-    return f"{region}/{shard}/{fast}"
 
 
 @resource("doc://{name}")
@@ -48,22 +31,8 @@ def doc(name: str) -> str:
     return f"doc {name}"
 
 
-class Seen:
-    """An ASGI pass-through keeping each request's method and headers."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.requests: list[tuple[str, dict[str, str]]] = []
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            headers = {k.decode(): v.decode() for k, v in scope["headers"]}
-            self.requests.append((scope["method"], headers))
-        await self.app(scope, receive, send)
-
-
 async def test_param_headers_are_learnt_from_a_refusal_and_sent() -> None:
-    seen = Seen(Server("headers", "1.0", tools=[locate]).mount())
+    seen = HeaderRecorder(Server("headers", "1.0", tools=[locate]).mount())
     async with serving_app(seen) as url, Client(url + "/mcp") as client:
         first = await client.call_tool("locate", {"region": "eu", "shard": 3})
         second = await client.call_tool("locate", {"region": "us", "fast": True})
@@ -75,7 +44,7 @@ async def test_param_headers_are_learnt_from_a_refusal_and_sent() -> None:
 
 
 async def test_param_headers_are_sent_at_once_after_a_listing() -> None:
-    seen = Seen(Server("headers", "1.0", tools=[locate]).mount())
+    seen = HeaderRecorder(Server("headers", "1.0", tools=[locate]).mount())
     async with serving_app(seen) as url, Client(url + "/mcp") as client:
         await client.list_tools()
         before = len(seen.requests)
@@ -86,7 +55,7 @@ async def test_param_headers_are_sent_at_once_after_a_listing() -> None:
 
 
 async def test_a_uri_that_is_not_ascii_travels_in_the_base64_form() -> None:
-    seen = Seen(Server("docs", "1.0", resources=[doc]).mount())
+    seen = HeaderRecorder(Server("docs", "1.0", resources=[doc]).mount())
     async with serving_app(seen) as url, Client(url + "/mcp") as client:
         read = await client.read_resource("doc://crème brûlée")
 
@@ -106,7 +75,7 @@ def test_every_header_value_decodes_to_what_was_sent(value: str) -> None:
 
 
 async def test_an_expired_session_is_opened_again() -> None:
-    seen = Seen(make_server(legacy=True).mount())
+    seen = HeaderRecorder(make_server(legacy=True).mount())
     async with serving_app(seen) as url, Client(url + "/mcp", era="legacy") as client:
         await client.call_tool("echo", {"text": "one"})
         sid = next(
@@ -126,7 +95,7 @@ async def test_an_expired_session_is_opened_again() -> None:
 
 
 async def test_a_modern_server_needs_no_session_and_keeps_none() -> None:
-    seen = Seen(make_server().mount())
+    seen = HeaderRecorder(make_server().mount())
     async with serving_app(seen) as url, Client(url + "/mcp") as client:
         await client.call_tool("echo", {"text": "x"})
 

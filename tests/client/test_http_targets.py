@@ -4,13 +4,13 @@ the stream, credentials that go to the target alone, and redirects never followe
 from __future__ import annotations
 
 import itertools
-from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
 from support import serving, serving_app
+from support.asgi import HeaderRecorder
+from support.raw_server import answering
 from support.upstream import cancelled_across, make_server, tour
 
 from trio_mcp import McpError
@@ -46,27 +46,13 @@ async def test_a_cancel_reaches_the_handler_over_http(tmp_path: Path, era: str) 
         assert "x" == (await client.call_tool("echo", {"text": "x"})).text
 
 
-class Seen:
-    """An ASGI pass-through that keeps each request's method and headers."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.requests: list[tuple[str, dict[str, str]]] = []
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            headers = {k.decode(): v.decode() for k, v in scope["headers"]}
-            self.requests.append((scope["method"], headers))
-        await self.app(scope, receive, send)
-
-
 async def test_headers_and_a_fresh_token_go_with_every_request() -> None:
     tokens = itertools.count(1)
 
     async def auth() -> str:
         return f"token-{next(tokens)}"
 
-    seen = Seen(make_server().mount())
+    seen = HeaderRecorder(make_server().mount())
     async with (
         serving_app(seen) as url,
         Client(url + "/mcp", headers={"x-team": "blue"}, auth=auth) as client,
@@ -87,7 +73,7 @@ async def test_headers_and_a_fresh_token_go_with_every_request() -> None:
 
 
 async def test_a_legacy_session_is_kept_and_deleted_on_exit() -> None:
-    seen = Seen(make_server(legacy=True).mount())
+    seen = HeaderRecorder(make_server(legacy=True).mount())
     async with (
         serving_app(seen) as url,
         Client(url + "/mcp", era="legacy", auth="secret") as client,
@@ -106,26 +92,16 @@ async def test_a_legacy_session_is_kept_and_deleted_on_exit() -> None:
     assert {"Bearer secret"} == {h["authorization"] for _, h in seen.requests}
 
 
-async def _redirecting(stream: trio.SocketStream) -> None:
-    async with stream:
-        await stream.receive_some(65536)
-        await stream.send_all(
-            b"HTTP/1.1 307 Temporary Redirect\r\n"
-            b"Location: http://127.0.0.1:9/elsewhere\r\n"
-            b"Content-Length: 0\r\n\r\n"
-        )
-
-
 async def test_a_redirect_is_never_followed() -> None:
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(
-            partial(trio.serve_tcp, _redirecting, 0, host="127.0.0.1")
-        )
-        port = listeners[0].socket.getsockname()[1]
+    redirect = (
+        b"HTTP/1.1 307 Temporary Redirect\r\n"
+        b"Location: http://127.0.0.1:9/elsewhere\r\n"
+        b"Content-Length: 0\r\n\r\n"
+    )
+    async with answering(redirect) as port:
         with pytest.raises(McpError.Transport, match=r"307.*127\.0\.0\.1:9/elsewhere"):
             async with Client(f"http://127.0.0.1:{port}/mcp", auth="secret"):
                 pass
-        nursery.cancel_scope.cancel()
 
 
 async def test_nothing_listening_is_a_transport_error_naming_no_secret() -> None:

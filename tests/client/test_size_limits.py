@@ -3,12 +3,10 @@ than the limit."""
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from functools import partial
 
 import pytest
-import trio
+from support.raw_server import answering
 
 from trio_mcp import McpError
 from trio_mcp.client import Client
@@ -17,24 +15,11 @@ from trio_mcp.client._jsonrpc import MAX_MESSAGE_BYTES
 BIG = MAX_MESSAGE_BYTES + 10
 
 
-async def _answer(head: bytes, body: bytes, stream: trio.SocketStream) -> None:
-    async with stream:
-        await stream.receive_some(65536)
-        # The client may stop reading at its limit and close.
-        with contextlib.suppress(trio.BrokenResourceError):
-            await stream.send_all(head + body)
-
-
 async def _refused(head: bytes, body: bytes) -> str:
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(
-            partial(trio.serve_tcp, partial(_answer, head, body), 0, host="127.0.0.1")
-        )
-        port = listeners[0].socket.getsockname()[1]
+    async with answering(head + body) as port:
         with pytest.raises(McpError.Transport) as raised:
             async with Client(f"http://127.0.0.1:{port}/mcp", era="modern"):
                 pass
-        nursery.cancel_scope.cancel()
     return str(raised.value)
 
 

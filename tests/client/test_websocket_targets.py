@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from functools import partial
 from pathlib import Path
 
 import pytest
-import trio
 from support import serving_websocket
+from support.raw_server import answering
 from support.upstream import cancelled_across, make_server, tour
 
 from trio_mcp import McpError
@@ -39,23 +38,13 @@ async def test_a_refused_handshake_names_the_status() -> None:
                 pass
 
 
-async def _redirect_handshake(stream: trio.SocketStream) -> None:
-    async with stream:
-        await stream.receive_some(65536)
-        await stream.send_all(
-            b"HTTP/1.1 301 Moved Permanently\r\n"
-            b"Location: ws://127.0.0.1:9/elsewhere\r\n"
-            b"Content-Length: 0\r\n\r\n"
-        )
-
-
 async def test_a_redirected_handshake_is_not_followed() -> None:
-    async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(
-            partial(trio.serve_tcp, _redirect_handshake, 0, host="127.0.0.1")
-        )
-        port = listeners[0].socket.getsockname()[1]
+    redirect = (
+        b"HTTP/1.1 301 Moved Permanently\r\n"
+        b"Location: ws://127.0.0.1:9/elsewhere\r\n"
+        b"Content-Length: 0\r\n\r\n"
+    )
+    async with answering(redirect) as port:
         with pytest.raises(McpError.Transport, match=r"301.*ws://127\.0\.0\.1:9/"):
             async with Client(f"ws://127.0.0.1:{port}/mcp", auth="secret"):
                 pass
-        nursery.cancel_scope.cancel()

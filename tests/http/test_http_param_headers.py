@@ -14,6 +14,7 @@ import httpx
 import pytest
 from support import serving
 from support.mcp_http import headers_for, post
+from support.tools import locate
 
 from trio_mcp import (
     Field,
@@ -26,23 +27,6 @@ from trio_mcp import (
     tool,
 )
 from trio_mcp.testing import check_message
-
-
-@tool
-def locate(
-    region: Annotated[str, Field(json_schema={"x-mcp-header": "Region"})],
-    shard: Annotated[int | None, Field(json_schema={"x-mcp-header": "Shard"})] = None,
-    fast: Annotated[bool, Field(json_schema={"x-mcp-header": "Fast"})] = False,
-) -> str:
-    """
-    Say where a call was routed.
-
-    Args:
-        region: The region to route to.
-        shard: The shard within the region.
-        fast: Whether to take the fast path.
-    """
-    return f"{region}/{shard}/{fast}"
 
 
 def _server() -> Server:

@@ -3,7 +3,8 @@
 ``asgi_exchange`` drives an app as an ASGI server would, for one request;
 ``Recorder`` sits in front of an app that a real server (Hypercorn, uvicorn) runs
 and keeps every exchange, so each message the server sent can be checked against
-the revision's schema afterwards.
+the revision's schema afterwards; ``HeaderRecorder`` keeps each request's method
+and headers (what a client sent, credentials included).
 """
 
 from __future__ import annotations
@@ -140,3 +141,17 @@ class Recorder:
                 check_message(json.loads(text), method)
                 count += 1
         return count
+
+
+class HeaderRecorder:
+    """An ASGI pass-through that keeps each HTTP request's method and headers."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.requests: list[tuple[str, dict[str, str]]] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+            self.requests.append((scope["method"], headers))
+        await self.app(scope, receive, send)

@@ -1,5 +1,5 @@
 """The plain declarations most test servers need, declared once: the tools ``echo``,
-``add`` and ``steps``, the prompt ``greet``.
+``add``, ``steps`` and ``locate`` (``x-mcp-header`` parameters), the prompt ``greet``.
 
 Servers run as subprocesses import them too: ``subprocess_env()`` (support) puts
 ``tests/`` on their ``PYTHONPATH``.
@@ -7,9 +7,11 @@ Servers run as subprocesses import them too: ``subprocess_env()`` (support) puts
 
 from __future__ import annotations
 
-from trio_mcp import FunctionTool, ToolContext, prompt, tool
+from typing import Annotated
 
-__all__ = ["add", "echo", "echo_as", "greet", "steps"]
+from trio_mcp import Field, FunctionTool, ToolContext, prompt, tool
+
+__all__ = ["add", "echo", "echo_as", "greet", "locate", "steps"]
 
 
 def _echo(text: str) -> str:
@@ -63,3 +65,20 @@ def greet(name: str) -> str:
         name: Who.
     """
     return f"hello {name}"
+
+
+@tool
+def locate(
+    region: Annotated[str, Field(json_schema={"x-mcp-header": "Region"})],
+    shard: Annotated[int | None, Field(json_schema={"x-mcp-header": "Shard"})] = None,
+    fast: Annotated[bool, Field(json_schema={"x-mcp-header": "Fast"})] = False,
+) -> str:
+    """
+    Say where a call was routed.
+
+    Args:
+        region: The region to route to.
+        shard: The shard within the region.
+        fast: Whether to take the fast path.
+    """
+    return f"{region}/{shard}/{fast}"
