@@ -43,7 +43,11 @@ their checks are in ``bench/counted_loads.py``):
 and ``x bare app``: 1.0 would mean no cost above the base); ``own`` is the difference.
 Every reply is checked (stdio: each one; HTTP: every status, and each connection's
 last body in full after the run): a wrong answer fails the row, never counts. The
-figures before issue 37 (``BEFORE``) close the report, each with its 5 % budget.
+figures before issue 37 (``BEFORE``) follow the table, each with its 5 % budget; then
+issue 41's targets (``TARGETS``), each PASS or MISS: trio_mcp's own work on a stdio and
+an HTTP ``echo``, a handshake-era call against a modern one on each transport, and
+``import trio_mcp`` against ``import trio`` (CPU seconds of fresh interpreters, the
+median of paired runs: the one figure here that is not an instruction count).
 """
 
 from __future__ import annotations
@@ -384,6 +388,82 @@ def budget(figures: list[Figure]) -> list[str]:
     return lines
 
 
+#: Issue 41's targets on instruction counts: (what, row, base row, how the two compare,
+#: the bound). ``own`` is row - base, in instructions; ``ratio`` is row / base.
+TARGETS = [
+    (
+        "own work, stdio echo",
+        "trio_mcp stdio echo",
+        "Trio floor stdio echo",
+        "own",
+        150e3,
+    ),
+    ("own work, HTTP echo", "trio_mcp HTTP echo", "bare app HTTP echo", "own", 350e3),
+    (
+        "handshake-era call, stdio",
+        "trio_mcp stdio echo, legacy call",
+        "trio_mcp stdio echo",
+        "ratio",
+        1.05,
+    ),
+    (
+        "handshake-era call, HTTP",
+        "trio_mcp HTTP echo, legacy call",
+        "trio_mcp HTTP echo",
+        "ratio",
+        1.05,
+    ),
+]
+#: ``import trio_mcp`` may cost at most this many CPU seconds over ``import trio``.
+IMPORT_BOUND = 0.050
+IMPORT_ROUNDS = 7
+
+
+def targets(figures: list[Figure]) -> list[str]:
+    """Issue 41's targets measured in this run, each PASS or MISS."""
+    named = {f.row.name: f for f in figures if not f.failure}
+    lines = []
+    for what, row, base, how, bound in TARGETS:
+        if row not in named or base not in named:
+            lines.append(
+                f"- {what}: not measured in this run (needs {row!r}, {base!r})"
+            )
+            continue
+        value, of = named[row].value, named[base].value
+        if how == "own":
+            shown, limit = f"{(value - of) / 1e3:,.0f}k", f"{bound / 1e3:,.0f}k"
+            met = value - of <= bound
+        else:
+            shown, limit = f"{value / of:.2f}x", f"{bound:.2f}x"
+            met = value / of <= bound
+        lines.append(
+            f"- {what}: {shown} (target at most {limit}): {'PASS' if met else 'MISS'}"
+        )
+    extra = import_cost()
+    lines.append(
+        f"- import trio_mcp over import trio: {extra * 1e3:+.0f} ms of CPU (median of "
+        f"{IMPORT_ROUNDS} paired runs; target at most +{IMPORT_BOUND * 1e3:.0f} ms): "
+        f"{'PASS' if extra <= IMPORT_BOUND else 'MISS'}"
+    )
+    return lines
+
+
+def import_cost() -> float:
+    """CPU seconds ``import trio_mcp`` takes beyond ``import trio`` (median of pairs)."""
+    import resource
+
+    def cpu(module: str) -> float:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(
+            [PY, "-c", f"import {module}"], cwd=ROOT, env=measured_env(), check=True
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+    extras = sorted(cpu("trio_mcp") - cpu("trio") for _ in range(IMPORT_ROUNDS))
+    return extras[len(extras) // 2]
+
+
 def header(argv: Sequence[str], args: argparse.Namespace) -> list[str]:
     """What was measured, with what."""
     import trio
@@ -480,7 +560,9 @@ def main(argv: Sequence[str]) -> None:
     rows = [row for row in ROWS if any(text in row.name for text in wanted)]
     compile_sources()
     figures = measure(rows, args.calls, args.base, args.repeat, Valgrind(args.tool))
-    print("\n".join([*header(argv, args), *table(figures), "", *budget(figures)]))
+    report = [*header(argv, args), *table(figures), "", *budget(figures), ""]
+    report += ["Issue 41's targets:", "", *targets(figures)]
+    print("\n".join(report))
     if any(figure.failure for figure in figures):
         sys.exit(1)
 
