@@ -56,10 +56,35 @@ def check(proof: str | None, key: DPoPKey, **changes: Any) -> Proof:
     return check_proof(proof, **options)
 
 
+#: Every refusal of a proof, word for word: what a client developer reads.
+REFUSALS = frozenset(
+    {
+        "a DPoP-bound token needs a DPoP proof header",
+        "send exactly one DPoP proof, of at most 8 KiB",
+        "the DPoP proof is not a well-formed JWT",
+        "the DPoP proof's type (typ) must be dpop+jwt",
+        "the DPoP proof's algorithm (alg) is not accepted",
+        "the DPoP proof carries no public key (jwk)",
+        "the DPoP proof's jwk must be a public key",
+        "the DPoP proof's jwk is not an RSA, EC or OKP key",
+        "the DPoP proof's jwk is not a usable key",
+        "the DPoP proof's signature does not verify",
+        "the DPoP proof is signed by another key than the token's",
+        "the DPoP proof is for another HTTP method (htm)",
+        "the DPoP proof is for another URL (htu)",
+        "the DPoP proof has no issue time (iat)",
+        "the DPoP proof is too old or from the future (iat)",
+        "the DPoP proof is for another access token (ath)",
+        "the DPoP proof has no usable identifier (jti)",
+    }
+)
+
+
 def refused_for(words: str, proof: str | None, key: DPoPKey, **changes: Any) -> None:
     with pytest.raises(InvalidProof) as refused:
         check(proof, key, **changes)
     assert words in str(refused.value)
+    assert str(refused.value) in REFUSALS
 
 
 def b64(data: bytes) -> str:
@@ -308,6 +333,10 @@ def test_a_root_url_matches_with_or_without_its_slash_and_ipv6_hosts_match() -> 
     urls = ("http://[::1]:8000", "http://example.org:80/")
 
     check(key.proof("POST", URL, TOKEN, htu="http://[::1]:8000/"), key, urls=urls)
+    # Without brackets, host [::1] port 8000 and host [::1:8000] would read alike.
+    refused_for(
+        "(htu)", key.proof("POST", URL, TOKEN, htu="http://[::1:8000]/"), key, urls=urls
+    )
     check(key.proof("POST", URL, TOKEN, htu="http://example.org"), key, urls=urls)
     refused_for(
         "(htu)",
@@ -365,6 +394,16 @@ def test_a_jti_of_the_longest_length_is_accepted() -> None:
 
 
 # -- the binding ----------------------------------------------------------------------------
+def test_the_token_hash_is_unpadded_base64url_of_its_sha_256() -> None:
+    from trio_mcp.auth._dpop import token_hash as ours
+
+    tokens = ["t" + str(n) for n in range(200)]
+
+    for token in [*tokens, TOKEN]:
+        assert token_hash(token) == ours(token)
+        assert 43 == len(ours(token))
+
+
 def test_a_token_without_cnf_is_unbound_and_a_jkt_binds_it() -> None:
     assert binding_of({"sub": "x"}) is None
     assert "abc" == binding_of({"cnf": {"jkt": "abc"}})
@@ -422,10 +461,26 @@ async def test_admit_checks_the_proof_of_every_request_even_for_a_cached_token(
     assert token == first.principal.token.reveal()  # type: ignore[union-attr]
     assert isinstance(fresh, Admission)
     expected = {
-        "replay": (replayed, "invalid_dpop_proof", "was used before (jti)"),
-        "no proof": (no_proof, "invalid_dpop_proof", "needs a DPoP proof header"),
-        "no request": (no_request, "invalid_dpop_proof", "cannot be checked on this"),
-        "bearer": (as_bearer, "invalid_token", "send it with the DPoP scheme"),
+        "replay": (
+            replayed,
+            "invalid_dpop_proof",
+            "the DPoP proof was used before (jti): make a new proof for each request",
+        ),
+        "no proof": (
+            no_proof,
+            "invalid_dpop_proof",
+            "a DPoP-bound token needs a DPoP proof header",
+        ),
+        "no request": (
+            no_request,
+            "invalid_dpop_proof",
+            "a DPoP proof cannot be checked on this transport",
+        ),
+        "bearer": (
+            as_bearer,
+            "invalid_token",
+            "the token is DPoP-bound: send it with the DPoP scheme and a proof",
+        ),
     }
     for name, (answer, error, words) in expected.items():
         assert isinstance(answer, Challenge), name
@@ -435,7 +490,7 @@ async def test_admit_checks_the_proof_of_every_request_even_for_a_cached_token(
             answer.scheme,
             answer.algs,
         ), name
-        assert words in answer.description, name
+        assert words == answer.description, name
 
 
 async def test_a_proof_is_remembered_while_its_iat_is_accepted(
@@ -447,6 +502,7 @@ async def test_a_proof_is_remembered_while_its_iat_is_accepted(
     now = int(time.time())
     young = key.proof("POST", URL, token, jti="young", iat=now)
     old = key.proof("POST", URL, token, jti="old", iat=now - 95)
+    edge = key.proof("POST", URL, token, jti="edge", iat=time.time() - 99.7)
 
     assert isinstance(
         await auth.admit(f"DPoP {token}", presented(young, store)), Admission
@@ -454,14 +510,20 @@ async def test_a_proof_is_remembered_while_its_iat_is_accepted(
     assert isinstance(
         await auth.admit(f"DPoP {token}", presented(old, store)), Admission
     )
+    assert isinstance(
+        await auth.admit(f"DPoP {token}", presented(edge, store)), Admission
+    )
 
     until = {
         jti: store._claims[Proof(key.thumbprint, jti, 0).replay_key()]
         - trio.current_time()
-        for jti in ("young", "old")
+        for jti in ("young", "old", "edge")
     }
-    assert 99 <= until["young"] <= 102
-    assert 4 <= until["old"] <= 7
+    # iat + leeway - now, plus a second: a replay is refused for as long as the
+    # proof's iat is accepted, and no longer.
+    assert 99 <= until["young"] <= 101
+    assert 4.5 <= until["old"] <= 6
+    assert 1.0 <= until["edge"] <= 1.3
 
 
 async def test_a_store_that_cannot_record_the_proof_refuses_it(
@@ -478,8 +540,11 @@ async def test_a_store_that_cannot_record_the_proof_refuses_it(
 
     assert isinstance(refused, Challenge)
     assert "invalid_dpop_proof" == refused.error
-    assert "could not be checked for replay" in refused.description
-    assert "ClaimsFull" in caplog.text
+    assert (
+        "the DPoP proof could not be checked for replay; retry with a new one"
+        == refused.description
+    )
+    assert "DPoP: cannot record a proof (ClaimsFull)" in caplog.messages
     assert token not in caplog.text
 
 
@@ -500,11 +565,18 @@ async def test_unbound_tokens_under_each_mode(
     missing = await required.admit(None, presented(None))
     missing_allowed = await allowed.admit(None, presented(None))
 
-    for name, words in [("dpop scheme", "not DPoP-bound"), ("required", "only DPoP")]:
+    for name, words in [
+        ("dpop scheme", "the token is not DPoP-bound: send it with the Bearer scheme"),
+        (
+            "required",
+            "this server accepts only DPoP-bound tokens: request the token with a "
+            "DPoP proof and send it with the DPoP scheme",
+        ),
+    ]:
         answer = answers[name]
         assert isinstance(answer, Challenge), name
         assert ("invalid_token", "DPoP") == (answer.error, answer.scheme), name
-        assert words in answer.description, name
+        assert words == answer.description, name
     assert isinstance(missing, Challenge)
     assert (None, "DPoP", DPOP_ALGORITHMS) == (
         missing.error,
