@@ -122,9 +122,13 @@ def test_the_oauth_guides_hands_on_runs_as_written_from_a_clone(
     done = walk(tmp_path, script, mcp_port)
 
     assert 0 == done.returncode, done.stdout + done.stderr
-    assert (tmp_path / "config.json").is_file()
+    # Issue 45, item 10: the private signing key never lands in the clone.
+    assert not (tmp_path / "config.json").exists()
     got = answers(done.stdout)
     assert [401, 200, 403, 200] == [status for status, _, _ in got], done.stdout
+    # The official Python client sent the token and read the note.
+    official = [ln for ln in done.stdout.splitlines() if ln.startswith("2026-07-28 ")]
+    assert ["2026-07-28 the note groceries"] == official, done.stdout
     metadata = f"http://127.0.0.1:{mcp_port}/.well-known/oauth-protected-resource/mcp"
     assert f'Bearer resource_metadata="{metadata}"' == got[0][1]
     step_up = got[2][1]
@@ -142,6 +146,7 @@ def test_the_dpop_walk_runs_as_written(tmp_path: Path) -> None:
     done = walk(tmp_path, "\n".join(bash_blocks(DPOP_SECTION)), free_port())
 
     assert 0 == done.returncode, done.stdout + done.stderr
+    assert not (tmp_path / "config.json").exists()
     provider = ("ready http://127.0.0.1:", "oidc-provider NOTICE: ")
     lines = [ln for ln in done.stdout.splitlines() if not ln.startswith(provider)]
     assert "token_type: DPoP" == lines[0], done.stdout
@@ -159,6 +164,7 @@ def test_the_token_exchange_walk_runs_as_written(tmp_path: Path) -> None:
     done = walk(tmp_path, "\n".join(bash_blocks(EXCHANGE_SECTION)), free_port())
 
     assert 0 == done.returncode, done.stdout + done.stderr
+    assert not (tmp_path / "config.json").exists()
     provider = ("ready http://127.0.0.1:", "oidc-provider NOTICE: ")
     lines = [ln for ln in done.stdout.splitlines() if not ln.startswith(provider)]
     assert ["agent through gateway, for https://search.example/mcp"] == lines
