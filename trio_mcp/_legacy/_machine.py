@@ -197,8 +197,6 @@ class StreamMachine:
         self.session: Session | None = None
         self.initializing: tuple[str, str | int] | None = None
         """The internal discovery's id and the client's ``initialize`` id."""
-        self.calls: dict[str, Carried] = {}
-        """Calls the core is serving, by the machine's id."""
         self.by_client: dict[str | int, Carried] = {}
         self.asked: dict[str | int, Carried] = {}
         """Calls waiting in a round, by the id of each request the client was asked."""
@@ -278,10 +276,10 @@ class StreamMachine:
         return [result_bytes(request.id, routed)]
 
     def _carry(self, call: Carried) -> Request:
-        """The modern request of ``call``'s current round, for the core."""
-        call.core_id = self._new_id()
-        self.calls[call.core_id] = call
-        return Request(call.core_id, call.method, call.params)
+        """The modern request of ``call``'s current round, for the core: under the
+        client's id (its ids are unique among its requests; the machine's own are
+        prefixed), known again by what it carries."""
+        return _Carrying(call.client_id, call.method, call.params, call)
 
     def _notified(self, message: Notification) -> list[Effect]:
         if message.method in (
@@ -302,12 +300,10 @@ class StreamMachine:
         if call.asked:  # it waits in a round: nothing reaches the core
             return [*self._forget(call)]
         self._forget(call)
-        cancel: JsonObject = {"requestId": call.core_id}
-        return [Notification("notifications/cancelled", cancel)]
+        return [message]
 
     def _forget(self, call: Carried) -> list[bytes]:
         """``call`` is over: forget it; the notes for the requests it still waits on."""
-        self.calls.pop(call.core_id, None)
         if self.by_client.get(call.client_id) is call:
             del self.by_client[call.client_id]
         for request_id in call.asked:
@@ -346,13 +342,14 @@ class StreamMachine:
     def reply(self, request: Request, reply: Reply) -> list[Effect] | None:
         """The effects of the core's reply to ``request`` (None: not the machine's
         request, so the loop writes the reply as it is)."""
+        if type(request) is _Carrying:
+            call = request.call
+            result, error = reply.parts()
+            return self._stepped(call, self.rounds.replied(call, result, error))
         rid = request.id
         if not (isinstance(rid, str) and rid.startswith(self.prefix)):
             return None
         result, error = reply.parts()
-        call = self.calls.pop(rid, None)
-        if call is not None:
-            return self._stepped(call, self.rounds.replied(call, result, error))
         if self.initializing is not None and rid == self.initializing[0]:
             return self._initialized(result, error)
         return self._listen_ended(rid, error)
@@ -384,11 +381,7 @@ class StreamMachine:
             return self._acknowledged()
         if rid in (self.listen, self.opening):
             return [] if acknowledged else [legacy_note(note)]
-        if (
-            isinstance(rid, str)
-            and rid.startswith(self.prefix)
-            and rid not in self.calls
-        ):
+        if isinstance(rid, str) and rid.startswith(self.prefix):
             return []  # a listen being replaced
         return None
 
@@ -483,6 +476,13 @@ class StreamMachine:
             for request_id in self.answering
         ]
         return out + self._next_change()
+
+
+@attrs.frozen(eq=False)
+class _Carrying(Request):
+    """The core's request for a carried call's current round."""
+
+    call: Carried = attrs.field(repr=False)
 
 
 def _is_response(value: JsonObject) -> bool:

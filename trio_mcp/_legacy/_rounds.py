@@ -84,8 +84,6 @@ class Carried:
     params: JsonObject
     """The modern params of the current round."""
     session: Session
-    core_id: str = ""
-    """The id of the current round's request in the core (stdio's)."""
     rounds: int = 0
     round: JsonObject = attrs.Factory(dict)
     """The ``input_required`` result being answered."""
