@@ -3,32 +3,26 @@
 MCP revision 2025-11-25 (and 2025-06-18, 2025-03-26), Streamable HTTP, "Session
 Management": ``initialize`` (a POST) opens a session whose id the response's
 ``Mcp-Session-Id`` carries; every later request carries it. ``LegacyApp`` wraps the
-2026-07-28 app (``McpAsgiApp``) and takes from it only what is a session's, after
-the app's own ``Origin``/``Host``, token, principal and media-type checks
-(``McpAsgiApp.admit``), so those hold for every legacy request as for modern ones:
+2026-07-28 app and takes from it only what is a session's, after the app's own
+``Origin``/``Host``, token, principal and media-type checks (``McpAsgiApp.admit``):
 
-- a POST without ``Mcp-Session-Id`` whose message is ``initialize`` without
-  2026-07-28 ``_meta``: the session is negotiated, its capabilities are the
-  catalog's (a ``server/discover`` through the app's edge), and it is kept in the
-  hub's table, bound to the principal (``owner_of``); any other request is the
-  modern app's (``McpAsgiApp.serve_request``);
-- a POST carrying ``Mcp-Session-Id``: the session is looked up (unknown, expired,
-  closed or another principal's: 404, so the client initializes again) and the
-  message routed by the session machine (``route``): ``ping``, ``logging/setLevel``
-  and ``resources/(un)subscribe`` here; a ``Carried`` call through the app's edge
-  (``McpAsgiApp.dispatch``), its rounds asked on this POST's event stream
-  (``Rounds``), the client answering each with a POST (202) that the hub routes to
-  the waiting call. ``notifications/cancelled`` cancels the call (the response
-  then ends without a reply);
-- ``GET``: the session's stream of notifications (``_get``); ``DELETE``: the
-  session ends (later requests get 404).
+- ``initialize`` (a POST without a session, without 2026-07-28 ``_meta``): the
+  session is negotiated, its capabilities discovered through the app's edge, and it
+  is kept (``_sessions``), bound to the principal; any other POST without a session
+  is the modern app's;
+- a POST with ``Mcp-Session-Id``: the session is looked up (unknown, expired, ended
+  or another principal's: 404, so the client initializes again) and the message
+  routed by the session machine (``route``); a ``Carried`` call goes through the
+  app's edge (``McpAsgiApp.dispatch``), its rounds' questions on this POST's event
+  stream, the answers (POSTs, 202) routed to it by the hub;
+  ``notifications/cancelled`` cancels it (the response then ends without a reply);
+- ``GET``: the session's stream of notifications (``_get``); ``DELETE``: its end.
 
-Status codes: a JSON-RPC error in answer to a legacy request is HTTP 200 (a
-handshake-era client reads 404 as "session gone" and drops other bodies), except
-the refusals whose status says what to do (401, 403, 429, 503 and their headers).
-A missing session id is 400, a ``MCP-Protocol-Version`` that is not a served
-handshake-era revision 400, a second ``initialize`` in a session -32600 (400), a
-client answer to no waiting request 400.
+A JSON-RPC error in answer to a legacy request is HTTP 200 (a handshake-era client
+reads 404 as "session gone" and drops other bodies), except the refusals whose status
+says what to do (401, 403, 429, 503). A ``MCP-Protocol-Version`` that is not a served
+handshake-era revision is 400, as are a second ``initialize`` in a session (-32600)
+and a client answer to no waiting request.
 """
 
 from __future__ import annotations
@@ -84,6 +78,10 @@ _GONE: Final = (
     "not found: this session does not exist (it expired, was ended, or was opened "
     "by someone else); send initialize for a new one"
 )
+_FULL_SUBSCRIPTIONS: Final = (
+    "this session already holds the most subscriptions it may; unsubscribe from "
+    "some first"
+)
 
 
 class LegacyApp:
@@ -99,9 +97,6 @@ class LegacyApp:
         self.closing = app.closing
         self.listens = app.listens
         """The app's open listen streams: a ``GET`` stream counts as one."""
-        self.rate_limiter = app.gate.rate_limiter
-        """The app's ``RateLimit``: ``initialize``, ``GET`` and ``DELETE`` take a
-        token as a call does."""
         self.rounds = Rounds(app.limits, output_schema, hub.new_id)
         """This app's rounds: at most ``max_concurrent + max_waiting`` wait."""
         app.access.cors.with_sessions()
@@ -123,20 +118,33 @@ class LegacyApp:
                 await app.serve(scope, receive, send)
                 return
             opened = await app.open(scope, send)
-            if opened is not None:
-                await self._endpoint(scope, *opened, receive)
+            if opened is None:
+                return
+            headers, send = opened
+            session = SESSION_HEADER in headers
+            caller = await app.admit(scope, headers, send, session=session)
+            if caller is None:
+                return
+            try:
+                if session:
+                    await self._session(scope["method"], headers, caller, receive, send)
+                else:
+                    await self._post(headers, caller, receive, send)
+            except StoreUnavailable as exc:  # raised before anything is sent
+                log.warning("handshake-era session: the store failed: %s", exc)
+                await send_fault(
+                    send,
+                    503,
+                    "service unavailable: the session store did not answer; "
+                    "retry shortly",
+                    wire.SERVER_BUSY,
+                    [retry_after_header(1)],
+                )
 
-    async def _endpoint(
-        self, scope: Scope, headers: dict[str, str], send: Send, receive: Receive
+    async def _post(
+        self, headers: dict[str, str], caller: Caller, receive: Receive, send: Send
     ) -> None:
-        app, method = self.app, scope["method"]
-        session = SESSION_HEADER in headers
-        caller = await app.admit(scope, headers, send, session=session)
-        if caller is None:
-            return
-        if session:
-            await self._session(method, headers, caller, receive, send)
-            return
+        """A request without a session: ``initialize``, or the modern app's."""
         message = await read_message(headers, receive, self.limits)
         if message is None:
             return  # the client left before sending its message: nothing to answer
@@ -145,7 +153,7 @@ class LegacyApp:
         elif message.method == "initialize" and not modern(message.params):
             await self._initialize(message, caller, send)
         else:
-            await app.serve_request(message, caller, receive, send)
+            await self.app.serve_request(message, caller, receive, send)
 
     async def _initialize(self, request: Request, caller: Caller, send: Send) -> None:
         """Open a session: negotiate, discover the capabilities, keep it, answer."""
@@ -159,33 +167,45 @@ class LegacyApp:
             return
         params: JsonObject = {"_meta": session.modern_meta(None)}
         caller = attrs.evolve(caller, headers=None)  # see McpAsgiApp.admit
-        reply = await self.edge.handle(
-            Request(request.id, "server/discover", params), caller
-        )
+        discover = Request(request.id, "server/discover", params)
+        reply = await self.edge.handle(discover, caller)
         result, _ = reply.parts()
         if result is None:
-            await _send_reply(send, reply.body, reply)
+            await _send(send, _reply(reply.body, reply))
             return
-        owner = owner_of(caller.principal)
         key = caller_key(caller.principal, caller.peer)
         try:
-            sid = await self.hub.sessions.open(session, owner, key, self.limits)
+            sid = await self.hub.sessions.open(
+                session, owner_of(caller.principal), key, self.limits
+            )
         except SessionsFull:
             full = f"{self.limits.max_sessions} handshake-era sessions are open"
-            busy = Fault(
-                wire.SERVER_BUSY,
-                wire.busy_message(full),
-                {"retryable": True},
-                request.id,
-            )
+            full = wire.busy_message(full)
+            busy = Fault(wire.SERVER_BUSY, full, {"retryable": True}, request.id)
             retry = [retry_after_header(BUSY_RETRY_AFTER)]
             await send_json(send, 503, fault_bytes(busy), retry)
             return
-        except StoreUnavailable as exc:
-            await _unavailable(send, exc)
-            return
         body = result_bytes(request.id, initialize_result(result, session))
         await send_json(send, 200, body, [(SESSION_HEADER.encode(), sid.encode())])
+
+    async def _limited(
+        self, caller: Caller, method: str, send: Send, request_id: str | int | None
+    ) -> bool:
+        """Take a token from the caller's bucket (the app's ``RateLimit``); True once
+        the 429 (a JSON-RPC error naming ``request_id``) is sent."""
+        limiter = self.app.gate.rate_limiter
+        wait = None if limiter is None else await limiter.wait_for(caller, method)
+        if wait is None:
+            return False
+        ending = rate_limited(wait)
+        message: JsonObject = {
+            "jsonrpc": wire.JSONRPC,
+            "id": request_id,
+            "error": ending.error,
+        }
+        headers = [(k.encode(), v.encode()) for k, v in ending.headers]
+        await send_json(send, ending.http_status, encode_message(message), headers)
+        return True
 
     # -- a session's requests ------------------------------------------------------------
     async def _session(
@@ -208,74 +228,35 @@ class LegacyApp:
             )
             return
         if method == "POST":
-            await self._post(sid, headers, caller, receive, send)
+            await self._session_post(sid, headers, caller, receive, send)
             return
-        if await self._limited(caller, method, send):
+        if await self._limited(caller, method, send, None):
             return
-        record = await self._find(sid, caller, send)
+        record = await self._find(sid, caller, send, None)
         if record is None:
             return
         if method == "GET":
             await serve_stream(self, sid, record, headers, caller, receive, send)
         elif method == "DELETE":
-            await self._delete(sid, send)
+            await self.hub.sessions.close(sid)
+            await self.hub.ended(sid)
+            await send_json(send, 200, b"")
         else:
             allow = [(b"allow", b"GET, POST, DELETE")]
             await send_fault(send, 405, "method not allowed", extra=allow)
 
-    async def _limited(
-        self,
-        caller: Caller,
-        method: str,
-        send: Send,
-        request_id: str | int | None = None,
-    ) -> bool:
-        """Take a token from the caller's bucket; False, or True once the 429 (a
-        JSON-RPC error naming ``request_id``, and ``Retry-After``) is sent."""
-        limiter = self.rate_limiter
-        wait = None if limiter is None else await limiter.wait_for(caller, method)
-        if wait is None:
-            return False
-        ending = rate_limited(wait)
-        message: JsonObject = {
-            "jsonrpc": wire.JSONRPC,
-            "id": request_id,
-            "error": ending.error,
-        }
-        headers = [(k.encode(), v.encode()) for k, v in ending.headers]
-        await send_json(send, ending.http_status, encode_message(message), headers)
-        return True
-
     async def _find(
-        self,
-        sid: str,
-        caller: Caller,
-        send: Send,
-        request_id: str | int | None = None,
+        self, sid: str, caller: Caller, send: Send, request_id: str | int | None
     ) -> Record | None:
-        """The caller's session ``sid``, or None once the 404 (or 503) is sent (its
-        body naming ``request_id``, the request's, if there is one)."""
-        try:
-            record = await self.hub.sessions.find(
-                sid, owner_of(caller.principal), self.limits
-            )
-        except StoreUnavailable as exc:
-            await _unavailable(send, exc)
-            return None
+        """The caller's session ``sid``, or None once the 404 is sent (its body
+        naming ``request_id``, the request's, if there is one)."""
+        owner = owner_of(caller.principal)
+        record = await self.hub.sessions.find(sid, owner, self.limits)
         if record is None:
             await _gone(send, request_id)
         return record
 
-    async def _delete(self, sid: str, send: Send) -> None:
-        try:
-            await self.hub.sessions.close(sid)
-        except StoreUnavailable as exc:
-            await _unavailable(send, exc)
-            return
-        await self.hub.ended(sid)
-        await send_json(send, 200, b"")
-
-    async def _post(
+    async def _session_post(
         self,
         sid: str,
         headers: dict[str, str],
@@ -293,9 +274,18 @@ class LegacyApp:
         record = await self._find(sid, caller, send, _request_id(value))
         if record is None:
             return
-        if _is_response(value):
-            assert isinstance(value, dict)
-            await self._answered(sid, value.get("id"), value, send)
+        if isinstance(value, dict) and _is_response(value):
+            answer = Answer(value.get("result"), value.get("error"))
+            if await self.hub.answer(sid, value.get("id"), answer):
+                await send_json(send, 202, b"")
+            else:
+                await send_fault(
+                    send,
+                    400,
+                    "bad request: no request of this session waits for this answer "
+                    f"(id {value.get('id')!r}); it was answered, cancelled, or "
+                    "never asked",
+                )
             return
         message = classify(value)
         if isinstance(message, Fault):
@@ -308,21 +298,6 @@ class LegacyApp:
             await send_json(send, 202, b"")
         else:
             await self._request(sid, record, message, caller, receive, send)
-
-    async def _answered(
-        self, sid: str, request_id: JsonValue, value: dict[str, JsonValue], send: Send
-    ) -> None:
-        """A client's answer to a server-to-client request, wherever it waits."""
-        answer = Answer(value.get("result"), value.get("error"))
-        if await self.hub.answer(sid, request_id, answer):
-            await send_json(send, 202, b"")
-            return
-        await send_fault(
-            send,
-            400,
-            "bad request: no request of this session waits for this answer "
-            f"(id {request_id!r}); it was answered, cancelled, or never asked",
-        )
 
     async def _request(
         self,
@@ -341,53 +316,32 @@ class LegacyApp:
         routed = route(request, session, subscribable, _AGAIN.format(session.revision))
         if isinstance(routed, Carried):
             await self._call(sid, routed, caller, receive, send)
-            return
-        try:
-            if isinstance(routed, Fault):
-                await send_json(send, routed.http_status, fault_bytes(routed))
-            elif isinstance(routed, Level):
-                found = await self.hub.sessions.set_level(sid, routed.level)
-                await _done(send, request.id, found)
-            elif isinstance(routed, Subscribe):
-                await self._subscribe(sid, record, request, routed, send)
-            else:
-                await send_json(send, 200, result_bytes(request.id, routed))
-        except StoreUnavailable as exc:
-            await _unavailable(send, exc)
-
-    async def _subscribe(
-        self,
-        sid: str,
-        record: Record,
-        request: Request,
-        change: Subscribe,
-        send: Send,
-    ) -> None:
-        try:
-            changed = await self.hub.sessions.subscribe(
-                sid, change.uri, change.wanted, self.limits
-            )
-        except TooManySubscriptions:
-            text = (
-                "this session already holds the most subscriptions it may; "
-                "unsubscribe from some first"
-            )
-            fault = Fault(wire.INVALID_PARAMS, text, None, request.id)
-            await send_json(send, 200, fault_bytes(fault))
-            return
-        if changed:
-            # The stream follows before the answer, so no update after it is lost.
-            await self.hub.refresh(sid, record.stream)
-        await _done(send, request.id, changed is not None)
+        elif isinstance(routed, Fault):
+            await send_json(send, routed.http_status, fault_bytes(routed))
+        elif isinstance(routed, Level):
+            found = await self.hub.sessions.set_level(sid, routed.level)
+            await _done(send, request.id, found)
+        elif isinstance(routed, Subscribe):
+            try:
+                changed = await self.hub.sessions.subscribe(
+                    sid, routed.uri, routed.wanted, self.limits
+                )
+            except TooManySubscriptions:
+                fault = Fault(
+                    wire.INVALID_PARAMS, _FULL_SUBSCRIPTIONS, None, request.id
+                )
+                await send_json(send, 200, fault_bytes(fault))
+                return
+            if changed:
+                # The stream follows before the answer, so no update after it is lost.
+                await self.hub.refresh(sid, record.stream)
+            await _done(send, request.id, changed is not None)
+        else:
+            await send_json(send, 200, result_bytes(request.id, routed))
 
     # -- calls ---------------------------------------------------------------------------
     async def _call(
-        self,
-        sid: str,
-        call: Carried,
-        caller: Caller,
-        receive: Receive,
-        send: Send,
+        self, sid: str, call: Carried, caller: Caller, receive: Receive, send: Send
     ) -> None:
         """A carried call, rounds and all, on its own response (JSON, or an event
         stream once something precedes the reply)."""
@@ -459,10 +413,9 @@ class LegacyApp:
         return step
 
 
-def _is_response(value: JsonValue) -> bool:
+def _is_response(value: dict[str, JsonValue]) -> bool:
     return (
-        isinstance(value, dict)
-        and "method" not in value
+        "method" not in value
         and "id" in value
         and ("result" in value or "error" in value)
     )
@@ -486,9 +439,8 @@ def _reply(body: bytes, reply: Reply) -> Reply:
     return Reply(body)
 
 
-async def _send_reply(send: Send, body: bytes, reply: Reply) -> None:
-    answer = _reply(body, reply)
-    await send_json(send, answer.http_status, body, list(answer.headers) or None)
+async def _send(send: Send, reply: Reply) -> None:
+    await send_json(send, reply.http_status, reply.body, list(reply.headers) or None)
 
 
 async def _done(send: Send, request_id: str | int, found: bool) -> None:
@@ -503,16 +455,6 @@ async def _gone(send: Send, request_id: str | int | None) -> None:
     """404: the session is unknown, expired, ended or another principal's. The body
     is a JSON-RPC error naming the request, if there is one (the 2025-06-18 and
     2025-03-26 schemas require an id on every error)."""
-    error = wire.error_message(request_id, wire.INVALID_REQUEST, _GONE)
-    await send_json(send, 404, encode_message(error))
-
-
-async def _unavailable(send: Send, exc: StoreUnavailable) -> None:
-    log.warning("handshake-era session: the store failed: %s", exc)
-    await send_fault(
-        send,
-        503,
-        "service unavailable: the session store did not answer; retry shortly",
-        wire.SERVER_BUSY,
-        [(b"retry-after", b"1")],
+    await send_json(
+        send, 404, fault_bytes(Fault(wire.INVALID_REQUEST, _GONE, None, request_id))
     )
