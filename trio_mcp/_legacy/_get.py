@@ -1,20 +1,16 @@
 """A handshake-era session's ``GET`` stream: notifications not tied to a request.
 
 MCP revision 2025-11-25, Streamable HTTP, "Listening for Messages from the Server":
-a client may open an SSE stream with ``GET`` (``Accept: text/event-stream``); the
-server sends on it what belongs to no request: ``notifications/*/list_changed`` for
-the lists it advertised as changing, and ``notifications/resources/updated`` for the
-URIs of the session's ``resources/subscribe``. They come from the same broadcast a
-2026-07-28 client listens to: the stream holds one internal ``subscriptions/listen``
-(through the app's edge) with the session's filter, and replaces it (the new one
-acknowledged, then the old one ended) when the session's subscriptions change
-(``Hub.refresh``, from whichever process served the ``resources/subscribe``).
+the server sends on it ``notifications/*/list_changed`` for the lists it advertised
+as changing, and ``notifications/resources/updated`` for the session's subscribed
+URIs, from the same broadcast a 2026-07-28 client listens to: the stream holds one
+internal ``subscriptions/listen`` with the session's filter (``listen_params``), and
+replaces it (the new one acknowledged, then the old one ended) when the
+subscriptions change (``Hub.refresh``, from whichever process served the change).
 
 A session has at most one ``GET`` stream (a second one is 409, as the official SDKs
-answer, unless the process holding the first is gone): the revision forbids sending
-one message on two streams. While the stream is open it keeps its session from
-expiring; it ends when the client closes it, when the session ends (``DELETE``,
-eviction, expiry) and when the app shuts down.
+answer, unless the process holding the first is gone). While open it keeps its
+session from expiring; it ends with the client, the session, or the app.
 """
 
 from __future__ import annotations
@@ -43,7 +39,7 @@ from .._protocol import _wire as wire
 from .._protocol._jsonrpc import Request
 from .._store import StoreUnavailable
 from ._hub import Stream
-from ._machine import legacy_note, listen_filter, listen_flags
+from ._machine import legacy_note, listen_flags, listen_params
 from ._session import ACKNOWLEDGED
 from ._sessions import Record, owner_of
 
@@ -85,8 +81,16 @@ async def serve_stream(
             [retry_after_header(BUSY_RETRY_AFTER)],
         )
         return
+    hub = http.hub
+    token = hub.stream_token()
+    # A token of this process whose stream is not here is stale (released while
+    # the store was down): it may be replaced.
+    stale = record.stream
+    if stale is None or not stale.startswith(f"{hub.origin}/") or sid in hub.streams:
+        stale = None
     with http.listens.held(key):
-        await _claimed(http, sid, record, caller, receive, send)
+        claimed = await hub.sessions.claim_stream(sid, token, stale)
+        await _claimed(http, sid, record, caller, receive, send, token, claimed)
 
 
 async def _claimed(
@@ -96,26 +100,10 @@ async def _claimed(
     caller: Caller,
     receive: Receive,
     send: Send,
+    token: str,
+    claimed: bool | None,
 ) -> None:
     """The stream, once it is the session's one (409 if another is open)."""
-    hub = http.hub
-    token = hub.stream_token()
-    # A token of this process whose stream is not here is stale (released while
-    # the store was down): it may be replaced.
-    stale = record.stream
-    if stale is None or not stale.startswith(f"{hub.origin}/") or sid in hub.streams:
-        stale = None
-    try:
-        claimed = await hub.sessions.claim_stream(sid, token, stale)
-    except StoreUnavailable:
-        await send_fault(
-            send,
-            503,
-            "service unavailable: the session store did not answer; retry shortly",
-            wire.SERVER_BUSY,
-            [retry_after_header(1)],
-        )
-        return
     if claimed is None:
         await send_fault(send, 404, "not found: this session has ended")
         return
@@ -135,7 +123,7 @@ async def _claimed(
         # GET is refused only while this process lives.
         shielded = trio.CancelScope(shield=True)
         with shielded, trio.move_on_after(1), suppress(StoreUnavailable):
-            await hub.sessions.release_stream(sid, token)
+            await http.hub.sessions.release_stream(sid, token)
 
 
 def _accepts_events(accept: str) -> bool:
@@ -187,7 +175,7 @@ class _Stream:
                 async with trio.open_nursery() as nursery:
                     self._nursery = nursery
                     nursery.start_soon(self._watch, receive)
-                    nursery.start_soon(self._until_closing)
+                    nursery.start_soon(self._until, self.http.closing)
                     await self.response.open_stream()
                     nursery.start_soon(self.response.keep_alive)
                     nursery.start_soon(self._keep_session)
@@ -205,52 +193,46 @@ class _Stream:
         self.client_left = True
         self.scope.cancel()
 
-    async def _until_closing(self) -> None:
-        await self.http.closing.wait()
+    async def _until(self, event: trio.Event) -> None:
+        await event.wait()
         self.scope.cancel()
 
     async def _keep_session(self) -> None:
         """Keep the session alive while the stream is open; end with it."""
-        limits = self.http.limits
         while True:
-            await trio.sleep(limits.session_idle / 3)
-            try:
-                record = await self.http.hub.sessions.find(self.sid, self.owner, limits)
-            except StoreUnavailable:
-                continue
-            if record is None:
-                self.scope.cancel()
-                return
+            await trio.sleep(self.http.limits.session_idle / 3)
+            await self._find()
 
-    # -- the internal listen ------------------------------------------------------------
-    async def refresh(self) -> None:
-        """The session's subscriptions changed: follow them before returning."""
+    async def _find(self) -> Record | None:
+        """The session, refreshed; the stream ends once it is gone."""
         try:
             record = await self.http.hub.sessions.find(
                 self.sid, self.owner, self.http.limits
             )
         except StoreUnavailable:
-            return
+            return None
         if record is None:
             self.scope.cancel()
-            return
-        await self._follow(record)
+        return record
+
+    # -- the internal listen ------------------------------------------------------------
+    async def refresh(self) -> None:
+        """The session's subscriptions changed: follow them before returning."""
+        record = await self._find()
+        if record is not None:
+            await self._follow(record)
 
     async def _follow(self, record: Record) -> None:
         """Hold one listen with ``record``'s filter; the previous one ends once the
         new one is acknowledged."""
         async with self._lock:
             self.record = record
-            wanted = listen_filter(self.flags, record.session)
+            params = listen_params(self.flags, record.session)
             previous = self.current
             self.current = None
-            if wanted and self._nursery is not None:
+            if params is not None and self._nursery is not None:
                 listen_id = f"{self.token}#{next(self._ids)}"
                 listen = self.listens[listen_id] = _Listen(trio.CancelScope())
-                params: JsonObject = {
-                    "_meta": record.session.modern_meta(None),
-                    "notifications": wanted,
-                }
                 self._nursery.start_soon(self._listen, listen_id, listen, params)
                 await listen.acked.wait()
                 self.current = listen_id

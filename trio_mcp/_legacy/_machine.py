@@ -1,26 +1,14 @@
 """The handshake-era session machine: client messages and core results in, messages
-and effects out. No I/O and no Trio, in the manner of h11: the adapters read, write,
-wait and store (``_stdio`` in front of a stream's message loop, ``_asgi`` in front
-of the modern HTTP app).
+and effects out, with no I/O and no Trio (in the manner of h11). Written once here:
+``route`` (what a legacy request of a session is: the edge's own answer, a fault, a
+setting of the session, or a ``Carried`` call for the core, whose rounds ``Rounds``
+drives) and the internal listen (``listen_params``, ``legacy_note``).
 
-Written once here, for both transports:
-
-- ``route``: what a legacy request of a session is: the edge's own answer
-  (``ping``), a fault, a setting of the session (``Level``, ``Subscribe``), or a
-  ``Carried`` call the core serves once translated (``Session.modern_params``),
-  whose rounds ``Rounds`` drives (``_rounds``);
-- the internal listen's filter and its notifications in legacy form
-  (``listen_flags``, ``listen_filter``, ``legacy_note``).
-
-``StreamMachine`` is the one session of a stdio stream, all of it: ``take`` a client
-message, ``reply`` and ``note`` for what the core sends back for the requests the
-machine made, ``ended`` when the input ends. Each returns the effects, in order:
-``bytes`` to write to the client, a ``Request`` for the core to serve, a
-``Notification`` (a cancellation) or ``Fault`` for the loop. A 2026-07-28 request
-(``_meta`` with a protocol version) passes through untouched; a request the core
-serves for the session goes under an id of the machine's own (``prefix`` plus a
-counter: no client id can collide with it) and its reply comes back in the
-session's revision under the client's id.
+``StreamMachine`` is a stdio stream's one session, the ``Front`` of its message loop:
+``take`` a client message, ``reply`` and ``note`` for what the core sends back for
+the machine's requests, ``ended`` when the input ends; each returns the effects in
+order (``bytes`` to write, a ``Request`` to serve, a ``Notification`` or ``Fault``
+for the loop), which the loop performs. A 2026-07-28 request passes untouched.
 """
 
 from __future__ import annotations
@@ -67,7 +55,7 @@ __all__ = [
     "StreamMachine",
     "Subscribe",
     "legacy_note",
-    "listen_filter",
+    "listen_params",
     "listen_flags",
     "route",
 ]
@@ -150,13 +138,15 @@ def listen_flags(capabilities: JsonObject) -> JsonObject:
     }
 
 
-def listen_filter(flags: JsonObject, session: Session) -> JsonObject:
-    """The ``notifications`` of the listen following ``session`` (empty: none)."""
+def listen_params(flags: JsonObject, session: Session) -> JsonObject | None:
+    """The params of the listen following ``session`` (None: nothing to hear)."""
     wanted = dict(flags)
     if session.subscriptions:
         uris: list[JsonValue] = [*sorted(session.subscriptions)]
         wanted["resourceSubscriptions"] = uris
-    return wanted
+    if not wanted:
+        return None
+    return {"_meta": session.modern_meta(None), "notifications": wanted}
 
 
 def legacy_note(note: JsonObject) -> bytes:
@@ -427,13 +417,9 @@ class StreamMachine:
         """Open a listen with the session's filter; without one, the current listen
         ends and the waiting requests are answered."""
         assert self.session is not None
-        wanted = listen_filter(self.flags, self.session)
-        if wanted:
+        params = listen_params(self.flags, self.session)
+        if params is not None:
             self.opening = self._new_id()
-            params: JsonObject = {
-                "_meta": self.session.modern_meta(None),
-                "notifications": wanted,
-            }
             return [Request(self.opening, LISTEN, params)]
         out: list[Effect] = self._close_listen()
         out += [result_bytes(request_id, {}) for request_id in self.answering]

@@ -92,59 +92,6 @@ class Record:
     """The token of the open ``GET`` stream (``<origin>/<nonce>``), if any."""
 
 
-class Sessions:
-    """A table of sessions (the interface; ``MemorySessions``, ``RedisSessions``)."""
-
-    async def open(
-        self, session: Session, owner: str, caller: str, limits: Limits
-    ) -> str:
-        """Keep a new session of ``caller``; return its id.
-
-        The caller's least recently used sessions go first while it holds
-        ``max_sessions_per_caller``, or while the store holds ``max_sessions``.
-
-        Raises:
-            SessionsFull: if the store is full and ``caller`` holds none of it.
-        """
-        raise NotImplementedError
-
-    async def find(self, sid: str, owner: str, limits: Limits) -> Record | None:
-        """The session ``sid`` of ``owner``, refreshed; None if there is none."""
-        raise NotImplementedError
-
-    async def set_level(self, sid: str, level: str) -> bool:
-        """Set the session's log level; False if it is gone."""
-        raise NotImplementedError
-
-    async def subscribe(
-        self, sid: str, uri: str, wanted: bool, limits: Limits
-    ) -> bool | None:
-        """Add (``wanted``) or remove ``uri``; whether the set changed, None if gone.
-
-        Raises:
-            TooManySubscriptions: if adding it would pass ``MAX_SUBSCRIPTIONS``.
-        """
-        raise NotImplementedError
-
-    async def close(self, sid: str) -> bool:
-        """End the session; whether it existed."""
-        raise NotImplementedError
-
-    async def claim_stream(
-        self, sid: str, token: str, stale: str | None = None
-    ) -> bool | None:
-        """Mark ``token``'s stream as the session's one ``GET`` stream.
-
-        False if another live stream holds it (not ``stale``, a token known to be
-        one no more), None if the session is gone.
-        """
-        raise NotImplementedError
-
-    async def release_stream(self, sid: str, token: str) -> None:
-        """The stream ``token`` ended: the session has no ``GET`` stream now."""
-        raise NotImplementedError
-
-
 @attrs.define(eq=False)
 class _Entry:
     record: Record
@@ -152,7 +99,7 @@ class _Entry:
     caller: str
 
 
-class MemorySessions(Sessions):
+class MemorySessions:
     """Sessions in this process's memory, least recently used first (in all, and
     per caller)."""
 
@@ -167,6 +114,14 @@ class MemorySessions(Sessions):
     async def open(
         self, session: Session, owner: str, caller: str, limits: Limits
     ) -> str:
+        """Keep a new session of ``caller``; return its id.
+
+        The caller's least recently used sessions go first while it holds
+        ``max_sessions_per_caller``, or while the store holds ``max_sessions``.
+
+        Raises:
+            SessionsFull: if the store is full and ``caller`` holds none of it.
+        """
         await trio.lowlevel.checkpoint()
         now = trio.current_time()
         self._expire(now, limits.session_idle)
@@ -198,6 +153,7 @@ class MemorySessions(Sessions):
             self._drop(sid)
 
     async def find(self, sid: str, owner: str, limits: Limits) -> Record | None:
+        """The session ``sid`` of ``owner``, refreshed; None if there is none."""
         # No checkpoint: a lookup in memory; every request it serves has its own.
         entry = self._entries.get(sid)
         if entry is None or entry.record.owner != owner:
@@ -219,6 +175,7 @@ class MemorySessions(Sessions):
         return True
 
     async def set_level(self, sid: str, level: str) -> bool:
+        """Set the session's log level; False if it is gone."""
         await trio.lowlevel.checkpoint()
         entry = self._entries.get(sid)
         if entry is None:
@@ -229,6 +186,11 @@ class MemorySessions(Sessions):
     async def subscribe(
         self, sid: str, uri: str, wanted: bool, limits: Limits
     ) -> bool | None:
+        """Add (``wanted``) or remove ``uri``; whether the set changed, None if gone.
+
+        Raises:
+            TooManySubscriptions: if adding it would pass ``MAX_SUBSCRIPTIONS``.
+        """
         await trio.lowlevel.checkpoint()
         entry = self._entries.get(sid)
         if entry is None:
@@ -244,6 +206,7 @@ class MemorySessions(Sessions):
         return True
 
     async def close(self, sid: str) -> bool:
+        """End the session; whether it existed."""
         await trio.lowlevel.checkpoint()
         if sid not in self._entries:
             return False
@@ -253,6 +216,11 @@ class MemorySessions(Sessions):
     async def claim_stream(
         self, sid: str, token: str, stale: str | None = None
     ) -> bool | None:
+        """Mark ``token``'s stream as the session's one ``GET`` stream.
+
+        False if another live stream holds it (not ``stale``, a token known to be
+        one no more), None if the session is gone.
+        """
         await trio.lowlevel.checkpoint()
         entry = self._entries.get(sid)
         if entry is None:
@@ -262,6 +230,7 @@ class MemorySessions(Sessions):
         return self._change(sid, stream=token)
 
     async def release_stream(self, sid: str, token: str) -> None:
+        """The stream ``token`` ended: the session has no ``GET`` stream now."""
         await trio.lowlevel.checkpoint()
         entry = self._entries.get(sid)
         if entry is not None and entry.record.stream == token:
@@ -400,7 +369,7 @@ return 0
 """
 
 
-class RedisSessions(Sessions):
+class RedisSessions:
     """Sessions in a ``RedisStore``, shared by every replica and worker.
 
     Raises ``StoreUnavailable`` (from every method) when Redis does not answer.
@@ -532,3 +501,7 @@ def _record(fields: dict[str, str], uris: frozenset[str]) -> Record | None:
     info: JsonObject = client_info
     session = Session(revision, caps, info, fields.get("level") or None, uris)
     return Record(session, owner, fields.get("stream") or None)
+
+
+Sessions = MemorySessions | RedisSessions
+"""A table of sessions: the two share one interface (``MemorySessions`` documents it)."""
