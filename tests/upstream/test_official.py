@@ -12,10 +12,10 @@ server and get what they get calling it directly.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp
 import pytest
@@ -30,6 +30,7 @@ from support.upstream import cancelled_across, make_server
 from trio_mcp import Server, Upstream
 from trio_mcp.client import Client
 
+T = TypeVar("T")
 TSDIR = Path(__file__).resolve().parents[1] / "legacy" / "tsclient"
 CALLS: list[tuple[str, dict[str, Any]]] = [
     ("echo", {"text": "hi"}),
@@ -113,6 +114,21 @@ async def test_a_handshake_era_only_server_reaches_modern_clients(
     assert took < 1.0
 
 
+async def direct_and_through(
+    seen: Callable[[str], Awaitable[T]],
+) -> tuple[T, T]:
+    """What ``seen`` (an official client's calls) gives of a trio_mcp server
+    (dual-era, over HTTP) called directly, and through a gateway in front of it."""
+    async with serving(make_server(legacy=True)) as base:
+        want = await seen(f"{base}/mcp")
+        gateway = Server("gw", "1", upstreams=[Upstream(f"{base}/mcp")], legacy=True)
+        async with serving(gateway) as gateway_base:
+            async with Client(f"{gateway_base}/mcp") as ours:
+                await listed(ours.list_tools, "echo")
+            got = await seen(f"{gateway_base}/mcp")
+    return want, got
+
+
 @sdk_streams_left_open
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_the_python_sdks_client_calls_through_the_gateway(mode: str) -> None:
@@ -125,13 +141,7 @@ async def test_the_python_sdks_client_calls_through_the_gateway(mode: str) -> No
                 found.append((content, result.structured_content, result.is_error))
         return found
 
-    async with serving(make_server(legacy=True)) as base:
-        want = await seen(f"{base}/mcp")
-        gateway = Server("gw", "1", upstreams=[Upstream(f"{base}/mcp")], legacy=True)
-        async with serving(gateway) as gateway_base:
-            async with Client(f"{gateway_base}/mcp") as ours:
-                await listed(ours.list_tools, "echo")
-            got = await seen(f"{gateway_base}/mcp")
+    want, got = await direct_and_through(seen)
 
     assert want == got
 
@@ -146,13 +156,7 @@ async def test_the_typescript_sdks_client_calls_through_the_gateway() -> None:
         found: dict[str, Any] = json.loads(done.stdout)
         return found
 
-    async with serving(make_server(legacy=True)) as base:
-        want = await seen(f"{base}/mcp")
-        gateway = Server("gw", "1", upstreams=[Upstream(f"{base}/mcp")], legacy=True)
-        async with serving(gateway) as gateway_base:
-            async with Client(f"{gateway_base}/mcp") as ours:
-                await listed(ours.list_tools, "echo")
-            got = await seen(f"{gateway_base}/mcp")
+    want, got = await direct_and_through(seen)
 
     assert want["results"] == got["results"]
     assert set(want["tools"]) == set(got["tools"])

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 import trio
@@ -48,6 +48,16 @@ async def target_of(kind: str) -> AsyncIterator[str | list[str]]:
             yield f"ws://127.0.0.1:{port}/mcp"
     else:
         yield stdio_command("--legacy") if kind == "stdio-legacy" else stdio_command()
+
+
+@asynccontextmanager
+async def gateway_of(kind: str, **options: Any) -> AsyncIterator[McpTestClient]:
+    """A test client of a gateway in front of ``kind``'s upstream, listed."""
+    async with target_of(kind) as target:
+        gateway = Server("gw", "1", upstreams=[Upstream(target, **options)])
+        async with McpTestClient(gateway) as client:
+            await listed(client.list_tools, "wait_cancel")
+            yield client
 
 
 def era_of(kind: str) -> Literal["auto", "legacy"]:
@@ -91,22 +101,15 @@ async def test_an_inbound_cancel_reaches_the_upstream_handler(
     kind: str, tmp_path: Path
 ) -> None:
     mark = tmp_path / "mark"
-    async with target_of(kind) as target:
-        gateway = Server(
-            "gw",
-            "1",
-            upstreams=[Upstream(target, era=era_of(kind))],
-        )
-        async with McpTestClient(gateway) as client:
-            await listed(client.list_tools, "wait_cancel")
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(client.call_tool, "wait_cancel", {"mark": str(mark)})
-                await wait_for_text(mark, "started")
-                await client.notify(
-                    "notifications/cancelled", {"requestId": _last_id(client)}
-                )
-                took = await wait_for_text(mark, "cancelled", within=5.0)
-                nursery.cancel_scope.cancel()
+    async with (
+        gateway_of(kind, era=era_of(kind)) as client,
+        trio.open_nursery() as nursery,
+    ):
+        nursery.start_soon(client.call_tool, "wait_cancel", {"mark": str(mark)})
+        await wait_for_text(mark, "started")
+        await client.notify("notifications/cancelled", {"requestId": _last_id(client)})
+        took = await wait_for_text(mark, "cancelled", within=5.0)
+        nursery.cancel_scope.cancel()
 
     assert took < 1.0
 
@@ -121,16 +124,9 @@ async def test_the_upstreams_timeout_cancels_the_upstream_handler(
     kind: str, tmp_path: Path
 ) -> None:
     mark = tmp_path / "mark"
-    async with target_of(kind) as target:
-        gateway = Server(
-            "gw",
-            "1",
-            upstreams=[Upstream(target, timeout=0.5)],
-        )
-        async with McpTestClient(gateway) as client:
-            await listed(client.list_tools, "wait_cancel")
-            result = await client.call_tool("wait_cancel", {"mark": str(mark)})
-            took = await wait_for_text(mark, "cancelled", within=5.0)
+    async with gateway_of(kind, timeout=0.5) as client:
+        result = await client.call_tool("wait_cancel", {"mark": str(mark)})
+        took = await wait_for_text(mark, "cancelled", within=5.0)
 
     assert result.is_error
     assert "timed out after 0.5 seconds" in result.text

@@ -29,6 +29,7 @@ from ._common import (
 from ._load import CliError, LoadError, open_server
 from ._logs import LEVELS, level_from, notification_line
 from ._proxy import proxy, proxy_arguments
+from ._remote import add_remote_credentials
 from ._serve import serve, serve_arguments, serve_http
 
 __all__ = ["COMMANDS", "catalog_entries", "summary"]  # the last two: _common's
@@ -157,17 +158,7 @@ def _call_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout", type=float, default=300.0, help="seconds to wait for the reply"
     )
-    parser.add_argument(
-        "--header",
-        action="append",
-        metavar="'NAME: VALUE'",
-        help="send this header to a URL target (repeatable)",
-    )
-    parser.add_argument(
-        "--auth-env",
-        metavar="VAR",
-        help="send the bearer token held by this environment variable to a URL target",
-    )
+    add_remote_credentials(parser, "a URL target")
 
 
 def _call_arguments_value(text: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import trio
 
 from .._version import __version__
 from ._load import CliError
-from ._remote import headers_of, token_of
+from ._remote import add_remote_credentials, headers_of, token_of
 
 __all__ = ["proxy", "proxy_arguments"]
 
@@ -41,17 +41,7 @@ def proxy_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio",
     )
-    parser.add_argument(
-        "--header",
-        action="append",
-        metavar="'NAME: VALUE'",
-        help="send this header to a URL upstream (repeatable)",
-    )
-    parser.add_argument(
-        "--auth-env",
-        metavar="VAR",
-        help="send the bearer token held by this environment variable to a URL upstream",
-    )
+    add_remote_credentials(parser, "a URL upstream")
 
 
 def _bind(text: str) -> tuple[str, int]:

@@ -17,7 +17,13 @@ from typing import Any
 
 from ._load import CliError
 
-__all__ = ["headers_of", "is_remote", "remote_call", "token_of"]
+__all__ = [
+    "add_remote_credentials",
+    "headers_of",
+    "is_remote",
+    "remote_call",
+    "token_of",
+]
 
 
 def is_remote(target: str | list[str]) -> bool:
@@ -26,6 +32,21 @@ def is_remote(target: str | list[str]) -> bool:
         return True
     scheme = target.partition("://")[0].lower()
     return scheme in ("http", "https", "ws", "wss")
+
+
+def add_remote_credentials(parser: argparse.ArgumentParser, target: str) -> None:
+    """``--header`` and ``--auth-env``: what a URL ``target`` is sent."""
+    parser.add_argument(
+        "--header",
+        action="append",
+        metavar="'NAME: VALUE'",
+        help=f"send this header to {target} (repeatable)",
+    )
+    parser.add_argument(
+        "--auth-env",
+        metavar="VAR",
+        help=f"send the bearer token held by this environment variable to {target}",
+    )
 
 
 def headers_of(args: argparse.Namespace) -> dict[str, str]:

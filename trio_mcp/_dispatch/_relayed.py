@@ -23,7 +23,8 @@ from .._errors import InvalidReply
 from .._json import JsonObject, JsonValue
 from ._call import AnyReply, Call, Ending
 from ._catalog import PromptEntry, ResourceEntry, ToolEntry
-from ._request import ESCAPING_TYPE, Failure
+from ._request import Failure
+from ._targets import refuse_escape, text_arguments
 
 __all__ = [
     "Relay",
@@ -193,16 +194,7 @@ class RelayedResource(_FromUpstream, ResourceEntry):
 
     async def answer(self, call: Call) -> AnyReply:
         """Refuse a climbing variable, then send the read upstream."""
-        variables = {k: v for k, v in call.arguments.items() if isinstance(v, str)}
-        escape = self.template.escape(variables)
-        if escape is not None:
-            name, why = escape
-            raise Failure.invalid(
-                f"resource URI variable '{name}' holds {why}, which is refused; "
-                "name the resource without it",
-                {"uri": call.name},
-                error_type=ESCAPING_TYPE,
-            )
+        refuse_escape(self.template, text_arguments(call), call.name)
         params: JsonObject = {"uri": call.name}
         return await self.adopter("resources/read", params, call)
 

@@ -63,6 +63,7 @@ __all__ = [
     "error_ending",
     "error_result",
     "prompt_arguments",
+    "refuse_escape",
     "text_arguments",
 ]
 
@@ -279,15 +280,7 @@ class ResourceTarget(_EntryTarget):
     async def answer(self, call: Call) -> AnyReply:
         """Refuse a climbing variable, then run the resource's ``dispatch``."""
         uri, variables = call.name, text_arguments(call)
-        escape = self.template.escape(variables)
-        if escape is not None:
-            name, why = escape
-            raise Failure.invalid(
-                f"resource URI variable '{name}' holds {why}, which is refused; "
-                "name the resource without it",
-                {"uri": uri},
-                error_type=ESCAPING_TYPE,
-            )
+        refuse_escape(self.template, variables, uri)
         try:
             reply = await self.adopter.dispatch(  # type: ignore[attr-defined]
                 ResourceRead(uri, variables, call.request_id, call.principal)
@@ -370,6 +363,23 @@ def _masked_check(schema: JsonObject) -> MaskedCheck:
 
 
 _MASKED_CHECKS: PerSchema[JsonObject, MaskedCheck] = PerSchema(_masked_check)
+
+
+def refuse_escape(template: UriTemplate, variables: dict[str, str], uri: str) -> None:
+    """Refuse a read whose URI template variable climbs out of its place.
+
+    Raises:
+        Failure: -32602 naming the variable and what it holds.
+    """
+    escape = template.escape(variables)
+    if escape is not None:
+        name, why = escape
+        raise Failure.invalid(
+            f"resource URI variable '{name}' holds {why}, which is refused; "
+            "name the resource without it",
+            {"uri": uri},
+            error_type=ESCAPING_TYPE,
+        )
 
 
 def text_arguments(call: Call) -> dict[str, str]:

@@ -268,11 +268,7 @@ class Client:
         request alone, beside the client's (Streamable HTTP only: a proxy's
         forwarded headers).
         """
-        if not headers:
-            return await self._open.request(
-                method, params, timeout=timeout, progress=progress
-            )
-        reset = request_headers.set(tuple(headers.items()))
+        reset = request_headers.set(tuple(headers.items()) if headers else ())
         try:
             return await self._open.request(
                 method, params, timeout=timeout, progress=progress
