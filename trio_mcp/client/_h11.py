@@ -14,6 +14,8 @@ Invariants:
   and h11 agrees it can be reused; an idle connection that has become readable (the
   server closed it, or sent something unasked) is dropped before reuse.
 - Every wait is under the caller's deadline; this module sets none of its own.
+- At most ``MAX_CONNECTIONS`` connections are open at once: a proxy relaying many
+  calls to one upstream opens no more than that.
 - Headers never reach an error message (they may carry credentials).
 """
 
@@ -30,11 +32,14 @@ import trio
 
 from .._errors import Transport
 
-__all__ = ["Endpoint", "HttpPool", "HttpResponse"]
+__all__ = ["MAX_CONNECTIONS", "Endpoint", "HttpPool", "HttpResponse"]
 
 _READ = 65536
 #: Idle connections kept per client.
 _MAX_IDLE = 8
+#: Connections open at once per client (calls in flight, a session's GET stream);
+#: a request beyond them waits for one, under its deadline.
+MAX_CONNECTIONS = 64
 #: The largest response head (status line and headers) accepted.
 _MAX_HEAD = 64 * 1024
 
@@ -187,6 +192,7 @@ class HttpPool:
         self.endpoint = endpoint
         self._idle: list[_Connection] = []
         self._ssl: ssl.SSLContext | None = None
+        self._slots = trio.CapacityLimiter(MAX_CONNECTIONS)
 
     async def _connect(self) -> _Connection:
         point = self.endpoint
@@ -232,6 +238,13 @@ class HttpPool:
         inside the block; otherwise (cancelled, an error, a body left unread) it is
         closed at once, which a Streamable HTTP server reads as a cancellation.
         """
+        async with self._slots, self._exchange(method, headers, body) as response:
+            yield response
+
+    @contextlib.asynccontextmanager
+    async def _exchange(
+        self, method: str, headers: list[tuple[str, str]], body: bytes
+    ) -> AsyncIterator[HttpResponse]:
         point = self.endpoint
         connection = await self._take()
         reusable = False
