@@ -107,6 +107,32 @@ async def test_a_graceful_stop_hands_over_at_once_and_leaves_nothing_working(
     assert second_took < 6.0
 
 
+async def test_sigterm_to_a_replica_of_two_workers_hands_its_tasks_over_at_once(
+    env: dict[str, str], replicas: Replicas
+) -> None:
+    """``--workers 2`` (Hypercorn's workers end the app's lifespan under a cancelled
+    scope): heartbeat 10 s, yet the durable tasks run again on B at once, and the
+    plain one reads failed."""
+    slow = {**env, "SCALE_HEARTBEAT": "10"}
+    a = replicas.start("replica-a", "--workers", "2", env=slow).url
+    b = replicas.start("replica-b", env=slow).url
+    with trio.fail_after(30):  # both workers up: a call lands on each in turn
+        ids = [await create_task(a, "durable_work", n=n, seconds=1.0) for n in range(4)]
+    plain = await create_task(a, "plain_work", seconds=30.0)
+    await task_until(b, ids[-1], "working")
+
+    stopped_at = time.monotonic()
+    replicas.signal("replica-a", signal.SIGTERM)
+    done = [await task_until(b, task_id, "completed", "failed") for task_id in ids]
+    took = time.monotonic() - stopped_at
+    failed = await task_until(b, plain, "failed", "completed")
+
+    assert all(text(view).endswith("#2") for view in done), done
+    assert all(":" in text(view) and "@replica-b:" in text(view) for view in done)
+    assert took < 6.0
+    assert "failed" == failed["status"]
+
+
 async def test_a_paused_replica_never_changes_a_finished_outcome(
     env: dict[str, str], replicas: Replicas
 ) -> None:

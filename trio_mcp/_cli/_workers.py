@@ -36,6 +36,7 @@ def worker_app() -> McpAsgiApp | LegacyApp:
     spec = WorkerSpec.from_environ()
     if spec.log_level is not None:
         configure_logging(spec.log_level)
+    _finish_on_sigterm()
     server = load_server(spec.target)
     url = spec.broadcast_url
     current = server.broadcast
@@ -46,6 +47,30 @@ def worker_app() -> McpAsgiApp | LegacyApp:
     if spec.legacy:
         server.legacy = True
     return server._wrapped(McpAsgiApp(server._dispatcher, **spec.options))
+
+
+def _finish_on_sigterm() -> None:
+    """Let a stopping worker finish its graceful stop when SIGTERM comes.
+
+    Hypercorn's supervisor stops workers with a shared event, and once the first has
+    exited it sends SIGTERM to the others, which are stopping too. By default that
+    kills a worker at once, in the middle of handing its tasks over to the other
+    replicas (issue 43); here it gives the worker ``_FINISH`` seconds more, then
+    ends it.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def finish_soon(signum: int, frame: object) -> None:
+        timer = threading.Timer(_FINISH, os._exit, (0,))
+        timer.daemon = True
+        timer.start()
+
+    signal.signal(signal.SIGTERM, finish_soon)
+
+
+#: Seconds a worker told SIGTERM while stopping may take to finish.
+_FINISH = 10.0
 
 
 def main(argv: list[str] | None = None) -> int:

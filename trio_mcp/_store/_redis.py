@@ -469,6 +469,31 @@ class RedisStore(Store):
             task_id = next(iter(self._unsaved))
             await self._save(task_id, self._unsaved.pop(task_id))
 
+    @asynccontextmanager
+    async def own_connection(self) -> AsyncIterator[None]:
+        """Within the block, every command goes through a new client of its own.
+
+        For a stop: the running client's connections belong to background work
+        that a cancelled scope (an ASGI server ending the lifespan) may be closing,
+        while a client made inside the caller's shielded scope is not cancelled
+        with them.
+        """
+        import coredis
+        from coredis.retry import NoRetryPolicy
+
+        saved = (self._redis.client, self._scripts, self._loaded)
+        client: coredis.Redis[bytes] = coredis.Redis.from_url(
+            self.url, retry_policy=NoRetryPolicy(), connect_timeout=self.timeout
+        )
+        async with client:
+            self._redis.client = client
+            self._scripts = {"save": client.register_script(SAVE_SCRIPT)}
+            self._loaded = {}
+            try:
+                yield
+            finally:
+                self._redis.client, self._scripts, self._loaded = saved
+
     def beat_now(self) -> None:
         """Run the next beat at once (a task was released: claim it now)."""
         self._beat_now.set()

@@ -351,24 +351,14 @@ class Handover:
     async def hand_over(self) -> None:
         """Write every pending snapshot, give the durable tasks' leases up and tell
         the other processes to claim them: shielded, within twice the store's
-        timeout (a graceful stop)."""
+        timeout, on a connection of its own (a graceful stop)."""
         shared = self.shared
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + 2 * shared.timeout
             try:
-                await shared.drain()
-                for record in self.released:
-                    if await shared.leases.release(record.task_id, record.fence):
-                        log.warning(
-                            "task %s: attempt %d released by %s (stopping); another "
-                            "replica resumes it",
-                            record.task_id,
-                            record.attempt,
-                            shared.name,
-                        )
-                if self.released:
-                    await shared.notify(RELEASED_NOTICE, {})
-            except StoreUnavailable as exc:
+                async with shared.own_connection():
+                    await self._hand_over()
+            except (StoreUnavailable, OSError) as exc:
                 log.error(
                     "stopping: the tasks of %s could not be handed over (%s); their "
                     "leases run out within the heartbeat and they are claimed then",
@@ -383,3 +373,18 @@ class Handover:
                 2 * shared.timeout,
             )
         self.released.clear()
+
+    async def _hand_over(self) -> None:
+        shared = self.shared
+        await shared.drain()
+        for record in self.released:
+            if await shared.leases.release(record.task_id, record.fence):
+                log.warning(
+                    "task %s: attempt %d released by %s (stopping); another "
+                    "replica resumes it",
+                    record.task_id,
+                    record.attempt,
+                    shared.name,
+                )
+        if self.released:
+            await shared.notify(RELEASED_NOTICE, {})

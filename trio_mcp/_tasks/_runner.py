@@ -28,7 +28,11 @@ State is in memory, per process, unless the server has a shared store
 gone, within its TTL); ``tasks/update`` and ``tasks/cancel`` for a task running
 elsewhere are passed to the process that runs it; and listen streams hear of
 changes made anywhere. A task call whose record cannot be written (Redis down)
-fails at once with -32603; calls that are not tasks never touch the store.
+fails at once with -32603; calls that are not tasks never touch the store. Each
+task is held by a lease under a fencing number (``_handover``): a task whose process
+stopped fails, or runs again elsewhere if it is durable, and only the attempt that
+holds the fence writes. Leaving the nursery (a graceful stop) fails the tasks still
+running, or releases the durable ones, and writes them before the store closes.
 """
 
 from __future__ import annotations
@@ -159,8 +163,10 @@ class TaskRunner:
 
         Re-entrant: an inner block (a second transport of the same server) uses the
         outer block's nursery. Leaving the outermost block cancels the tasks still
-        running; they end ``cancelled``. An exception from the block is raised as
-        itself, not wrapped in an exception group.
+        running: they end ``failed`` (their process stops), or, durable with a
+        shared store, are released to another replica; with a shared store they
+        are written there before its connection closes. An exception from the
+        block is raised as itself, not wrapped in an exception group.
         """
         if self.nursery is not None:
             yield
