@@ -98,3 +98,32 @@ def test_a_parameter_a_tool_would_refuse_is_refused_by_the_server(
         Server("p", "1", prompts=[declared])
 
     assert says in str(info.value)
+
+
+def _str_with_none(who: str = None) -> str:  # type: ignore[assignment]  # noqa: RUF013
+    """Greet.
+
+    Args:
+        who: Whom.
+    """
+    return f"hello {who}"
+
+
+def _optional_with_none(who: str | None = None) -> str:
+    """Greet.
+
+    Args:
+        who: Whom.
+    """
+    return f"hello {who}"
+
+
+def test_a_str_parameter_defaulting_to_none_is_refused() -> None:
+    """F6: ``who: str = None`` promises a string and hands over None; the server
+    asks for ``str | None`` (or a string default) before it serves the prompt."""
+    with pytest.raises(InvalidDeclaration) as info:
+        Server("p", "1", prompts=[prompt(_str_with_none)])
+
+    assert "parameter 'who' is 'str' with the default None" in str(info.value)
+    assert "who: str | None = None" in str(info.value)
+    Server("p", "1", prompts=[prompt(_optional_with_none)])  # what it asks for

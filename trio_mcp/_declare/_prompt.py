@@ -68,6 +68,12 @@ class FunctionPrompt(Declaration[P, R]):
         #: Arguments a ``prompts/get`` may leave out that have no default: None.
         self.absent_as_none: dict[str, None] = {}
         for one in inputs:
+            if one.default is None and one.annotation is str:
+                self.bad_params.append(
+                    f"{where}: parameter '{one.name}' is 'str' with the default None; "
+                    f"annotate it '{one.name}: str | None = None' (the prompt may then "
+                    "get None) or give it a string default"
+                )
             if one.default is None:
                 self.absent_as_none[one.name] = None
             self.arguments.append(

@@ -29,6 +29,7 @@ from .._declare import (
     ToolSpec,
     UriTemplate,
 )
+from .._declare._overlap import overlapping
 from .._declare._signature import holds_write_only
 from .._errors import DuplicateName, InvalidDeclaration, InvalidReply
 from .._json import JsonObject, JsonValue
@@ -328,6 +329,8 @@ class Catalog:
             views.resources, Resource, ResourceSpec, _resource_entry, problems
         )
         prompt_entries = _entries(prompts, Prompt, PromptSpec, _prompt_entry, problems)
+        uris = [(e.spec.uri, e.declaration) for e in resource_entries]
+        problems.extend(overlapping(uris))
         if problems:
             raise InvalidDeclaration(problems)
         _no_duplicates("tool name", tool_entries)
