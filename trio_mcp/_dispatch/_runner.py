@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Coroutine, Iterable
+from collections.abc import Awaitable, Coroutine, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -62,7 +62,7 @@ from .._context import (
 from .._declare import NeedsInput, ToolSpec, qualified
 from .._declare._threads import ThreadsExhausted
 from .._errors import DecodeError
-from .._json import JsonObject, encode_message
+from .._json import JsonObject, JsonValue, encode_message
 from .._protocol import _wire as wire
 from .._protocol._state import Binding, StateSealer
 from .._store import MemoryStore
@@ -82,7 +82,7 @@ from ._request import (
     CANCELLED_TYPE,
     Failure,
 )
-from ._rounds import Answered, BadRound, ask, open_round, round_binding
+from ._rounds import Answered, BadRound, Round, ask, open_round, round_binding
 
 __all__ = [
     "Runner",
@@ -326,8 +326,12 @@ class Runner:
         """Run the handler and shape its reply; every way it ends, as an ending."""
         target = call.target
         try:
-            await self._open_round(call)
-            reply = await _under_deadline(call)
+            opened = await self._open_round(call)
+            if opened is None:
+                reply = await _under_deadline(call)
+            else:
+                round_call = _in_round(call, opened.responses, opened.state)
+                reply = await _installed(round_call, _under_deadline(round_call))
             if reply.needs is not None:
                 return Ending(outcome="ok", result=self._ask(call, reply.needs))
             return target.shaped(reply)
@@ -338,9 +342,9 @@ class Runner:
                 raise
             return crash(call, exc)
 
-    async def _open_round(self, call: Call) -> None:
-        """Read the ``requestState`` of an earlier round into the context, once:
-        a state that opened is claimed (``Answered``), so no retry replays it.
+    async def _open_round(self, call: Call) -> Round | None:
+        """Open the ``requestState`` of an earlier round, once: a state that opened
+        is claimed (``Answered``), so no retry replays it. None: no round.
 
         ``inputResponses`` without a ``requestState`` answer nothing asked yet: they
         are ignored, so the handler runs once and asks (MCP revision 2026-07-28,
@@ -348,7 +352,7 @@ class Runner:
         """
         params = call.request.params
         if "requestState" not in params and "inputResponses" not in params:
-            return
+            return None
         try:
             opened = open_round(self.sealer, params, _binding(call))
             token = params.get("requestState")
@@ -362,10 +366,7 @@ class Runner:
             raise Failure.invalid(
                 str(exc), exc.data, error_type=BAD_STATE_TYPE
             ) from None
-        call.context.input_responses, call.context.state = (
-            opened.responses,
-            opened.state,
-        )
+        return opened
 
     def _ask(self, call: Call, needs: NeedsInput) -> JsonObject:
         """The ``input_required`` result of ``needs``, its state sealed to the call."""
@@ -415,14 +416,32 @@ async def _rounds(call: Call, reply: AnyReply) -> AnyReply:
     """While the call's task answers what the handler needs (a task's rounds), run
     it again with the answers. Awaited only for a reply that needs input: a call
     that needs none costs no frame here."""
-    target, ctx, task = call.target, call.context, call.task
+    task = call.task
     while reply.needs is not None:
         if task is None or not task.started:
             break  # the request asks: an input_required result
-        ctx.input_responses = await task.ask(call, reply.needs)
-        ctx.state = reply.needs.state
-        reply = await target.answer(call)
+        answers = await task.ask(call, reply.needs)
+        call = _in_round(call, answers, reply.needs.state)
+        reply = await _installed(call, call.target.answer(call))
     return reply
+
+
+def _in_round(call: Call, responses: Mapping[str, object], state: JsonValue) -> Call:
+    """The call of one round: its answers travel as values, in a context of its own
+    (the call's, with the round's ``input_responses`` and ``state``)."""
+    context = attrs.evolve(call.context, input_responses=responses, state=state)
+    return attrs.evolve(call, context=context)
+
+
+async def _installed(call: Call, running: Awaitable[AnyReply]) -> AnyReply:
+    """Await ``running`` (the handler's run for ``call``) with the round's context
+    installed (``ToolContext.current()``); it is finished after the run."""
+    token = set_current(call.context)
+    try:
+        return await running
+    finally:
+        call.context.finish()
+        reset_current(token)
 
 
 _CEILING_LOGGED: set[tuple[str, str]] = set()
