@@ -84,7 +84,11 @@ authorization = st.one_of(
 )
 
 
-async def asgi_post(app: Any, value: bytes) -> tuple[int, dict[bytes, bytes], bytes]:
+async def asgi_post(
+    app: Any, value: bytes, *extra: tuple[bytes, bytes]
+) -> tuple[int, dict[bytes, bytes], bytes]:
+    """A ``tools/call`` of ``ping`` with ``Authorization: value`` (and ``extra``
+    headers) through the ASGI app; its status, headers and body."""
     scope = http_scope(
         [
             (b"host", b"127.0.0.1:8000"),
@@ -94,6 +98,7 @@ async def asgi_post(app: Any, value: bytes) -> tuple[int, dict[bytes, bytes], by
             (b"mcp-method", b"tools/call"),
             (b"mcp-name", b"ping"),
             (b"authorization", value),
+            *extra,
         ]
     )
     sent = await asgi_exchange(app, scope, BODY)

@@ -23,6 +23,7 @@ from joserfc import jws, jwt
 from joserfc.jwk import ECKey, OctKey, OKPKey, RSAKey
 from oauth_provider import AUDIENCE, DPoPKey, Provider, signed, token_hash, valid_claims
 from support.strategies import json_trees
+from test_authorization_fuzz import app_for, asgi_post
 
 from trio_mcp import McpError, ProtectedResource
 from trio_mcp._http._oauth import Admission, Challenge, Presentation
@@ -502,7 +503,7 @@ async def test_a_proof_is_remembered_while_its_iat_is_accepted(
     now = int(time.time())
     young = key.proof("POST", URL, token, jti="young", iat=now)
     old = key.proof("POST", URL, token, jti="old", iat=now - 95)
-    edge = key.proof("POST", URL, token, jti="edge", iat=time.time() - 99.7)
+    edge = key.proof("POST", URL, token, jti="edge", iat=time.time() - 99.5)
 
     assert isinstance(
         await auth.admit(f"DPoP {token}", presented(young, store)), Admission
@@ -523,7 +524,7 @@ async def test_a_proof_is_remembered_while_its_iat_is_accepted(
     # proof's iat is accepted, and no longer.
     assert 99 <= until["young"] <= 101
     assert 4.5 <= until["old"] <= 6
-    assert 1.0 <= until["edge"] <= 1.3
+    assert 1.0 <= until["edge"] <= 1.5
 
 
 async def test_a_store_that_cannot_record_the_proof_refuses_it(
@@ -820,26 +821,6 @@ def test_a_hash_or_thumbprint_that_is_not_ascii_is_refused(value: str) -> None:
     refused_for("another key", key.proof("POST", URL, TOKEN), key, jkt=value)
 
 
-_APPS: dict[str, Any] = {}
-
-
-def _app_for(provider: Provider) -> Any:
-    """One mounted app (one key cache, one store) for all examples."""
-    from trio_mcp import Server, tool
-
-    @tool
-    def ping() -> str:
-        """Answer."""
-        return "pong"
-
-    if provider.issuer not in _APPS:
-        server = Server("fuzz", "1.0", tools=[ping])
-        _APPS[provider.issuer] = server.mount(
-            auth=BearerAuth(provider.issuer, AUDIENCE)
-        )
-    return _APPS[provider.issuer]
-
-
 @settings(
     max_examples=80,
     deadline=None,
@@ -855,13 +836,13 @@ async def test_any_dpop_header_with_a_bound_token_is_a_401_never_a_5xx(
     provider: Provider, signing_key: RSAKey, proof: bytes, scheme: bytes
 ) -> None:
     token = bound_token(provider, signing_key, DPoPKey())
-    sent = await _asgi_call(provider, scheme + token.encode(), proof)
+    status, headers, body = await asgi_post(
+        app_for(provider), scheme + token.encode(), (b"dpop", proof)
+    )
 
-    start = sent[0]
-    assert 401 == start["status"]
-    challenge = dict(start["headers"])[b"www-authenticate"]
-    assert challenge.startswith(b"DPoP error=")
-    assert token.encode() not in b"".join(m.get("body", b"") for m in sent[1:])
+    assert 401 == status
+    assert headers[b"www-authenticate"].startswith(b"DPoP error=")
+    assert token.encode() not in body
 
 
 async def test_a_good_proof_through_the_mounted_app_is_admitted(
@@ -871,35 +852,11 @@ async def test_a_good_proof_through_the_mounted_app_is_admitted(
     token = bound_token(provider, signing_key, key)
     proof = key.proof("POST", "http://127.0.0.1:8000/mcp", token)
 
-    sent = await _asgi_call(provider, f"DPoP {token}".encode(), proof.encode())
-
-    assert 200 == sent[0]["status"]
-
-
-async def _asgi_call(
-    provider: Provider, authorization: bytes, proof: bytes
-) -> list[dict[str, Any]]:
-    from support import META
-    from support.asgi import asgi_exchange, http_scope
-
-    body = {"name": "ping", "arguments": {}, "_meta": META}
-    scope = http_scope(
-        [
-            (b"host", b"127.0.0.1:8000"),
-            (b"content-type", b"application/json"),
-            (b"accept", b"application/json, text/event-stream"),
-            (b"mcp-protocol-version", b"2026-07-28"),
-            (b"mcp-method", b"tools/call"),
-            (b"mcp-name", b"ping"),
-            (b"authorization", authorization),
-            (b"dpop", proof),
-        ]
+    status, _, body = await asgi_post(
+        app_for(provider), f"DPoP {token}".encode(), (b"dpop", proof.encode())
     )
-    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": body}
-    sent: list[dict[str, Any]] = await asgi_exchange(
-        _app_for(provider), scope, json.dumps(request).encode()
-    )
-    return sent
+
+    assert 200 == status, body
 
 
 def test_an_issuers_key_on_an_unknown_curve_is_left_out_of_its_keys() -> None:

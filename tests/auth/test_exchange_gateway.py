@@ -76,19 +76,45 @@ def upstream_app(provider: Provider) -> Recorder:
     return Recorder(server.mount(principal=verified))
 
 
-def gateway(
-    provider: Provider, upstream: str, exchange: TokenExchange, sink: Sink
-) -> Server:
-    return Server(
-        "gateway",
-        "1.0",
-        receipts=sink,
-        upstreams=[Upstream(f"{upstream}/mcp", auth=exchange, caps=[READ])],
-    )
+@attrs.frozen
+class Run:
+    """What one run of a gateway in front of the upstream gave."""
+
+    upstream: str
+    """The upstream's URL (it names it in receipts and errors)."""
+    results: list[Any]
+    seen: list[str | None]
+    """The ``Authorization`` of each request the upstream received."""
+    shown: str
+    """The receipts of the run, as records."""
 
 
-def gateway_auth(provider: Provider) -> BearerAuth:
-    return BearerAuth(provider.issuer, AUDIENCE, scopes={"notes:read": [READ]})
+async def through_gateway(
+    provider: Provider, inbound: str, exchange: TokenExchange, calls: int
+) -> Run:
+    """Serve the upstream and a gateway reaching it with ``exchange``; call
+    ``who_called`` through the gateway ``calls`` times with ``inbound``."""
+    sink = Sink()
+    recorder = upstream_app(provider)
+    async with serving_app(recorder) as upstream:
+        server = Server(
+            "gateway",
+            "1.0",
+            receipts=sink,
+            upstreams=[Upstream(f"{upstream}/mcp", auth=exchange, caps=[READ])],
+        )
+        gateway_auth = BearerAuth(
+            provider.issuer, AUDIENCE, scopes={"notes:read": [READ]}
+        )
+        async with (
+            serving(server, auth=gateway_auth) as base,
+            Client(f"{base}/mcp", auth=inbound) as client,
+        ):
+            await listed(client.list_tools, "who_called")
+            results = [await client.call_tool("who_called") for _ in range(calls)]
+    receipts = "".join(str(r.as_record()) for r in sink.receipts)
+    assert f"{upstream}/mcp" in {r.upstream for r in sink.receipts}
+    return Run(f"{upstream}/mcp", results, recorder.seen, receipts)
 
 
 async def test_the_upstream_sees_an_exchanged_token_for_the_callers_subject(
@@ -102,18 +128,9 @@ async def test_the_upstream_sees_an_exchanged_token_for_the_callers_subject(
         resource=UPSTREAM_AUDIENCE,
         scope="notes:read",
     )
-    sink = Sink()
-    recorder = upstream_app(provider)
-    async with serving_app(recorder) as upstream:
-        server = gateway(provider, upstream, exchange, sink)
-        async with (
-            serving(server, auth=gateway_auth(provider)) as base,
-            Client(f"{base}/mcp", auth=inbound) as client,
-        ):
-            await listed(client.list_tools, "who_called")
-            first = await client.call_tool("who_called")
-            second = await client.call_tool("who_called")
+    run = await through_gateway(provider, inbound, exchange, calls=2)
 
+    first, second = run.results
     assert not first.is_error, first.text
     assert {
         "id": "agent",
@@ -121,21 +138,15 @@ async def test_the_upstream_sees_an_exchanged_token_for_the_callers_subject(
         "audience": UPSTREAM_AUDIENCE,
     } == first.structured
     assert first.structured == second.structured
-    sent = [value for value in recorder.seen if value is not None]
+    sent = [value for value in run.seen if value is not None]
     assert 2 == len(sent)  # the two calls; the catalog requests carried none
     assert sent[0] == sent[1]  # the second call reused the cached token
     exchanged = sent[0].removeprefix("Bearer ")
     assert exchanged != inbound
-    assert None in recorder.seen
-    shown = (
-        caplog.text
-        + "".join(str(r.as_record()) for r in sink.receipts)
-        + str(first)
-        + str(second)
-    )
+    assert None in run.seen
+    shown = caplog.text + run.shown + str(first) + str(second)
     assert inbound not in shown
     assert exchanged not in shown
-    assert any(r.upstream == f"{upstream}/mcp" for r in sink.receipts)
 
 
 async def test_a_failed_exchange_is_a_tool_error_naming_the_upstream(
@@ -147,23 +158,15 @@ async def test_a_failed_exchange_is_a_tool_error_naming_the_upstream(
         f"{provider.issuer}/token", GATEWAY[0], "not-the-gateways-secret",
         resource=UPSTREAM_AUDIENCE,
     )  # fmt: skip
-    sink = Sink()
-    recorder = upstream_app(provider)
-    async with serving_app(recorder) as upstream:
-        server = gateway(provider, upstream, refused, sink)
-        async with (
-            serving(server, auth=gateway_auth(provider)) as base,
-            Client(f"{base}/mcp", auth=inbound) as client,
-        ):
-            await listed(client.list_tools, "who_called")
-            result = await client.call_tool("who_called")
+    run = await through_gateway(provider, inbound, refused, calls=1)
 
+    [result] = run.results
     assert result.is_error
     assert (
-        f"upstream {upstream}/mcp: its credential could not be obtained (ExchangeFailed)"
+        f"upstream {run.upstream}: its credential could not be obtained (ExchangeFailed)"
     ) == result.text
-    assert all(value is None for value in recorder.seen)  # never called without one
-    shown = caplog.text + "".join(str(r.as_record()) for r in sink.receipts)
+    assert all(value is None for value in run.seen)  # never called without one
+    shown = caplog.text + run.shown
     assert inbound not in shown + str(result)
     assert "not-the-gateways-secret" not in shown
     assert "answered HTTP 401, error invalid_client" in caplog.text
