@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 import trio
-from support import serving, serving_app, serving_websocket
-from support.asgi import HeaderRecorder
+from support import serving, serving_websocket
 from support.upstream import make_server, stdio_command
 
 from trio_mcp.client import Client
@@ -47,26 +46,8 @@ async def test_concurrent_calls_each_get_their_own_reply(transport: str) -> None
             await _all_answered(client)
 
 
-class Connections:
-    """An ASGI pass-through counting the client connections it has seen."""
-
-    def __init__(self, app: object) -> None:
-        self.inner = HeaderRecorder(app)
-        self.clients: set[tuple[str, int]] = set()
-
-    async def __call__(
-        self, scope: dict[str, object], receive: object, send: object
-    ) -> None:
-        if scope["type"] == "http":
-            client = scope["client"]
-            assert isinstance(client, list | tuple)
-            self.clients.add((str(client[0]), int(client[1])))
-        await self.inner(scope, receive, send)
-
-
 async def test_http_opens_at_most_its_bound_of_connections() -> None:
-    app = Connections(make_server().mount())
-    async with serving_app(app) as url, Client(url + "/mcp") as client:
+    async with serving(make_server()) as url, Client(url + "/mcp") as client:
         got: list[str] = []
 
         async def one(n: int) -> None:
@@ -75,6 +56,7 @@ async def test_http_opens_at_most_its_bound_of_connections() -> None:
         async with trio.open_nursery() as nursery:
             for n in range(3 * MAX_CONNECTIONS):
                 nursery.start_soon(one, n)
+        pool = client._open.link._pool  # type: ignore[attr-defined]
 
     assert 3 * MAX_CONNECTIONS == len(got)
-    assert len(app.clients) <= MAX_CONNECTIONS + 1  # + the discovery's, reused or not
+    assert 1 < pool.most_open <= MAX_CONNECTIONS

@@ -211,7 +211,9 @@ class Client:
             token = await self._token()
             if token is not None:
                 headers.append(("Authorization", f"Bearer {token}"))
-            async with _streams.open_websocket(
+            from ._websocket import open_websocket
+
+            async with open_websocket(
                 self.target, _shown(self.target), headers, self.timeout
             ) as link:
                 yield link

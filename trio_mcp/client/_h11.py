@@ -193,6 +193,9 @@ class HttpPool:
         self._idle: list[_Connection] = []
         self._ssl: ssl.SSLContext | None = None
         self._slots = trio.CapacityLimiter(MAX_CONNECTIONS)
+        #: Connections open now (idle ones included), and the most there have been.
+        self.open = 0
+        self.most_open = 0
 
     async def _connect(self) -> _Connection:
         point = self.endpoint
@@ -218,14 +221,20 @@ class HttpPool:
                 await trio.aclose_forcefully(socket_stream)
                 raise Transport(f"the TLS handshake with {point.shown} failed") from exc
             stream = tls
+        self.open += 1
+        self.most_open = max(self.most_open, self.open)
         return _Connection(stream, socket_stream)
+
+    async def _close(self, connection: _Connection) -> None:
+        self.open -= 1
+        await trio.aclose_forcefully(connection.stream)
 
     async def _take(self) -> _Connection:
         while self._idle:
             connection = self._idle.pop()
             if not connection.stale():
                 return connection
-            await trio.aclose_forcefully(connection.stream)
+            await self._close(connection)
         return await self._connect()
 
     @contextlib.asynccontextmanager
@@ -274,10 +283,10 @@ class HttpPool:
                 connection.h11.start_next_cycle()
                 self._idle.append(connection)
             else:
-                await trio.aclose_forcefully(connection.stream)
+                await self._close(connection)
 
     async def aclose(self) -> None:
         """Close every idle connection."""
         idle, self._idle = self._idle, []
         for connection in idle:
-            await trio.aclose_forcefully(connection.stream)
+            await self._close(connection)

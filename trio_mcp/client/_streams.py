@@ -1,5 +1,5 @@
-"""The message streams under ``StreamLink``: a subprocess's stdio, a WebSocket, and a
-``Server`` in this process.
+"""The message streams under ``StreamLink``: a subprocess's stdio and a ``Server``
+in this process (the WebSocket is ``_websocket``'s).
 
 Each opener is an async context manager that yields a working ``StreamLink`` and, on
 exit, stops what it started within a bounded time, whatever cancelled the block:
@@ -9,9 +9,6 @@ exit, stops what it started within a bounded time, whatever cancelled the block:
   then after as long again SIGKILL. Its stderr is the client's own (servers log
   there). A line past ``MAX_MESSAGE_BYTES`` breaks the link without being buffered
   whole.
-* WebSocket: one message per text frame, subprotocol ``mcp``; ``headers=`` and the
-  bearer token go in the handshake. A handshake answered with a redirect or refused
-  raises ``McpError.Transport`` naming the status (and the location).
 * in process: ``Server.serve_messages`` over memory channels, every message encoded
   to JSON text and decoded again, so the client sees exactly what it would on a wire.
 """
@@ -19,24 +16,22 @@ exit, stops what it started within a bounded time, whatever cancelled the block:
 from __future__ import annotations
 
 import contextlib
-import ssl
 import subprocess
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING
 
 import trio
 
-from .._errors import Transport, install_hint
+from .._errors import Transport
 from ._jsonrpc import MAX_MESSAGE_BYTES
-from ._link import StreamLink, leaves
+from ._link import StreamLink
 
 if TYPE_CHECKING:
     from .._serving import (
         Serving as Server,
     )  # its base: _server reaches this package (upstreams)
 
-__all__ = ["STDIO_GRACE", "open_in_process", "open_stdio", "open_websocket"]
+__all__ = ["STDIO_GRACE", "open_in_process", "open_stdio"]
 
 #: Seconds a stdio server gets to exit after its stdin closes (then SIGTERM, then as
 #: long again before SIGKILL).
@@ -130,131 +125,6 @@ async def _stop(process: trio.Process, stdin: trio.abc.SendStream) -> None:
             break
     if process.stdout is not None:
         await process.stdout.aclose()
-
-
-@contextlib.asynccontextmanager
-async def open_websocket(
-    url: str, source: str, headers: list[tuple[str, str]], connect_within: float
-) -> AsyncIterator[StreamLink]:
-    """Connect to a WebSocket server and yield a link over its text frames.
-
-    The TCP (and TLS) stream is opened here and handed to trio-websocket, so it is
-    closed here whatever the handshake's fate (trio-websocket's own opener leaves a
-    refused handshake's socket to the garbage collector).
-    """
-    try:
-        import trio_websocket
-    except ImportError as exc:  # pragma: no cover - the client extra is installed
-        raise Transport(
-            f"WebSocket targets need trio-websocket; {install_hint('client')}"
-        ) from exc
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    secure = parts.scheme.lower() == "wss"
-    port = parts.port or (443 if secure else 80)
-    resource = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-    named = f"[{host}]" if ":" in host else host
-    try:
-        async with trio.open_nursery() as nursery:
-            stream: trio.SocketStream | trio.SSLStream[trio.SocketStream] | None = None
-            try:
-                with trio.fail_after(connect_within):
-                    stream = await _connect(host, port, secure)
-                    ws = await trio_websocket.wrap_client_stream(
-                        nursery,
-                        stream,
-                        f"{named}:{port}",
-                        resource,
-                        subprotocols=["mcp"],
-                        extra_headers=[(k.encode(), v.encode()) for k, v in headers],
-                        max_message_size=MAX_MESSAGE_BYTES,
-                    )
-            except BaseException as exc:
-                if stream is not None:
-                    await trio.aclose_forcefully(stream)
-                error = _connect_error(source, exc, trio_websocket)
-                if error is exc:
-                    raise
-                raise error from exc
-            link = StreamLink(ws.send_message, nursery, source=source)
-
-            async def texts() -> str | bytes | None:
-                try:
-                    message: str | bytes = await ws.get_message()
-                except trio_websocket.ConnectionClosed as exc:
-                    reason = exc.reason
-                    if reason is not None and reason.code == 1009:
-                        raise Transport(
-                            f"{source} sent a message past the client's limit of "
-                            f"{MAX_MESSAGE_BYTES} bytes"
-                        ) from exc
-                    return None
-                return message
-
-            nursery.start_soon(link.read, texts)
-            try:
-                yield link
-            finally:
-                with trio.move_on_after(STDIO_GRACE) as scope:
-                    scope.shield = True
-                    await ws.aclose()
-                nursery.cancel_scope.cancel()
-    except BaseExceptionGroup as group:
-        # trio-websocket raises a refused handshake in its reader task.
-        rejected = [
-            leaf
-            for leaf in leaves(group)
-            if isinstance(leaf, trio_websocket.ConnectionRejected)
-        ]
-        if rejected:
-            raise Transport(_rejected(source, rejected[0])) from None
-        raise
-
-
-async def _connect(
-    host: str, port: int, secure: bool
-) -> trio.SocketStream | trio.SSLStream[trio.SocketStream]:
-    stream = await trio.open_tcp_stream(host, port)
-    if not secure:
-        return stream
-    tls = trio.SSLStream(
-        stream,
-        ssl.create_default_context(),
-        server_hostname=host,
-        https_compatible=True,
-    )
-    try:
-        await tls.do_handshake()
-    except BaseException:
-        await trio.aclose_forcefully(stream)
-        raise
-    return tls
-
-
-def _connect_error(source: str, exc: BaseException, module: Any) -> BaseException:
-    """What a failed WebSocket connection raises (Trio's own exceptions pass)."""
-    if isinstance(exc, module.ConnectionRejected):
-        return Transport(_rejected(source, exc))
-    if isinstance(exc, trio.TooSlowError):
-        return Transport(f"could not connect to {source} within the timeout")
-    if isinstance(exc, module.HandshakeError | OSError | trio.BrokenResourceError):
-        return Transport(f"could not connect to {source}: {exc}")
-    return exc
-
-
-def _rejected(source: str, exc: BaseException) -> str:
-    status = getattr(exc, "status_code", None)
-    found = {
-        k.decode("latin-1").lower(): v.decode("latin-1")
-        for k, v in (getattr(exc, "headers", None) or [])
-    }
-    if status is not None and 300 <= status < 400:
-        where = found.get("location", "nowhere")
-        return (
-            f"{source} answered the WebSocket handshake with a redirect ({status}) to "
-            f"{where}; the client never follows redirects: use that URL as the target"
-        )
-    return f"{source} refused the WebSocket handshake with HTTP {status}"
 
 
 @contextlib.asynccontextmanager
