@@ -2,7 +2,7 @@
 
 - ``mount()`` serves requests that arrive on a loopback address; one that arrives
   elsewhere (``scope["server"]``, which the ASGI server fills from the socket's local
-  address) is refused with 500 naming ``McpError.InsecureBinding`` unless
+  address) is refused with 403 naming ``McpError.InsecureBinding`` unless
   ``require_auth=True`` (issue 11). Only 127.0.0.1 and ::1 exist here, so the
   non-loopback arrivals are ASGI scopes as Hypercorn builds them for a LAN interface,
   and Starlette's own test client, which reports ``("testserver", 80)``.
@@ -92,9 +92,10 @@ async def test_a_request_arriving_beyond_loopback_is_refused(
     )
 
     message = json.loads(body)
-    assert 500 == status
+    assert 403 == status
     assert "McpError.InsecureBinding" in message["error"]["message"]
     assert "require_auth=True" in message["error"]["message"]
+    assert "allowed_hosts" in message["error"]["message"]
     assert "id" not in message
 
 
@@ -161,7 +162,7 @@ def test_a_host_that_reports_no_loopback_address_is_refused() -> None:
             headers=headers_for("server/discover"),
         )
 
-    assert 500 == response.status_code
+    assert 403 == response.status_code
     assert "McpError.InsecureBinding" in response.json()["error"]["message"]
 
 

@@ -1,5 +1,6 @@
 """F16 (issue 34): a mounted app that sees requests arrive beyond loopback without
-``require_auth`` refuses every one of them (500 naming ``McpError.InsecureBinding``)
+``require_auth`` refuses every one of them (403 naming ``McpError.InsecureBinding``,
+``require_auth`` and ``allowed_hosts``; issue 34 answered 500)
 and logs it once per app, whatever address, path or method; loopback ones (and
 IPv4-mapped loopback) are served; ``require_auth=True`` hands the decision to the
 host's authentication.
@@ -70,10 +71,12 @@ async def test_every_request_beyond_loopback_is_refused_and_logged_once_per_app(
                 body=body if method == "POST" else b"",
             )
             if loopback(address):
-                assert 500 != status
+                assert b"McpError.InsecureBinding" not in reply
             else:
-                assert 500 == status
+                assert 403 == status
                 assert b"McpError.InsecureBinding" in reply
+                assert b"require_auth=True" in reply
+                assert b"allowed_hosts" in reply
 
     logged = [r for r in caplog.records if "InsecureBinding" in r.getMessage()]
     refused = [a for a, _ in arrivals if not loopback(a)]

@@ -14,7 +14,7 @@ headers in ``Caller.headers``; what the app decides per call (room for it, its r
 limit, a token's step-up) are steps of the app's edge (``_gate``, ``_oauth``).
 
 Before any of them, a request that arrived on a local address that is not loopback
-(``scope["server"]``) is refused with 500 unless ``require_auth=True``: the app
+(``scope["server"]``) is refused with 403 unless ``require_auth=True``: the app
 cannot see how its host bound the socket, but each request says where it arrived.
 Opt-in extras: RFC 9728 protected resource metadata (``resource_metadata=``; a 401
 then points to it), CORS for browser clients (``cors_origins=``), Prometheus metrics
@@ -251,23 +251,32 @@ class McpAsgiApp:
                         return
 
     async def _refuse_insecure(self, scope: Scope, send: Send) -> None:
-        """500: this request arrived beyond loopback and nothing authenticates it."""
+        """403: this request arrived beyond loopback and nothing authenticates it.
+
+        The answer names both ways out: authentication (``require_auth=True``, or
+        ``auth=``) for a server meant to be reached, and ``allowed_hosts`` for the
+        names a server behind a local proxy is reached by (the proxy then connects
+        from loopback).
+        """
         if not self._refusal_logged:
             self._refusal_logged = True
             log.error(
                 "refusing HTTP requests that arrive on %s (not loopback) because the "
                 "app from Server.mount() has require_auth=False "
-                "(McpError.InsecureBinding): mount it with require_auth=True behind "
-                "the host's authentication, or serve it on 127.0.0.1 only; "
-                "loopback requests are still served",
+                "(McpError.InsecureBinding): mount it with require_auth=True (or "
+                "auth=) behind the host's authentication, or serve it on 127.0.0.1 "
+                "only, behind a proxy on the same machine, with allowed_hosts naming "
+                "the names it is reached by; loopback requests are still served",
                 scope.get("server"),
             )
         await send_fault(
             send,
-            500,
-            "McpError.InsecureBinding: this server is reachable beyond loopback "
-            "without authentication, so it refuses to serve; its operator must mount "
-            "it with require_auth=True or serve it on 127.0.0.1",
+            403,
+            "forbidden (McpError.InsecureBinding): this server is reachable beyond "
+            "loopback without authentication, so it refuses to serve; its operator "
+            "must mount it with require_auth=True (or auth=), or serve it on "
+            "127.0.0.1 behind a proxy with allowed_hosts naming the names it is "
+            "reached by",
             wire.INTERNAL_ERROR,
         )
 
