@@ -1,16 +1,19 @@
 """Chaos soak of durable tasks: N tasks on 3 replicas while one replica at a time is
-killed (SIGKILL) and restarted, in a bounded loop (issue 43; docs/deploy.md).
+killed (SIGKILL, or SIGTERM) and restarted, in a bounded loop (issue 43;
+docs/deploy.md).
 
     .venv/bin/python bench/durable_soak.py [--tasks 60] [--kills 8] [--heartbeat 1.0]
+        [--stop kill|term]
 
 A redis-server and three ``trio-mcp serve`` replicas of ``bench/durable_server.py``
 are started here on 127.0.0.1 (free ports) and stopped by PID. The tasks (``job``,
-durable, each a few seconds long) are created round-robin on the replicas, then
-every ``--period`` seconds the next replica is killed, restarted ``--restart-after``
-seconds later on the same port. Meanwhile the task hashes in Redis are read every
-50 ms, so the time from a kill to the claim of each task the killed replica held
-is measured; ``tasks/get`` is polled on whichever replica answers until every task
-has finished, then each task is read on all three replicas.
+durable, each a few seconds long) are created on the replicas in turn at a steady
+rate while, every ``--period`` seconds, the next replica is killed (``--stop``) and
+restarted ``--restart-after`` seconds later on the same port. Meanwhile the task
+hashes in Redis are read every 50 ms, so the time from a kill to the claim of each
+task the killed replica held is measured; ``tasks/get`` is polled on whichever
+replica answers until every task has finished, then each task is read on all
+three replicas.
 
 Printed: tasks completed, lost (not completed: failed, unknown or still running at
 the time limit) and duplicated outcomes (a task seen with more than one outcome, on
@@ -72,9 +75,11 @@ class Replica:
         )
         wait_for(self.port, self.process)
 
-    def kill(self) -> None:
+    def kill(self, how: int) -> None:
+        """Send ``how`` (SIGKILL, or SIGTERM for a graceful stop) and wait for the
+        process to exit."""
         assert self.process is not None
-        os.kill(self.process.pid, signal.SIGKILL)
+        os.kill(self.process.pid, how)
         self.process.wait()
 
 
@@ -171,7 +176,12 @@ class Soak:
             await trio.sleep(0.05)
 
     async def chaos(
-        self, client: coredis.Redis[bytes], kills: int, period: float, restart: float
+        self,
+        client: coredis.Redis[bytes],
+        kills: int,
+        period: float,
+        restart: float,
+        how: int,
     ) -> None:
         for k in range(kills):
             await trio.sleep(period)
@@ -189,12 +199,13 @@ class Soak:
                     and terminal != b"1"
                 ):
                     held.append(task_id)
-            victim.kill()
             killed_at = trio.current_time()
             for task_id in held:
                 self.watching[task_id] = (killed_at, holder)
+            await trio.to_thread.run_sync(victim.kill, how)
             print(
-                f"  kill {k + 1}: {victim.name} (it held {len(held)} unfinished tasks)"
+                f"  {signal.Signals(how).name} {k + 1}: {victim.name} (it held "
+                f"{len(held)} unfinished tasks)"
             )
             await trio.sleep(restart)
             await trio.to_thread.run_sync(victim.start)
@@ -209,8 +220,9 @@ class Soak:
                     inner.start_soon(self.produce, args)
                     inner.start_soon(self.poll, deadline)
                     await trio.sleep(args.period / 2)
+                    how = signal.SIGTERM if args.stop == "term" else signal.SIGKILL
                     await self.chaos(
-                        client, args.kills, args.period, args.restart_after
+                        client, args.kills, args.period, args.restart_after, how
                     )
             await self.poll(deadline)
             self.unclaimed = len(self.watching)
@@ -239,6 +251,7 @@ class Soak:
         print(f"| durable soak: {args.tasks} tasks, 3 replicas, {args.kills} kills | |")
         print("|---|---|")
         print(f"| heartbeat | {args.heartbeat:g} s |")
+        print(f"| replicas stopped by | SIG{args.stop.upper()} |")
         print(f"| tasks completed | {completed} of {args.tasks} |")
         print(f"| lost | {lost} |")
         print(f"| duplicated outcomes | {duplicated} |")
@@ -264,6 +277,12 @@ def main() -> None:
         "--period", type=float, default=4.0, help="seconds between kills"
     )
     parser.add_argument("--restart-after", type=float, default=1.0)
+    parser.add_argument(
+        "--stop",
+        choices=["kill", "term"],
+        default="kill",
+        help="SIGKILL (the default) or SIGTERM, a graceful stop",
+    )
     parser.add_argument("--heartbeat", type=float, default=1.0)
     parser.add_argument("--min-ms", type=int, default=3_000)
     parser.add_argument("--max-ms", type=int, default=15_000)
