@@ -36,6 +36,7 @@ from ._limits import LimitFields, Limits, StdioFields
 from ._protocol._wire import SUPPORTED_VERSIONS
 from ._transports._entry import (
     AnnouncingStatus,
+    TokenScopes,
     banner,
     owns_the_process,
     require_trio,
@@ -491,9 +492,10 @@ class Serving:
 
         require_auth = options.get("require_auth", False) or bool(options.get("auth"))
         check_binding(host, require_auth=require_auth)
-        task_status = self._announcing(
-            task_status, host, path, options.get("allow", ()), workers
-        )
+        shown: object = options.get("allow", ())
+        if options.get("auth") is not None and isinstance(shown, list | tuple):
+            shown = TokenScopes(shown)  # the start line says tokens grant too
+        task_status = self._announcing(task_status, host, path, shown, workers)
         check_host = is_loopback(host) or options.get("allowed_hosts") is not None
         if workers > 1:
             from ._http._workers import serve_workers, spec_for

@@ -129,6 +129,8 @@ def test_the_oauth_guides_hands_on_runs_as_written_from_a_clone(
     # The official Python client sent the token and read the note.
     official = [ln for ln in done.stdout.splitlines() if ln.startswith("2026-07-28 ")]
     assert ["2026-07-28 the note groceries"] == official, done.stdout
+    # The start line does not say "granted: nothing" where tokens grant.
+    assert "granted: what each token's scopes map to;" in done.stderr, done.stderr
     metadata = f"http://127.0.0.1:{mcp_port}/.well-known/oauth-protected-resource/mcp"
     assert f'Bearer resource_metadata="{metadata}"' == got[0][1]
     step_up = got[2][1]

@@ -25,6 +25,7 @@ from .._errors import McpError
 
 __all__ = [
     "AnnouncingStatus",
+    "TokenScopes",
     "announce",
     "banner",
     "owns_the_process",
@@ -139,7 +140,10 @@ def banner(
         f"{kinds.count(kind)} {kind}{'' if kinds.count(kind) == 1 else 's'}"
         for kind in ("tool", "resource", "prompt")
     )
-    if isinstance(allow, list | tuple | set | frozenset):
+    if isinstance(allow, TokenScopes):
+        names = [str(getattr(cap, "name", cap)) for cap in allow.allow]
+        granted = ", ".join([*names, "what each token's scopes map to"])
+    elif isinstance(allow, list | tuple | set | frozenset):
         names = [str(getattr(cap, "name", cap)) for cap in allow]
         granted = ", ".join(names) or "nothing"
     elif callable(allow):
@@ -150,6 +154,14 @@ def banner(
         f"trio-mcp: serving {name} {version} over {where}: {counts}; "
         f"granted: {granted}; revisions: {', '.join(revisions)}"
     )
+
+
+class TokenScopes:
+    """The grant of a server that checks bearer tokens: ``allow`` to every caller,
+    and to each caller what its token's scopes map to (``auth=``)."""
+
+    def __init__(self, allow: Iterable[object]) -> None:
+        self.allow = list(allow)
 
 
 _Started = TypeVar("_Started")
