@@ -299,3 +299,28 @@ async def test_a_composed_servers_catalog_change_reaches_the_gateways_clients() 
     assert "late" == result.structured
     assert {"listChanged": True} == changing["tools"]  # type: ignore[index,call-overload]
     assert {"listChanged": False} == fixing["tools"]  # type: ignore[index,call-overload]
+
+
+@tool(task="optional")
+async def long_job(n: int) -> int:
+    """A job that may run as a task.
+
+    Args:
+        n: A number.
+    """
+    return n * 2
+
+
+async def test_a_task_tool_is_served_as_a_plain_tool() -> None:
+    inner = Server("jobs", "1", tools=[long_job])
+    gateway = Server("gw", "1", upstreams=[Upstream(inner)])
+
+    async with McpTestClient(inner) as direct:
+        inner_capabilities = (await direct.discover())["capabilities"]
+    async with McpTestClient(gateway) as client:
+        capabilities = (await client.discover())["capabilities"]
+        result = await client.call_tool("long_job", {"n": 21})
+
+    assert "io.modelcontextprotocol/tasks" in str(inner_capabilities)
+    assert "io.modelcontextprotocol/tasks" not in str(capabilities)
+    assert 42 == result.structured

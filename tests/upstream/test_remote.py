@@ -24,7 +24,7 @@ from support.gateway import listed
 from support.tools import echo as own_echo
 from support.upstream import make_server, stdio_command, wait_for_text
 
-from trio_mcp import McpError, Server, Upstream, tool
+from trio_mcp import McpError, RateLimit, Server, Upstream, tool
 from trio_mcp.client import Client
 from trio_mcp.testing import McpTestClient
 
@@ -233,3 +233,32 @@ async def test_the_gateways_shutdown_cancels_the_upstream_handler(
             took = await wait_for_text(mark, "cancelled", within=5.0)
 
     assert took < 1.0
+
+
+async def test_an_upstreams_input_request_is_not_relayed() -> None:
+    """``greet`` asks for a name (elicitation): the gateway declares none, so the
+    call is a tool error naming the upstream, and the gateway goes on."""
+    async with gateway_of("http") as client:
+        asked = await client.call_tool("greet")
+        echoed = await client.call_tool("echo", {"text": "still"})
+
+    assert asked.is_error
+    assert asked.text.startswith("upstream http://127.0.0.1:")
+    assert "elicitation" in asked.text  # the gateway declares none
+    assert "still" == echoed.structured
+
+
+async def test_a_relayed_call_counts_against_the_gateways_rate_limit() -> None:
+    async with http_upstream() as url:
+        gateway = Server("gw", "1", upstreams=[Upstream(url)])
+        async with (
+            serving(gateway, rate_limit=RateLimit(2, per=60)) as base,
+            Client(f"{base}/mcp") as client,
+        ):
+            await listed(client.list_tools, "echo")
+            await client.call_tool("echo", {"text": "1"})
+            await client.call_tool("echo", {"text": "2"})
+            with pytest.raises(McpError.Remote, match="rate limited") as raised:
+                await client.call_tool("echo", {"text": "3"})
+
+    assert -32000 == raised.value.code
