@@ -8,9 +8,10 @@ list it would send validates against the official 2026-07-28 schema.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from support.strategies import json_trees
 
@@ -23,9 +24,9 @@ from trio_mcp.testing._schema import check_message
 
 leaves = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6)
 anything = json_trees(leaves)
-names = st.sampled_from(["search", "a b", "", "x" * 130, "read.me", "ü"]) | st.text(
-    max_size=8
-)
+names = st.sampled_from(
+    ["search", "a b", "", "x" * 130, "read.me", "ü", "x\n"]
+) | st.text(max_size=8)
 schemas = st.sampled_from(
     [
         {"type": "object"},
@@ -97,6 +98,7 @@ def _lists(catalog: Catalog) -> dict[str, tuple[str, list[JsonObject]]]:
 
 
 @settings(max_examples=150, deadline=None)
+@example([{"name": "x\n", "inputSchema": {"type": "object"}}], [], [], [])
 @given(
     st.lists(tools | anything, max_size=3),
     st.lists(prompts, max_size=3),
@@ -130,5 +132,5 @@ def test_what_a_gateway_lists_of_any_listing_fits_the_revision(
             method,
         )
     for tool in catalog.wire_tools:
-        assert str(tool["name"]).startswith("up_")
+        assert re.fullmatch(r"up_[A-Za-z0-9_.-]{1,125}", str(tool["name"]))
         assert "execution" not in tool

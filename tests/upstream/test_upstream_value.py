@@ -68,6 +68,9 @@ def test_forwarded_header_names_are_kept_lower_cased_once() -> None:
         ("auth", 42),
         ("headers", [("x", "y")]),
         ("headers", {"bad name": "v"}),
+        ("headers", {"x-name\n": "v"}),
+        ("forward_headers", ["x-request-id\n"]),
+        ("prefix", "gh_\n"),
         ("headers", {"x-key": "line\r\nbreak"}),
     ],
 )

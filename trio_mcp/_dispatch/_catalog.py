@@ -166,7 +166,7 @@ def _spec_of(
 
 def _check_tool_spec(spec: ToolSpec, where: str) -> list[str]:
     found = []
-    if not _NAME.match(spec.name):
+    if not _NAME.fullmatch(spec.name):
         found.append(
             f"{where}: the name must be 1-128 letters, digits, '_', '.' or '-'"
         )

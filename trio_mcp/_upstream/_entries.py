@@ -234,7 +234,7 @@ def _served_name(upstream: Upstream, item: JsonObject) -> tuple[str, str]:
     if not isinstance(name, str):
         raise ValueError("it has no name")
     served = upstream.served_name(name)
-    if not _NAME.match(served):
+    if not _NAME.fullmatch(served):
         raise ValueError(
             f"'{served}' is not a valid name (1-128 letters, digits, '_', '.' or '-')"
         )

@@ -113,7 +113,7 @@ def _is_server(value: object) -> bool:
 
 
 def _prefix(value: object) -> str:
-    if not isinstance(value, str) or not _PREFIX.match(value):
+    if not isinstance(value, str) or not _PREFIX.fullmatch(value):
         raise invalid(
             "Upstream(prefix=...)",
             "at most 64 letters, digits, '_', '.' or '-' (names stay valid with it)",
@@ -131,7 +131,7 @@ def _headers(value: object) -> tuple[tuple[str, str], ...]:
         )
     pairs = []
     for name, text in value.items():
-        if not isinstance(name, str) or not _TOKEN.match(name):
+        if not isinstance(name, str) or not _TOKEN.fullmatch(name):
             raise invalid("Upstream(headers=...)", "header names (HTTP tokens)", name)
         if not isinstance(text, str) or any(c in text for c in "\r\n\0"):
             # The value may be a secret: never quoted.
@@ -147,7 +147,7 @@ def _forward(value: object) -> tuple[str, ...]:
     names = _items(value, "Upstream(forward_headers=...)", "a list of header names")
     out: list[str] = []
     for name in names:
-        if not isinstance(name, str) or not _TOKEN.match(name):
+        if not isinstance(name, str) or not _TOKEN.fullmatch(name):
             raise invalid(
                 "each of Upstream(forward_headers=...)", "a header name", name
             )
