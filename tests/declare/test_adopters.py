@@ -429,7 +429,9 @@ async def test_an_adopter_raising_decode_error_lists_every_problem() -> None:
     receipts: list[Receipt] = []
     forecast = HandTool(weather().the_spec, strict)
     async with McpTestClient(served(forecast, receipts=receipts)) as client:
-        result = await client.call_tool("weather", {"city": 1, "days": 2})
+        # Valid against the schema (F8 refuses anything else before dispatch): the
+        # adopter's own checks find the problems.
+        result = await client.call_tool("weather", {"city": "Paris"})
 
     assert result.is_error
     assert result.text.splitlines()[1:] == [
@@ -460,3 +462,37 @@ async def test_an_adopter_may_ask_ctx_require_and_be_refused() -> None:
     assert result.is_error
     assert not_declared.is_error
     assert [r.outcome for r in receipts] == ["refused", "refused"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problems"),
+    [
+        ({"city": 1}, ["- city: must be of type string"]),
+        ({}, ["- arguments: 'city' is a required property"]),
+    ],
+)
+async def test_an_adopter_receives_only_arguments_its_schema_admits(
+    arguments: dict[str, Any], problems: list[str]
+) -> None:
+    """F8 (issue 44): a hand-written tool decodes nothing itself, so the arguments
+    are checked against the input schema it publishes before ``dispatch`` runs:
+    what does not fit is the same ``isError`` result a decorated tool gives, every
+    problem listed, and the value never echoed."""
+    seen: list[dict[str, Any]] = []
+
+    async def record(call: ToolCall) -> ToolReply:
+        seen.append(dict(call.arguments))
+        return await _forecast(call)
+
+    receipts: list[Receipt] = []
+    forecast = HandTool(weather().the_spec, record)
+    async with McpTestClient(served(forecast, receipts=receipts)) as client:
+        refused = await client.call_tool("weather", arguments)
+        served_ = await client.call_tool("weather", {"city": "Paris"})
+
+    assert refused.is_error
+    assert problems == refused.text.splitlines()[1:]
+    assert wire(refused.meta)["dev.trio-mcp/error"]["kind"] == "invalid_arguments"
+    assert ["invalid", "ok"] == [r.outcome for r in receipts]
+    assert [{"city": "Paris"}] == seen
+    assert not served_.is_error

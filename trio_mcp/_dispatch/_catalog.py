@@ -37,7 +37,7 @@ from .._protocol._headers import ParamHeader, param_headers
 from ._call import ReceiptKind
 from ._complete import completion_problems
 from ._pages import Pages
-from ._targets import PromptTarget, ResourceTarget, ToolTarget
+from ._targets import InputCheck, PromptTarget, ResourceTarget, ToolTarget, input_check
 from ._views import ViewResource, served_views
 
 __all__ = [
@@ -95,6 +95,8 @@ class ToolEntry(Entry, ToolTarget):
     spec: ToolSpec
     check_output: OutputCheck | None = None
     """Checks structured content when the tool has an output schema."""
+    check_input: InputCheck | None = None
+    """Checks the arguments of a hand-written tool against its input schema."""
     param_headers: list[ParamHeader] = attrs.field(factory=list)
     """Its ``x-mcp-header`` parameters."""
     write_only: bool = attrs.field(
@@ -224,6 +226,7 @@ def _tool_entry(adopter: Tool, spec: ToolSpec) -> tuple[ToolEntry, list[str]]:
         check_output=None
         if spec.output_schema is None
         else schema_check(spec.output_schema, where),
+        check_input=None if problems else input_check(spec.input_schema),
         param_headers=headers,
     )
     return entry, problems

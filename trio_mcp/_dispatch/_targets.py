@@ -119,6 +119,44 @@ class _EntryTarget:
         raise NotImplementedError
 
 
+#: The problems of a call's arguments against a hand-written input schema.
+InputCheck = Callable[[JsonObject], list[Problem]]
+
+
+def input_check(schema: JsonObject) -> InputCheck:
+    """The argument check of a hand-written tool, with ``jsonschema`` (2020-12).
+
+    Each problem names where and which rule, never the value (it may be secret).
+    """
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+
+    def check(arguments: JsonObject) -> list[Problem]:
+        errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
+        return [
+            Problem(".".join(str(p) for p in e.path), _rule_broken(e))
+            for e in errors[:10]
+        ]
+
+    return check
+
+
+def _rule_broken(error: object) -> str:
+    """What a ``jsonschema`` error says, without the value it is about."""
+    rule = getattr(error, "validator", None)
+    expected = getattr(error, "validator_value", None)
+    if rule == "type":
+        return f"must be of type {expected}"
+    if rule in ("required", "additionalProperties"):
+        return str(getattr(error, "message", rule))  # names keys, not values
+    if isinstance(expected, bool | int | float) or (
+        isinstance(expected, str) and len(expected) <= 60
+    ):
+        return f"must satisfy the schema's {rule}: {expected}"
+    return f"must satisfy the schema's {rule}"
+
+
 class ToolTarget(_EntryTarget):
     """A tool: its calls, its ``CallToolResult``, its ``isError`` failures."""
 
@@ -128,11 +166,22 @@ class ToolTarget(_EntryTarget):
     adopter: object
     spec: ToolSpec
     check_output: OutputCheck | None
+    check_input: InputCheck | None
     write_only: bool
 
     async def answer(self, call: Call) -> AnyReply:
-        """Run the tool's ``dispatch`` with the call's arguments (secrets revealed)."""
+        """Run the tool's ``dispatch`` with the call's arguments (secrets revealed),
+        once they fit the input schema it publishes (F8: an adopter of ``Tool``
+        decodes nothing itself, so nothing else would check them).
+
+        Raises:
+            DecodeError: listing every argument that does not fit.
+        """
         arguments = reveal_all(call.arguments) if self.write_only else call.arguments
+        if self.check_input is not None:
+            problems = self.check_input(arguments)  # type: ignore[arg-type]
+            if problems:
+                raise DecodeError(problems)
         reply = await self.adopter.dispatch(  # type: ignore[attr-defined]
             ToolCall(
                 call.name,
