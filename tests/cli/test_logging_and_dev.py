@@ -4,10 +4,18 @@ pinned MCP Inspector (installed by scripts/bootstrap)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import secrets
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Any
 
+import httpx
 from cli_helpers import cli, replies, request_line, write_server
+from support.scale_procs import free_port
 
 from trio_mcp._cli._dev import Launch, pin, session_config
 
@@ -135,9 +143,60 @@ def test_dev_calls_a_tool_with_arguments_in_the_inspectors_cli_mode(
     assert "Ana" == result["structuredContent"]
 
 
+def test_the_inspectors_page_lists_the_server_by_its_name(tmp_path: Path) -> None:
+    """Issue 45, item 15: the web page's server card shows the entry's name, the
+    server's, not ``python3.11`` (what the Inspector names an ad-hoc command by).
+
+    The real Inspector in web mode, on free ports, asked for its server list through
+    its own API (the token is ours), then stopped with SIGTERM as Ctrl-C would."""
+    write_server(tmp_path)
+    port, sandbox, token = free_port(), free_port(), secrets.token_hex(16)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TRIO_MCP_")}
+    env.update(CLIENT_PORT=str(port), MCP_SANDBOX_PORT=str(sandbox),
+               MCP_INSPECTOR_API_TOKEN=token, MCP_AUTO_OPEN_ENABLED="false")  # fmt: skip
+    dev = subprocess.Popen(
+        [sys.executable, "-m", "trio_mcp", "dev", "echo_server.py"],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        listed = _servers_listed(port, token, dev)
+    finally:
+        dev.terminate()
+        try:
+            dev.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # pragma: no cover - the test fails anyway
+            dev.kill()
+            dev.wait()
+        assert dev.stderr is not None
+        dev.stderr.close()
+
+    assert ["echo-server"] == list(listed["mcpServers"])
+    assert "modern" == listed["mcpServers"]["echo-server"]["protocolEra"]
+
+
+def _servers_listed(port: int, token: str, dev: subprocess.Popen[bytes]) -> Any:
+    """The Inspector's ``/api/servers``, once its web server answers (90 s at most)."""
+    url = f"http://127.0.0.1:{port}/api/servers"
+    headers = {"x-mcp-remote-auth": f"Bearer {token}"}
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        assert dev.poll() is None, "trio-mcp dev exited before the page was up"
+        try:
+            answer = httpx.get(url, headers=headers, timeout=5)
+        except httpx.TransportError:
+            time.sleep(0.5)
+            continue
+        assert 200 == answer.status_code, answer.text
+        return answer.json()
+    raise AssertionError("the Inspector's page did not come up within 90 s")
+
+
 def test_the_inspectors_entry_is_named_after_the_server() -> None:
-    """The web page's server card shows the entry's name: the server's, not
-    ``python3.11`` (the executable an ad-hoc command would be named after)."""
+    """The session config names the entry after the server, in the modern era."""
     config = session_config(Launch("echo_server.py:server", ("write",)), "echo-server")
 
     servers = config["mcpServers"]
