@@ -180,15 +180,18 @@ async def test_max_attempts_is_honoured(
 async def test_cancel_on_another_replica_stops_every_later_attempt(
     env: dict[str, str], replicas: Replicas
 ) -> None:
-    """One task cancelled while its replica runs it, one while its replica is
-    paused (it cannot answer): both end cancelled and never run again."""
+    """One task cancelled on B while A runs it, one on A itself, one on B while A
+    is paused (it cannot answer): all end cancelled and never run again."""
     a, b = replicas.pair(env)
     running = await create_task(a, "durable_work", n=4, seconds=60.0)
     paused = await create_task(a, "durable_work", n=5, seconds=60.0)
-    await task_until(b, paused, "working")
+    here = await create_task(a, "durable_work", n=6, seconds=60.0)
+    await task_until(b, here, "working")
 
     _, ack = await rpc(b, "tasks/cancel", running, taskId=running)
+    _, ack_here = await rpc(a, "tasks/cancel", here, taskId=here)
     first = await task_until(b, running, "cancelled", "completed", "failed")
+    third = await task_until(b, here, "cancelled", "completed", "failed")
     replicas.signal("replica-a", signal.SIGSTOP)
     _, ack_paused = await rpc(b, "tasks/cancel", paused, taskId=paused)
     second = await task_until(b, paused, "cancelled", "completed", "failed")
@@ -197,7 +200,9 @@ async def test_cancel_on_another_replica_stops_every_later_attempt(
 
     assert "result" in ack
     assert "result" in ack_paused
-    assert "cancelled" == first["status"] == second["status"]
+    assert "result" in ack_here
+    assert "cancelled" == first["status"] == second["status"] == third["status"]
+    assert "cancelled" == (await get(b, here))["status"]
     assert "cancelled" == (await get(b, running))["status"]
     assert "cancelled" == (await get(b, paused))["status"]
 

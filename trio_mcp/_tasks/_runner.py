@@ -400,6 +400,15 @@ class TaskRunner:
                 await self._cancel_elsewhere(found)
             return {}
         if not found.terminal:
+            if found.durable and self._shared is not None:
+                # Marked first: should this process die before it writes the task
+                # cancelled, no later attempt runs.
+                try:
+                    await self._shared.leases.mark_cancelled(found.task_id)
+                except StoreUnavailable as exc:
+                    raise _store_failure(
+                        f"cancelling task '{found.task_id}'", exc
+                    ) from None
             found.cancel_requested = True
             found.scope.cancel()
         return {}
