@@ -292,8 +292,10 @@ class McpAsgiApp:
             return  # the client left before sending its message: nothing to answer
         if not isinstance(message, Request):
             await message(send)
-            return
-        await self.serve_request(message, caller, receive, send)
+        elif message.method == LISTEN_METHOD:  # as serve_request, one frame less
+            await self._listen(message, caller, receive, send)
+        else:
+            await self.dispatch(message, caller, receive, send)
 
     async def admit(
         self,

@@ -1,28 +1,17 @@
 """Handshake-era clients over Streamable HTTP: an ASGI app in front of the modern one.
 
 MCP revision 2025-11-25 (and 2025-06-18, 2025-03-26), Streamable HTTP, "Session
-Management": ``initialize`` (a POST) opens a session whose id the response's
-``Mcp-Session-Id`` carries; every later request carries it. ``LegacyApp`` wraps the
-2026-07-28 app and takes from it only what is a session's, after the app's own
-``Origin``/``Host``, token, principal and media-type checks (``McpAsgiApp.admit``):
-
-- ``initialize`` (a POST without a session, without 2026-07-28 ``_meta``): the
-  session is negotiated, its capabilities discovered through the app's edge, and it
-  is kept (``_sessions``), bound to the principal; any other POST without a session
-  is the modern app's;
-- a POST with ``Mcp-Session-Id``: the session is looked up (unknown, expired, ended
-  or another principal's: 404, so the client initializes again) and the message
-  routed by the session machine (``route``); a ``Carried`` call goes through the
-  app's edge (``McpAsgiApp.dispatch``), its rounds' questions on this POST's event
-  stream, the answers (POSTs, 202) routed to it by the hub;
-  ``notifications/cancelled`` cancels it (the response then ends without a reply);
-- ``GET``: the session's stream of notifications (``_get``); ``DELETE``: its end.
-
-A JSON-RPC error in answer to a legacy request is HTTP 200 (a handshake-era client
-reads 404 as "session gone" and drops other bodies), except the refusals whose status
-says what to do (401, 403, 429, 503). A ``MCP-Protocol-Version`` that is not a served
-handshake-era revision is 400, as are a second ``initialize`` in a session (-32600)
-and a client answer to no waiting request.
+Management". ``LegacyApp`` wraps the 2026-07-28 app and takes only what is a
+session's, after the app's own checks (``McpAsgiApp.admit``: Origin, Host, token,
+principal, media types): ``initialize`` without 2026-07-28 ``_meta`` opens a session
+(negotiated, its capabilities discovered through the app's edge, kept by
+``_sessions`` bound to the principal, its id in ``Mcp-Session-Id``); a request with
+that header is routed by the session machine (``route``), a ``Carried`` call going
+through the app's edge (``McpAsgiApp.dispatch``) with its rounds' questions on the
+POST's event stream and the answers routed to it by the hub; ``GET`` is the
+session's stream (``_get``), ``DELETE`` its end. An unknown, expired, ended or
+foreign session is 404 (the client initializes again); a JSON-RPC error is HTTP 200
+but for the statuses that say what to do (401, 403, 429, 503).
 """
 
 from __future__ import annotations
@@ -56,7 +45,14 @@ from .._protocol._jsonrpc import Fault, Notification, Request, classify
 from .._store import StoreUnavailable
 from ._get import serve_stream
 from ._hub import Hub
-from ._machine import Level, Subscribe, fault_bytes, result_bytes, route
+from ._machine import (
+    Level,
+    Subscribe,
+    fault_bytes,
+    is_response,
+    result_bytes,
+    route,
+)
 from ._rounds import Answer, Carried, Rounds, Step
 from ._session import REVISIONS, BadInitialize, modern, negotiate
 from ._sessions import Record, SessionsFull, TooManySubscriptions, owner_of
@@ -274,7 +270,7 @@ class LegacyApp:
         record = await self._find(sid, caller, send, _request_id(value))
         if record is None:
             return
-        if isinstance(value, dict) and _is_response(value):
+        if isinstance(value, dict) and is_response(value):
             answer = Answer(value.get("result"), value.get("error"))
             if await self.hub.answer(sid, value.get("id"), answer):
                 await send_json(send, 202, b"")
@@ -411,14 +407,6 @@ class LegacyApp:
                 for note in notes:
                     await response.emit(note)
         return step
-
-
-def _is_response(value: dict[str, JsonValue]) -> bool:
-    return (
-        "method" not in value
-        and "id" in value
-        and ("result" in value or "error" in value)
-    )
 
 
 def _request_id(value: JsonValue) -> str | int | None:

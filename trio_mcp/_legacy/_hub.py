@@ -1,25 +1,15 @@
 """What this process holds of a dual-era server's handshake-era HTTP sessions.
 
-A session's requests may land on any replica or worker, but three things live where
-an HTTP connection is: a call's cancel scope (on the replica running it), a
-server-to-client request waiting for its answer (on the replica whose POST stream
-carried it) and the session's ``GET`` stream. The ``Hub`` keeps them for every app of
-one server in this process and routes to them:
-
-- a client's answer: the request's id is ``<origin>.<n>``, ``origin`` naming the
-  process that asked; an answer that lands elsewhere is sent to that process's inbox
-  (``RedisStore.ask_owner``), which delivers it and says whether anything waited;
-- ``notifications/cancelled``: cancels the call here if it runs here, else is
-  published to every process (``RedisStore.notify``), and the one running it
-  cancels it (at most one does: the others have nothing under that id);
-- a subscription change: the process holding the session's ``GET`` stream (named
-  by the stream's token) reopens its listen and says so, so the change is in
-  effect before ``resources/subscribe`` is answered;
-- ``DELETE``: every process ends what it holds of the session.
-
-With the default store everything is here and nothing is routed. Bounds: one entry
-per running call, per waiting server-to-client request (at most ``max_concurrent +
-max_waiting`` rounds wait per app) and per open ``GET`` stream.
+A session's requests may land on any replica, but three things live where an HTTP
+connection is: a call's cancel scope, a server-to-client request waiting for its
+answer (on the replica whose POST asked it) and the session's ``GET`` stream. The
+``Hub`` keeps them for every app of one server in this process and routes to them:
+a client's answer to the process its id names (``<origin>.<n>``, through
+``RedisStore.ask_owner``); ``notifications/cancelled`` here, else to every process
+(``RedisStore.notify``); a subscription change to the process holding the ``GET``
+stream (named by its token), which reopens its listen before the change is
+answered; ``DELETE`` to every process. With the default store nothing is routed.
+Bounds: one entry per running call, per waiting request and per ``GET`` stream.
 """
 
 from __future__ import annotations

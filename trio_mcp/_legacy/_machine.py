@@ -54,6 +54,7 @@ __all__ = [
     "Level",
     "StreamMachine",
     "Subscribe",
+    "is_response",
     "legacy_note",
     "listen_params",
     "listen_flags",
@@ -216,7 +217,7 @@ class StreamMachine:
             return [parse_message(raw, max_depth=self.max_depth)]
         if could_exceed(raw, self.max_depth) and depth_exceeds(value, self.max_depth):
             return [parse_message(raw, max_depth=self.max_depth)]
-        if isinstance(value, dict) and _is_response(value):
+        if isinstance(value, dict) and is_response(value):
             return self._answered(value)
         message = classify(value)
         if isinstance(message, Request):
@@ -471,7 +472,8 @@ class _Carrying(Request):
     call: Carried = attrs.field(repr=False)
 
 
-def _is_response(value: JsonObject) -> bool:
+def is_response(value: JsonObject) -> bool:
+    """Whether a client's message is its answer to a server-to-client request."""
     return (
         "method" not in value
         and "id" in value

@@ -1,17 +1,13 @@
 """A modern ``input_required`` round as real server-to-client requests, and back.
 
-A handler asks once (``NeedsInput``); for a modern client the core answers
-``input_required`` and the client retries with ``inputResponses``. A handshake-era
-client instead receives ``elicitation/create``, ``sampling/createMessage`` or
-``roots/list`` as JSON-RPC requests from the server and answers them; a ``Carried``
-call turns the round's ``inputRequests`` into those requests and the answers into
-the retry's ``inputResponses``, so the same round completes and handlers are
-written once. ``Rounds`` holds the bounds, for one stdio stream or one HTTP app.
-No I/O: the adapters send what a ``Step`` says and feed the answers back in.
-
-Only what the session's ``initialize`` declared is sent: the edge passes the
-client's capabilities on to the core, which already refuses (-32021) a round that
-needs another, so a request here never reaches a client that cannot answer it.
+A handler asks once (``NeedsInput``); a modern client gets ``input_required`` and
+retries with ``inputResponses``, a handshake-era client receives
+``elicitation/create``, ``sampling/createMessage`` or ``roots/list`` as requests
+and answers them. A ``Carried`` call turns the round into those requests and the
+answers into the retry, so handlers are written once; ``Rounds`` holds the bounds,
+for one stdio stream or one HTTP app. No I/O: the adapters send what a ``Step``
+says and feed the answers back in. Only what the session declared is asked: the
+core already refuses (-32021) a round that needs another capability.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """What a handshake-era client settled with ``initialize``, as one value.
 
-The stateless core never sees this: the edge reads it to turn each legacy request
-into a modern one (``_translate``) and each modern reply back into the revision's
-shapes. One ``Session`` lives per stdio process (and, on Streamable HTTP, per
-``Mcp-Session-Id``); everything in it is plain JSON, so a store can hold it.
-
-Revisions served (MCP versioning: "legacy" is 2025-11-25 and earlier): 2025-11-25,
-2025-06-18 and 2025-03-26. A client asking for another gets 2025-11-25, the
-revision's negotiation rule (lifecycle, "Version Negotiation": the server answers
-with another version it supports, and the client decides whether to go on).
+The core never sees it: the edge reads it to turn each legacy request into a modern
+one and each reply back into the revision's shapes. One ``Session`` per stdio
+process or ``Mcp-Session-Id``, plain JSON, so a store can hold it. Revisions served:
+2025-11-25, 2025-06-18 and 2025-03-26; a client asking for another gets 2025-11-25
+(lifecycle, "Version Negotiation": the client decides whether to go on).
 """
 
 from __future__ import annotations
