@@ -43,6 +43,7 @@ from ._catalog import Catalog
 from ._checks import check
 from ._complete import completable, completion_call
 from ._edge import Admission, Edge
+from ._logs import may_log
 from ._pages import InvalidCursor
 from ._request import Caller as Caller
 from ._request import Checked, Failure, Reply
@@ -166,9 +167,9 @@ class Dispatcher(Calls):
         dynamic = self.dynamic
         caps: JsonObject = {}
         catalog = self.catalog
-        if catalog.tools or catalog.resources or catalog.prompts or dynamic:
-            # Every call's handler (and middleware) may send ``ToolContext.log``;
-            # a server that answers no call sends no messages (F14, issue 34).
+        if dynamic or catalog.relayed or self._logs():
+            # Only what can send ``ToolContext.log`` (F14, issue 44): a dynamic
+            # catalog may gain it, an upstream's logs are relayed.
             caps["logging"] = {}
         if self.catalog.tools or dynamic:
             caps["tools"] = {"listChanged": dynamic}
@@ -227,6 +228,12 @@ class Dispatcher(Calls):
         for kind in changed:
             self.broadcast.publish(Change.list_changed(kind))
         return changed
+
+    def _logs(self) -> bool:
+        """Whether a declaration or a middleware step can log (``_logs``)."""
+        catalog = self.catalog
+        declared = (*catalog.tool_list, *catalog.resource_list, *catalog.prompt_list)
+        return may_log((*declared, *self.runner.middleware))
 
     def _publish_local(self, change: Change) -> None:
         """Offer a change to this process's listen streams (a task's status)."""
