@@ -79,3 +79,30 @@ async def test_an_upstream_that_redirects_is_not_followed_and_is_logged(
     assert ["echo"] == names
     assert "x" == own.structured
     assert all("/elsewhere" not in h.get("host", "") for h in liar.headers)
+
+
+async def test_an_unreachable_upstream_is_retried_after_half_a_second_doubling_to_30(
+    autojump_clock: trio.abc.Clock, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "trio_mcp")
+    gateway = Server(
+        "gw", "1", tools=[echo], upstreams=[Upstream("http://127.0.0.1:9/mcp")]
+    )
+
+    def delays() -> list[str]:
+        return [
+            m.rsplit("trying again in ", 1)[1]
+            for m in caplog.messages
+            if "is not served" in m
+        ]
+
+    async with McpTestClient(gateway) as client:
+        with trio.fail_after(300):
+            while len(delays()) < 9:  # noqa: ASYNC110 - the log is the event
+                await trio.sleep(0.1)
+        own = await client.call_tool("echo", {"text": "served meanwhile"})
+
+    assert ["0.5 s", "1 s", "2 s", "4 s", "8 s", "16 s", "30 s", "30 s", "30 s"] == (
+        delays()[:9]
+    )
+    assert "served meanwhile" == own.structured

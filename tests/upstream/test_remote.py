@@ -262,3 +262,41 @@ async def test_a_relayed_call_counts_against_the_gateways_rate_limit() -> None:
                 await client.call_tool("echo", {"text": "3"})
 
     assert -32000 == raised.value.code
+
+
+async def test_an_upstream_that_goes_away_is_withdrawn_and_served_again_when_back(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, "trio_mcp")
+    upstream = make_server()
+
+    async def serve_once(port: int, *, task_status: trio.TaskStatus[int]) -> None:
+        await upstream.serve_http(port=port, task_status=task_status)
+
+    async with trio.open_nursery() as outer:
+        first = trio.CancelScope()
+
+        async def first_life(*, task_status: trio.TaskStatus[int]) -> None:
+            with first:
+                await serve_once(0, task_status=task_status)
+
+        port = await outer.start(first_life)
+        gateway = Server(
+            "gw", "1", upstreams=[Upstream(f"http://127.0.0.1:{port}/mcp")]
+        )
+        async with McpTestClient(gateway) as client:
+            await listed(client.list_tools, "echo")
+            first.cancel()  # the upstream goes away
+            with trio.fail_after(30):
+                while await client.list_tools():  # noqa: ASYNC110 - polled: another server
+                    await trio.sleep(0.05)
+            withdrawn = await client.list_tools()
+            await outer.start(serve_once, port)  # back, on the same port
+            names = await listed(client.list_tools, "echo")
+            echoed = await client.call_tool("echo", {"text": "back"})
+        outer.cancel_scope.cancel()
+
+    assert [] == withdrawn
+    assert "echo" in names
+    assert "back" == echoed.structured
+    assert any("is not served" in m for m in caplog.messages)
