@@ -64,11 +64,13 @@ def test_check_lists_every_problem_of_the_module_at_once(tmp_path: Path) -> None
 
     assert 1 == done.returncode, done.stderr
     lines = done.stdout.splitlines()
-    assert "bad.py: 7 problems:" == lines[0]
+    assert "bad.py: 8 problems:" == lines[0]
     listed = "\n".join(lines[1:])
     for expected in (
         "tool 'untyped' (bad:untyped): parameter 'x' has no type annotation",
         "tool 'described' (bad:described): @tool takes no description=",
+        # Refused at decoration, and its docstring problem is in the same run.
+        "tool 'described' (bad:described): has no description",
         "tool 'undocumented' (bad:undocumented): has no description",
         "tool 'undocumented' (bad:undocumented): parameter 'z' has no description",
         "resource 'file:///{name}' (bad:readme): URI template variable '{name}'",
@@ -87,16 +89,16 @@ def test_the_json_report_holds_the_same_problems(tmp_path: Path) -> None:
     assert 1 == done.returncode, done.stderr
     report = json.loads(done.stdout)
     assert report["ok"] is False
-    assert 7 == len(report["problems"])
+    assert 8 == len(report["problems"])
 
 
 def test_python_itself_still_stops_at_the_first_bad_decorator(tmp_path: Path) -> None:
     """The decorators' contract: an unsupported parameter fails at decoration."""
     (tmp_path / "bad.py").write_text(BAD)
 
-    done = cli("run", "bad.py", cwd=tmp_path)  # the CLI collects: all seven
+    done = cli("run", "bad.py", cwd=tmp_path)  # the CLI collects: all eight
     assert 2 == done.returncode
-    assert "7 problems" in done.stderr
+    assert "8 problems" in done.stderr
 
     plain = run_command([sys.executable, "bad.py"], cwd=tmp_path)
     assert 1 == plain.returncode

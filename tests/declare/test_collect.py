@@ -91,13 +91,16 @@ def test_collecting_keeps_importing_and_the_server_reports_everything() -> None:
             Server("collected", "1.0", tools=[bad_type, fastmcp, missing_doc])
 
     problems = raised.value.problems
-    assert 4 == len(problems), problems
+    assert 5 == len(problems), problems
     assert "parameter 'x' has no type annotation" in problems[0]
     assert "@tool takes no description=" in problems[1]
+    # The refused declaration's own docstring problem, in the same report.
+    assert "tool 'no_docstring' (" in problems[2]
     assert "has no description" in problems[2]
-    assert "parameter 'y' has no description" in problems[3]
+    assert "has no description" in problems[3]
+    assert "parameter 'y' has no description" in problems[4]
     assert all(PREFIX.match(p) for p in problems), problems
-    assert list(problems[:2]) == refused
+    assert list(problems[:3]) == refused
     # The stand-in still calls the function, so the module's own code runs on.
     assert 3 == bad_type(3)
 

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from .._errors import InvalidDeclaration
 from ._base import Declaration, where_of
+from ._docstring import describe, undescribed
 from ._signature import declaration_id
 
 __all__ = ["Unservable", "check_options", "collecting_problems", "declared"]
@@ -44,8 +45,10 @@ def collecting_problems() -> Iterator[list[str]]:
         _COLLECTED.reset(token)
 
 
-def declared(kind: str, fn: Any, make: Callable[[], D]) -> D:
+def declared(kind: str, fn: Any, make: Callable[[], D], shown: object = None) -> D:
     """``make()``, or an ``Unservable`` holding its problems when collecting.
+
+    ``shown`` is the wire name (``name=``, a resource's ``uri=``), if given.
 
     Raises:
         InvalidDeclaration: what ``make`` raised, outside ``collecting_problems()``.
@@ -56,8 +59,20 @@ def declared(kind: str, fn: Any, make: Callable[[], D]) -> D:
         collected = _COLLECTED.get()
         if collected is None:
             raise
-        collected.extend(exc.problems)
-        return Unservable(kind, fn, exc.problems)  # type: ignore[return-value]
+        named = shown if isinstance(shown, str) else None
+        problems = [*exc.problems, *_docstring_problems(kind, fn, named)]
+        collected.extend(problems)
+        return Unservable(kind, fn, tuple(problems))  # type: ignore[return-value]
+
+
+def _docstring_problems(kind: str, fn: Any, shown: str | None) -> list[str]:
+    """A refused declaration's missing description, so that one run lists it too."""
+    try:
+        where = where_of(kind, fn, shown)
+        described = describe(fn)
+    except Exception:
+        return []
+    return [] if described.summary else [undescribed(where, kind)]
 
 
 def check_options(

@@ -17,7 +17,23 @@ import attrs
 if TYPE_CHECKING:
     import docstring_parser
 
-__all__ = ["Described", "describe"]
+__all__ = ["Described", "describe", "undescribed"]
+
+#: What each kind's description says, for the problem of a declaration without one.
+_SAYS = {
+    "tool": "what the tool does",
+    "prompt": "what the prompt is for",
+    "resource": "what the resource holds",
+}
+
+
+def undescribed(where: str, kind: str) -> str:
+    """The problem of a declaration whose docstring gives no description."""
+    return (
+        f"{where}: has no description; write a docstring whose first paragraph "
+        f"says {_SAYS[kind]}"
+    )
+
 
 #: A line that only the reST (``:param``), Epydoc (``@param``) or NumPy (a
 #: ``----`` underline) parsers give meaning to.

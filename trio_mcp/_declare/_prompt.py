@@ -18,7 +18,7 @@ from .._units import Seconds
 from ._base import Declaration
 from ._collect import check_options, declared
 from ._content import PromptMessage, TextContent
-from ._docstring import describe
+from ._docstring import describe, undescribed
 from ._needs_input import NeedsInput
 from ._replies import MISSING, strip_needs_input
 from ._signature import input_parameters, stale_args
@@ -97,10 +97,7 @@ class FunctionPrompt(Declaration[P, R]):
         found = super().problems()
         where = self.where
         if not self.described.summary:
-            found.append(
-                f"{where}: has no description; write a docstring whose first "
-                "paragraph says what the prompt is for"
-            )
+            found.append(undescribed(where, "prompt"))
         found.extend(stale_args(self.described.params, self._written(), where=where))
         found.extend(self.bad_params)
         for arg in self.arguments:
@@ -211,7 +208,7 @@ def prompt(fn: Any = None, /, **options: Any) -> Any:
             check_options("prompt", f, options, _PROMPT_OPTIONS)
             return FunctionPrompt(f, **options)
 
-        return declared("prompt", f, make)
+        return declared("prompt", f, make, options.get("name"))
 
     return decorate if fn is None else decorate(fn)
 

@@ -26,7 +26,7 @@ from .._units import Seconds
 from ._base import Declaration, declared_seconds, where_of
 from ._collect import check_options, declared
 from ._content import BlobResourceContents, TextResourceContents
-from ._docstring import describe
+from ._docstring import describe, undescribed
 from ._needs_input import NeedsInput
 from ._replies import MISSING, encode_as, strip_needs_input
 from ._signature import plan_arguments, stale_args
@@ -331,10 +331,7 @@ class FunctionResource(Declaration[P, R]):
         found = super().problems()
         where = self.where
         if not self.described.summary:
-            found.append(
-                f"{where}: has no description; write a docstring whose first "
-                "paragraph says what the resource holds"
-            )
+            found.append(undescribed(where, "resource"))
         fields = {one.name: one for one in self.plan.inputs}
         found.extend(stale_args(self.described.params, fields, where=where))
         for var in self.template.variables:
@@ -481,7 +478,7 @@ def resource(uri: str | None = None, /, **options: Any) -> Any:
             check_options("resource", fn, options, _RESOURCE_OPTIONS)
             return FunctionResource(fn, **options)
 
-        return declared("resource", fn, make)
+        return declared("resource", fn, make, options.get("uri"))
 
     return decorate
 

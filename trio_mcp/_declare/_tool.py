@@ -21,7 +21,7 @@ from .._schema import declared_description
 from .._units import Seconds
 from ._base import Declaration, where_of
 from ._collect import check_options, declared
-from ._docstring import describe
+from ._docstring import describe, undescribed
 from ._needs_input import NeedsInput
 from ._replies import MISSING, ReplyShape, tool_reply_shape
 from ._signature import Plan, plan_arguments, stale_args
@@ -125,10 +125,7 @@ class FunctionTool(Declaration[P, R]):
             )
         found.extend(f"{where}: {problem}" for problem in self._header_problems)
         if not self.described.summary:
-            found.append(
-                f"{where}: has no description; write a docstring whose first "
-                "paragraph says what the tool does"
-            )
+            found.append(undescribed(where, "tool"))
         found.extend(stale_args(self.described.params, self.plan.names, where=where))
         for one in self.plan.inputs:
             if one.name in self.described.params:
@@ -310,7 +307,7 @@ def tool(fn: Any = None, /, **options: Any) -> Any:
             check_options("tool", f, options, _TOOL_OPTIONS)
             return FunctionTool(f, **options)
 
-        return declared("tool", f, make)
+        return declared("tool", f, make, options.get("name"))
 
     return decorate if fn is None else decorate(fn)
 
