@@ -8,6 +8,8 @@ principal and the client's own request id.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
@@ -115,9 +117,11 @@ async def test_a_legacy_call_takes_a_token_of_the_callers_rate_limit(
     assert {} == pong
 
 
-async def test_origin_host_and_authentication_guard_every_session_request(
+@asynccontextmanager
+async def alices_session(
     sink: Sink,
-) -> None:
+) -> AsyncIterator[tuple[httpx.AsyncClient, str, LegacyHttpPeer]]:
+    """A server that requires a principal (``x-user``), and alice's open session."""
     async with (
         serving(desk(sink), require_auth=True, principal=principal) as base,
         httpx.AsyncClient() as client,
@@ -125,6 +129,14 @@ async def test_origin_host_and_authentication_guard_every_session_request(
         url = base + "/mcp"
         peer = LegacyHttpPeer(client, url, headers={"x-user": "alice"})
         await peer.initialize()
+        assert peer.sid is not None
+        yield client, url, peer
+
+
+async def test_origin_host_and_authentication_guard_every_session_request(
+    sink: Sink,
+) -> None:
+    async with alices_session(sink) as (client, url, peer):
         assert peer.sid is not None
         ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
         evil_origin = await peer.post(ping, origin="https://evil.example")
@@ -180,13 +192,7 @@ REFUSED_WITH = {"a foreign Origin": 403, "a foreign Host": 421, "no principal": 
 async def test_get_and_delete_pass_the_gate_a_post_passes(
     sink: Sink, method: str, guard: str
 ) -> None:
-    async with (
-        serving(desk(sink), require_auth=True, principal=principal) as base,
-        httpx.AsyncClient() as client,
-    ):
-        url = base + "/mcp"
-        peer = LegacyHttpPeer(client, url, headers={"x-user": "alice"})
-        await peer.initialize()
+    async with alices_session(sink) as (client, url, peer):
         headers = {**session_headers(peer.sid), **GUARDS[guard]}
         with trio.fail_after(10):
             async with client.stream(method, url, headers=headers) as refused:
