@@ -1,31 +1,26 @@
 """Handshake-era Streamable HTTP sessions: where each ``Mcp-Session-Id`` is kept.
 
-A session is what ``initialize`` settled (a ``Session`` value), whose principal
-opened it (``owner``, a digest: another principal's use of the id finds nothing)
-and which ``GET`` stream is open for it (``stream``, a token naming the process that
-holds it). Each session also counts against its caller (the rate limit's key: the
-principal, else the client address), so no caller can push the others out. Two
-tables keep them, with one interface:
+A session is what ``initialize`` settled (a ``Session``), the digest of the principal
+that opened it (``owner``: another principal's use of the id finds nothing), its open
+``GET`` stream (a token naming the process that holds it), and the caller it counts
+against (the rate limit's key), so no caller can push the others out. Two tables:
 
-- ``MemorySessions`` (the default store): this process's memory, in least-recently
-  used order, so expiry and eviction look at the front only;
-- ``RedisSessions`` (``store=RedisStore(url)``): in Redis, so any replica or worker
-  serves any request of a session. Each operation is one Lua script, atomic on the
-  server with the server's clock. Layout, under the store's prefix:
-  ``session:<id>`` a hash (owner, revision, capabilities, client info, log level,
-  stream token) and ``session:<id>:subs`` a set of subscribed URIs, both expiring
-  ``session_idle`` after the last use; ``sessions`` a sorted set of ids by last use
-  (scored by the counter ``sessions:clock``), the index that bounds the count, and
-  ``sessions:caller:<caller>`` the same for one caller's sessions (the hash names
-  it, field ``callers``); an expired session's stale id leaves them when the count is
-  next taken.
+- ``MemorySessions`` (the default store): this process's memory, least recently used
+  first, so expiry and eviction look at the front only;
+- ``RedisSessions`` (``store=RedisStore(url)``): any replica serves any request of a
+  session; each operation is one Lua script, atomic, on the server's clock. Under the
+  store's prefix: ``session:<id>`` a hash (owner, revision, capabilities, client
+  info, log level, stream token, caller) and ``session:<id>:subs`` its URIs, both
+  expiring ``session_idle`` after the last use; ``sessions`` (all ids) and
+  ``sessions:caller:<caller>`` (one caller's) sorted by last use (the counter
+  ``sessions:clock``), the indexes that bound the counts; a stale id leaves them
+  when the count is next taken.
 
-Invariants: a lookup of an unknown, expired, closed or foreign id returns None (the
-transport answers 404); only a lookup by the owner refreshes a session; nothing
-holds more than ``max_sessions`` sessions, nor a caller more than
-``max_sessions_per_caller`` (nor one session more than ``MAX_SUBSCRIPTIONS`` URIs);
-a new session only ever ends sessions of its own caller (its least recently used
-first), and is refused (``SessionsFull``) when the store is full of others'.
+Invariants: an unknown, expired, closed or foreign id finds None (404); only its
+owner's lookup refreshes a session; at most ``max_sessions`` sessions, a caller at
+most ``max_sessions_per_caller``, a session at most ``MAX_SUBSCRIPTIONS`` URIs; a new
+session only ever ends its own caller's (least recently used first), and is refused
+(``SessionsFull``) when the store is full of others'.
 """
 
 from __future__ import annotations
@@ -100,8 +95,8 @@ class _Entry:
 
 
 class MemorySessions:
-    """Sessions in this process's memory, least recently used first (in all, and
-    per caller)."""
+    """Sessions in this process's memory, least recently used first (in all and
+    per caller). Its methods' docstrings are the interface both tables keep."""
 
     def __init__(self) -> None:
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
@@ -216,11 +211,8 @@ class MemorySessions:
     async def claim_stream(
         self, sid: str, token: str, stale: str | None = None
     ) -> bool | None:
-        """Mark ``token``'s stream as the session's one ``GET`` stream.
-
-        False if another live stream holds it (not ``stale``, a token known to be
-        one no more), None if the session is gone.
-        """
+        """Mark ``token``'s stream as the session's one ``GET`` stream: False if
+        another live one holds it (not ``stale``, known dead), None if it is gone."""
         await trio.lowlevel.checkpoint()
         entry = self._entries.get(sid)
         if entry is None:
@@ -503,5 +495,5 @@ def _record(fields: dict[str, str], uris: frozenset[str]) -> Record | None:
     return Record(session, owner, fields.get("stream") or None)
 
 
+#: A table of sessions: the two keep one interface.
 Sessions = MemorySessions | RedisSessions
-"""A table of sessions: the two share one interface (``MemorySessions`` documents it)."""
