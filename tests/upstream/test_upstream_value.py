@@ -15,6 +15,8 @@ from trio_mcp import Capability, McpError, Upstream
         "ftp://example.com/mcp",
         "example.com/mcp",
         "http:///no-host",
+        "http://127.0.0.1:port/mcp",
+        "http://127.0.0.1:99999/mcp",
         [],
         ["python", ""],
         ["python", 3],

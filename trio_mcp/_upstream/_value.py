@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Literal, TypeAlias
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import attrs
 
@@ -56,8 +56,12 @@ _HOP = frozenset(
 
 def _target(value: object) -> object:
     if isinstance(value, str):
-        scheme = urlsplit(value).scheme.lower()
-        if scheme not in _SCHEMES or not urlsplit(value).hostname:
+        parts = urlsplit(value)
+        if (
+            parts.scheme.lower() not in _SCHEMES
+            or not parts.hostname
+            or not _port_ok(parts)
+        ):
             raise invalid(
                 "Upstream(target)",
                 "an http://, https://, ws:// or wss:// URL with a host, a command "
@@ -81,6 +85,14 @@ def _target(value: object) -> object:
             value,
         )
     return command
+
+
+def _port_ok(parts: SplitResult) -> bool:
+    try:
+        parts.port  # noqa: B018 - it raises for a port that is not a number
+    except ValueError:
+        return False
+    return True
 
 
 def describe(target: object) -> str:
