@@ -99,6 +99,7 @@ def _lists(catalog: Catalog) -> dict[str, tuple[str, list[JsonObject]]]:
 
 @settings(max_examples=150, deadline=None)
 @example([{"name": "x\n", "inputSchema": {"type": "object"}}], [], [], [])
+@example([{"name": "", "inputSchema": {"type": "object"}}], [], [], [])
 @given(
     st.lists(tools | anything, max_size=3),
     st.lists(prompts, max_size=3),

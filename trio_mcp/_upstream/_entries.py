@@ -231,7 +231,7 @@ def _entry(
 
 def _served_name(upstream: Upstream, item: JsonObject) -> tuple[str, str]:
     name = item.get("name")
-    if not isinstance(name, str):
+    if not isinstance(name, str) or not name:
         raise ValueError("it has no name")
     served = upstream.served_name(name)
     if not _NAME.fullmatch(served):
