@@ -563,3 +563,29 @@ async def test_whatever_a_view_holds_it_reads_back_as_written(
     assert expected == listed.get("_meta", {}).get("ui", {})
     assert (view.name or view.uri) == listed["name"]
     assert view.description == listed.get("description")
+
+
+async def test_each_distinct_view_is_served_once_however_often_it_is_given() -> None:
+    """A view given twice is one resource; the views after it are still served, each
+    under its own URI (two URIs are never compared as one)."""
+    other = View("ui://desk/other", "<p>the other board</p>")
+
+    async with McpTestClient(desk(resources=[BOARD, BOARD, other])) as client:
+        resources = wire(await client.list_resources())
+
+    assert ["ui://desk/board", "ui://desk/other"] == sorted(r["uri"] for r in resources)
+
+
+def test_every_unreadable_view_is_named_with_where_it_was_given(tmp_path: Path) -> None:
+    """One view that cannot be read does not hide the next one's problem."""
+    first = View("ui://desk/first", tmp_path / "first.html")
+    second = View("ui://desk/second", tmp_path / "second.html")
+
+    with pytest.raises(InvalidDeclaration) as caught:
+        desk(resources=[first, second])
+
+    problems = caught.value.problems
+    assert 2 == len(problems)
+    assert all(p.startswith("resources=: ") for p in problems), problems
+    assert "first.html" in problems[0]
+    assert "second.html" in problems[1]

@@ -396,6 +396,18 @@ async def test_binding_beyond_loopback_without_auth_is_refused(host: str) -> Non
         await make_server().serve_http(host=host, port=0)
 
 
+async def test_the_binding_refusal_says_what_to_do() -> None:
+    """The message names the transport, the host and each way out, word for word."""
+    with pytest.raises(McpError.InsecureBinding) as caught:
+        await make_server().serve_http(host="0.0.0.0", port=0)
+
+    assert (
+        "refusing to serve HTTP on '0.0.0.0' without authentication: bind to "
+        "127.0.0.1, or pass auth=BearerAuth(...), or require_auth=True behind an "
+        "authenticating layer"
+    ) == str(caught.value)
+
+
 async def test_other_loopback_addresses_may_be_bound_without_auth() -> None:
     async with serving(make_server(), host="127.0.0.2") as url:
         assert url.startswith("http://127.0.0.1:")
