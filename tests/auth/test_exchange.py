@@ -316,6 +316,9 @@ def test_the_lifetime_is_expires_in_when_it_is_a_positive_number(
 
 def test_only_plain_oauth_error_codes_are_repeated() -> None:
     assert _safe_code("invalid_grant")
+    assert _safe_code("a")
+    assert _safe_code("a b~X")  # the first and last printable ASCII, and X
+    assert not _safe_code("a\x7f")
     assert _safe_code("x" * 64)
     assert not _safe_code("x" * 65)
     assert not _safe_code("")

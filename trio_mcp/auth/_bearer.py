@@ -212,7 +212,9 @@ class BearerAuth:
         """Claim a proof's ``jti`` in the store for as long as its ``iat`` is
         accepted; the refusal of a replay, or of a proof the store cannot record
         (fail closed: a replay could not be told apart)."""
-        seconds = max(1.0, iat + self.settings.dpop_leeway - time.time() + 1.0)
+        # Until the iat is refused anyway, and a second more (past it, a replay
+        # fails the iat check; a store rounds what is left up to a millisecond).
+        seconds = iat + self.settings.dpop_leeway - time.time() + 1.0
         try:
             fresh = await request.store.claim(key, seconds)
         except Exception as exc:  # the store is down or full: refuse, never admit

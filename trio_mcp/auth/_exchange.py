@@ -118,8 +118,10 @@ class TokenExchange:
     timeout: float = attrs.field(default=5.0, kw_only=True)
     store: Store = attrs.field(factory=MemoryStore, kw_only=True)
     state_key: KeyConfig = attrs.field(default=None, kw_only=True)
-    _keys: tuple[bytes, ...] = attrs.field(init=False)
-    """The sealing keys (the first seals, every one opens)."""
+    _sealing: bytes = attrs.field(init=False)
+    """The key sealing the cached tokens. Derived from the first state key only:
+    the cache keys are too, so after a rotation every entry is a miss (and
+    exchanged again), never opened with an old key."""
     _naming: bytes = attrs.field(init=False)
     """The key of the cache keys' HMAC."""
 
@@ -135,10 +137,10 @@ class TokenExchange:
             raise checks.invalid(
                 "TokenExchange(store=...)", "a MemoryStore or a RedisStore", self.store
             )
-        keys = parse_keys(self.state_key)
-        sealing = tuple(hmac.new(k, _SEALING, hashlib.sha256).digest() for k in keys)
-        object.__setattr__(self, "_keys", sealing)
-        naming = hmac.new(keys[0], _NAMING, hashlib.sha256).digest()
+        key = parse_keys(self.state_key)[0]
+        sealing = hmac.new(key, _SEALING, hashlib.sha256).digest()
+        object.__setattr__(self, "_sealing", sealing)
+        naming = hmac.new(key, _NAMING, hashlib.sha256).digest()
         object.__setattr__(self, "_naming", naming)
 
     def __repr__(self) -> str:
@@ -189,10 +191,10 @@ class TokenExchange:
             return None
         if sealed is None:
             return None
-        return _open(self._keys, key, sealed)
+        return _open(self._sealing, key, sealed)
 
     async def _remember(self, key: str, token: str, seconds: float) -> None:
-        sealed = _seal(self._keys[0], key, token)
+        sealed = _seal(self._sealing, key, token)
         try:
             await self.store.put(key, sealed, seconds)
         except Exception as exc:
@@ -312,15 +314,14 @@ def _seal(key: bytes, bound: str, token: str) -> bytes:
     return nonce + AESGCM(key).encrypt(nonce, token.encode(), bound.encode())
 
 
-def _open(keys: tuple[bytes, ...], bound: str, sealed: bytes) -> str | None:
-    """The token ``_seal`` sealed with one of ``keys``, or None."""
+def _open(key: bytes, bound: str, sealed: bytes) -> str | None:
+    """The token ``_seal`` sealed with ``key`` for ``bound``, or None (another
+    key, another cache key, or bytes that are no sealed token)."""
     from cryptography.exceptions import InvalidTag
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
     nonce, body = sealed[:12], sealed[12:]
-    for key in keys:
-        try:
-            return AESGCM(key).decrypt(nonce, body, bound.encode()).decode()
-        except (InvalidTag, ValueError):
-            continue
-    return None
+    try:
+        return AESGCM(key).decrypt(nonce, body, bound.encode()).decode()
+    except (InvalidTag, ValueError):
+        return None
