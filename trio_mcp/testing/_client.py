@@ -50,6 +50,13 @@ NOT_A_TRIO_TEST = (
     "trio_mode = true in the pytest configuration (pytest-trio): every async test "
     "not marked @pytest.mark.asyncio then runs on Trio."
 )
+#: ... when pytest-trio is not loaded at all: marking the test would not help.
+NO_PYTEST_TRIO = (
+    "{what} runs on Trio, but pytest-trio is not installed, so {test} cannot run "
+    "on Trio (a trio_mode setting is ignored without it). Install it "
+    "(pip install pytest-trio), then mark the test @pytest.mark.trio or set "
+    "trio_mode = true in the pytest configuration."
+)
 
 
 class ProtocolError(Exception):

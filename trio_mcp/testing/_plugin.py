@@ -30,7 +30,7 @@ import pytest
 import trio
 
 from .._server import Server
-from ._client import NOT_A_TRIO_TEST, McpTestClient
+from ._client import NO_PYTEST_TRIO, NOT_A_TRIO_TEST, McpTestClient
 
 
 @pytest.fixture
@@ -85,9 +85,13 @@ def pytest_fixture_setup(
             swap = _for_pytest_trio(func)
     elif _is_ours(fixturedef) and not _has(node, "anyio"):
         taken = " (pytest-asyncio runs it)" if _has(node, "asyncio") else ""
-        swap = _failing(
-            NOT_A_TRIO_TEST.format(what="mcp_client", test=node.name, taken=taken)
+        # pytest-trio registers its plugin as "trio"; without it no mark helps.
+        text = (
+            NOT_A_TRIO_TEST
+            if request.config.pluginmanager.has_plugin("trio")
+            else NO_PYTEST_TRIO
         )
+        swap = _failing(text.format(what="mcp_client", test=node.name, taken=taken))
     if swap is None:
         return (yield)
     # As pytest-asyncio swaps it (the attribute is final in pytest's typing).
