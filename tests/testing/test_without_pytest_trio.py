@@ -32,14 +32,15 @@ async def test_greets(mcp_client):
     assert (await mcp_client.call_tool("greet", {"name": "Ada"})).structured
 '''
 
+PYTEST = (sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider")
+
 
 def test_without_pytest_trio_the_fixture_says_to_install_it(tmp_path: Path) -> None:
     (tmp_path / "pytest.ini").write_text("[pytest]\ntrio_mode = true\n")
     (tmp_path / "test_project.py").write_text("import pytest\n" + PROJECT_TESTS)
     done = subprocess.run(
         # As a venv with pytest and trio_mcp alone: neither async plugin loaded.
-        [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider"]
-        + ["-p", "no:trio", "-p", "no:asyncio", "-p", "no:anyio"],
+        [*PYTEST, "-p", "no:trio", "-p", "no:asyncio", "-p", "no:anyio"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -58,8 +59,7 @@ def test_with_pytest_trio_an_unmarked_test_is_told_to_mark_it(tmp_path: Path) ->
     (tmp_path / "pytest.ini").write_text("[pytest]\ntrio_mode = false\n")
     (tmp_path / "test_project.py").write_text("import pytest\n" + PROJECT_TESTS)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider"]
-        + ["-p", "no:asyncio", "-p", "no:anyio"],
+        [*PYTEST, "-p", "no:asyncio", "-p", "no:anyio"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
