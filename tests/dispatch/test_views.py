@@ -589,3 +589,35 @@ def test_every_unreadable_view_is_named_with_where_it_was_given(tmp_path: Path) 
     assert all(p.startswith("resources=: ") for p in problems), problems
     assert "first.html" in problems[0]
     assert "second.html" in problems[1]
+
+
+def test_a_tool_the_model_may_call_needs_no_view() -> None:
+    @tool(visibility=("model",))
+    def refresh() -> str:
+        """Refresh the board."""
+        return "ok"
+
+    assert Server("desk", "1.0", tools=[refresh]).catalog()
+
+
+def test_the_problems_of_views_say_what_to_do_word_for_word() -> None:
+    @tool(visibility=("app",))
+    def refresh() -> str:
+        """Refresh the board."""
+        return "ok"
+
+    with pytest.raises(InvalidDeclaration) as unreachable:
+        Server("desk", "1.0", tools=[refresh])
+    other = View("ui://desk/board", "<p>another board</p>")
+    with pytest.raises(InvalidDeclaration) as conflict:
+        desk(resources=[other])
+
+    assert [
+        "tool 'refresh': visibility=('app',) leaves it to views (hidden from the "
+        "model), but the server serves no view; link a View to a tool, or add 'model'"
+    ] == list(unreachable.value.problems)
+    assert [
+        "resources= and tool 'show_board' link two views with the URI ui://desk/board "
+        "and their HTML differs; a host fetches a view by its URI alone, so give one "
+        "of them another URI, or link the same View"
+    ] == list(conflict.value.problems)
