@@ -350,3 +350,29 @@ async def test_what_a_session_keeps_of_its_client_is_bounded(
     if not kept:
         assert -32602 == answer.json()["error"]["code"]
         assert "16384" in answer.json()["error"]["message"]
+
+
+async def test_a_session_has_one_get_stream_and_may_open_another_once_it_closed() -> (
+    None
+):
+    """A second ``GET`` beside an open one is 409; the first's close frees the slot
+    (its token is released), so the session is not left without a stream for good."""
+    async with serving(make_server()) as base, httpx.AsyncClient() as client:
+        peer = LegacyHttpPeer(client, base + "/mcp")
+        await peer.initialize()
+        headers = {**peer.headers(), "accept": "text/event-stream"}
+        async with client.stream("GET", base + "/mcp", headers=headers) as first:
+            assert 200 == first.status_code
+            second = await client.get(base + "/mcp", headers=headers)
+        statuses = [second.status_code]
+        with trio.move_on_after(5):  # the server notices the close, then releases
+            while statuses[-1] != 200:
+                await trio.sleep(0.05)
+                async with client.stream(
+                    "GET", base + "/mcp", headers=headers
+                ) as again:
+                    statuses.append(again.status_code)
+
+    assert 409 == statuses[0]
+    assert "only one is allowed per session" in second.json()["error"]["message"]
+    assert 200 == statuses[-1], statuses
