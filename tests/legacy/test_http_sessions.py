@@ -352,9 +352,7 @@ async def test_what_a_session_keeps_of_its_client_is_bounded(
         assert "16384" in answer.json()["error"]["message"]
 
 
-async def test_a_session_has_one_get_stream_and_may_open_another_once_it_closed() -> (
-    None
-):
+async def test_one_get_stream_per_session_and_another_once_it_closed() -> None:
     """A second ``GET`` beside an open one is 409; the first's close frees the slot
     (its token is released), so the session is not left without a stream for good."""
     async with serving(make_server()) as base, httpx.AsyncClient() as client:
