@@ -374,3 +374,21 @@ async def test_one_get_stream_per_session_and_another_once_it_closed() -> None:
     assert 409 == statuses[0]
     assert "only one is allowed per session" in second.json()["error"]["message"]
     assert 200 == statuses[-1], statuses
+
+
+async def test_an_open_get_stream_keeps_its_session_past_session_idle() -> None:
+    """A client that only listens is using its session: it does not idle out."""
+    limits = Limits(session_idle=0.6)
+    async with (
+        serving(make_server(), limits=limits) as base,
+        httpx.AsyncClient() as client,
+    ):
+        peer = LegacyHttpPeer(client, base + "/mcp")
+        await peer.initialize()
+        headers = {**peer.headers(), "accept": "text/event-stream"}
+        async with client.stream("GET", base + "/mcp", headers=headers) as stream:
+            assert 200 == stream.status_code
+            await trio.sleep(1.5)  # two and a half times session_idle
+            alive = await peer.post({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+
+    assert 200 == alive.status_code
